@@ -1,0 +1,43 @@
+"""The one error family of solar. The CLI prints these as one line (exit 2); anything else is a bug."""
+
+from __future__ import annotations
+
+
+class SolarError(Exception):
+    """Base of every error solar reports to a user: the message says what, where and what to do."""
+
+
+class UnsupportedOpError(SolarError):
+    """A frontend met an op that has no lowering."""
+
+
+class NotAffineError(SolarError):
+    """An access or guard is not (quasi-)affine in the loop variables."""
+
+
+class IRSyntaxError(SolarError):
+    """IR text that does not parse."""
+
+
+class IRVerifyError(SolarError):
+    """An IR program that is malformed (shapes, bounds, use before definition, dtypes)."""
+
+
+class SpecError(SolarError):
+    """A hardware spec file that is malformed, or an unknown GPU name."""
+
+
+class ModelFileError(SolarError):
+    """A model file that cannot be loaded, or that does not follow the file convention."""
+
+
+class VerificationFailed(SolarError):
+    """The IR's outputs differ from the program's own outputs."""
+
+
+class LLMError(SolarError):
+    """The LLM frontend could not obtain a verified program."""
+
+
+class UsageError(SolarError):
+    """Bad flags or arguments."""

@@ -1,0 +1,313 @@
+"""Quasi-affine index expressions: integer combinations of loop variables, floor-divisions and moduli
+by positive constants. Expressions are frozen values in a canonical form, simplified on construction,
+so two equal expressions compare equal and hash alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Union
+
+import numpy as np
+
+from solar.errors import NotAffineError
+
+
+@dataclass(frozen=True, slots=True)
+class FloorDiv:
+    """floor(expr / divisor) with divisor > 0."""
+
+    expr: Affine
+    divisor: int
+
+
+@dataclass(frozen=True, slots=True)
+class Mod:
+    """expr mod divisor (non-negative, as in Python) with divisor > 0."""
+
+    expr: Affine
+    divisor: int
+
+
+Atom = Union[str, FloorDiv, Mod]
+Value = Union[int, np.ndarray]
+
+
+def _atom_key(atom: Atom) -> tuple:
+    match atom:
+        case str():
+            return (0, atom)
+        case FloorDiv(expr, d):
+            return (1, d, _affine_key(expr))
+        case Mod(expr, d):
+            return (2, d, _affine_key(expr))
+    raise TypeError(atom)
+
+
+def _affine_key(expr: Affine) -> tuple:
+    return (tuple((_atom_key(a), c) for a, c in expr.terms), expr.const)
+
+
+@dataclass(frozen=True, slots=True)
+class Affine:
+    """sum(coeff * atom) + const. Build with `var`, `const` and the arithmetic operators."""
+
+    terms: tuple[tuple[Atom, int], ...] = ()
+    const: int = 0
+
+    @staticmethod
+    def make(terms: Mapping[Atom, int] | tuple[tuple[Atom, int], ...], const: int = 0) -> Affine:
+        merged: dict[Atom, int] = {}
+        for atom, coeff in terms.items() if isinstance(terms, Mapping) else terms:
+            merged[atom] = merged.get(atom, 0) + int(coeff)
+        items = sorted(((a, c) for a, c in merged.items() if c != 0), key=lambda t: _atom_key(t[0]))
+        return Affine(tuple(items), int(const))
+
+    # ---- construction -------------------------------------------------------------------------
+    def __add__(self, other: Affine | int) -> Affine:
+        other = as_affine(other)
+        return Affine.make(self.terms + other.terms, self.const + other.const)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Affine:
+        return self * -1
+
+    def __sub__(self, other: Affine | int) -> Affine:
+        return self + (-as_affine(other))
+
+    def __rsub__(self, other: Affine | int) -> Affine:
+        return as_affine(other) - self
+
+    def __mul__(self, k: int) -> Affine:
+        if isinstance(k, Affine):
+            if k.is_const:
+                k = k.const
+            elif self.is_const:
+                return k * self.const
+            else:
+                raise NotAffineError(f"product of two index expressions ({self}) * ({k}) is not affine")
+        if not isinstance(k, (int, np.integer)):
+            raise NotAffineError(f"index expression {self} multiplied by non-integer {k!r}")
+        return Affine.make(tuple((a, c * int(k)) for a, c in self.terms), self.const * int(k))
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, d: int) -> Affine:
+        d = _divisor(d, self, "//")
+        if d == 1:
+            return self
+        if all(c % d == 0 for _, c in self.terms):
+            # floor((d*q + c) / d) = q + floor(c / d) for integer q.
+            return Affine.make(tuple((a, c // d) for a, c in self.terms), self.const // d)
+        return Affine.make({FloorDiv(self, d): 1})
+
+    def __mod__(self, d: int) -> Affine:
+        d = _divisor(d, self, "%")
+        if d == 1:
+            return Affine()
+        terms = tuple((a, c % d) for a, c in self.terms)
+        reduced = Affine.make(terms, self.const % d)
+        if reduced.is_const:
+            return Affine(const=reduced.const % d)
+        return Affine.make({Mod(reduced, d): 1})
+
+    # ---- queries ------------------------------------------------------------------------------
+    @property
+    def is_const(self) -> bool:
+        return not self.terms
+
+    @property
+    def variables(self) -> frozenset[str]:
+        out: set[str] = set()
+        for atom, _ in self.terms:
+            out |= atom_variables(atom)
+        return frozenset(out)
+
+    @property
+    def is_plain_var(self) -> bool:
+        """True for a bare loop variable such as `i` (coefficient 1, no constant)."""
+        return (
+            self.const == 0
+            and len(self.terms) == 1
+            and isinstance(self.terms[0][0], str)
+            and self.terms[0][1] == 1
+        )
+
+    @property
+    def is_linear(self) -> bool:
+        """True when no floor-division or modulus occurs."""
+        return all(isinstance(a, str) for a, _ in self.terms)
+
+    def coefficient(self, var: str) -> int:
+        return dict(self.terms).get(var, 0)
+
+    def evaluate(self, env: Mapping[str, Value]) -> Value:
+        total: Value = self.const
+        for atom, coeff in self.terms:
+            total = total + coeff * evaluate_atom(atom, env)
+        return total
+
+    def substitute(self, mapping: Mapping[str, Affine]) -> Affine:
+        """Replace loop variables by expressions (variables absent from `mapping` stay)."""
+        out = Affine(const=self.const)
+        for atom, coeff in self.terms:
+            out = out + substitute_atom(atom, mapping) * coeff
+        return out
+
+    def __str__(self) -> str:
+        from solar.ir.printer import format_affine
+
+        return format_affine(self)
+
+
+def atom_variables(atom: Atom) -> frozenset[str]:
+    match atom:
+        case str():
+            return frozenset((atom,))
+        case FloorDiv(expr, _) | Mod(expr, _):
+            return expr.variables
+    raise TypeError(atom)
+
+
+def evaluate_atom(atom: Atom, env: Mapping[str, Value]) -> Value:
+    match atom:
+        case str():
+            try:
+                return env[atom]
+            except KeyError:
+                raise NotAffineError(f"index variable {atom!r} is not bound by any loop") from None
+        case FloorDiv(expr, d):
+            return expr.evaluate(env) // d
+        case Mod(expr, d):
+            return expr.evaluate(env) % d
+    raise TypeError(atom)
+
+
+def substitute_atom(atom: Atom, mapping: Mapping[str, Affine]) -> Affine:
+    match atom:
+        case str():
+            return mapping.get(atom, var(atom))
+        case FloorDiv(expr, d):
+            return expr.substitute(mapping) // d
+        case Mod(expr, d):
+            return expr.substitute(mapping) % d
+    raise TypeError(atom)
+
+
+def _divisor(d: object, expr: Affine, op: str) -> int:
+    if isinstance(d, Affine) and d.is_const:
+        d = d.const
+    if not isinstance(d, (int, np.integer)) or d <= 0:
+        raise NotAffineError(f"({expr}) {op} {d}: only division by a positive integer constant is quasi-affine")
+    return int(d)
+
+
+def var(name: str) -> Affine:
+    return Affine(((name, 1),), 0)
+
+
+def const(value: int) -> Affine:
+    return Affine((), int(value))
+
+
+def as_affine(x: Affine | int) -> Affine:
+    if isinstance(x, Affine):
+        return x
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return const(int(x))
+    raise NotAffineError(f"{x!r} is not an integer index expression")
+
+
+# ---- range analysis and range-aware simplification ---------------------------------------------
+
+Ranges = Mapping[str, tuple[int, int]]  # inclusive [lo, hi] per loop variable
+
+
+def value_range(expr: Affine, ranges: Ranges) -> tuple[int, int]:
+    """Inclusive interval containing every value of `expr` when each variable lies in its range."""
+    lo = hi = expr.const
+    for atom, coeff in expr.terms:
+        a_lo, a_hi = atom_range(atom, ranges)
+        lo += min(coeff * a_lo, coeff * a_hi)
+        hi += max(coeff * a_lo, coeff * a_hi)
+    return lo, hi
+
+
+def atom_range(atom: Atom, ranges: Ranges) -> tuple[int, int]:
+    match atom:
+        case str():
+            return ranges[atom]
+        case FloorDiv(expr, d):
+            lo, hi = value_range(expr, ranges)
+            return lo // d, hi // d
+        case Mod(expr, d):
+            lo, hi = value_range(expr, ranges)
+            if lo >= 0 and hi < d:
+                return lo, hi
+            return 0, d - 1
+    raise TypeError(atom)
+
+
+def simplify(expr: Affine, ranges: Ranges) -> Affine:
+    """Remove floor-divisions and moduli that the variable ranges make trivial.
+
+    floor((d*q + r) / d) = q and (d*q + r) mod d = r whenever 0 <= r < d over the ranges; this turns the
+    index maps of reshapes (flatten then unflatten) back into plain variables."""
+    out = Affine(const=expr.const)
+    for atom, coeff in expr.terms:
+        out = out + _simplify_atom(atom, ranges) * coeff
+    return out
+
+
+def _simplify_atom(atom: Atom, ranges: Ranges) -> Affine:
+    if isinstance(atom, str):
+        return var(atom)
+    inner = simplify(atom.expr, ranges)
+    d = atom.divisor
+    multiple = Affine.make(tuple((a, c) for a, c in inner.terms if c % d == 0))
+    rest = inner - multiple
+    r_lo, r_hi = value_range(rest, ranges)
+    shift = r_lo // d  # rest - d*shift lies in [r_lo - d*shift, ...]
+    if r_hi - d * shift < d:
+        quotient = Affine.make(tuple((a, c // d) for a, c in multiple.terms)) + shift
+        remainder = rest - d * shift
+        return quotient if isinstance(atom, FloorDiv) else remainder
+    return inner // d if isinstance(atom, FloorDiv) else inner % d
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """An affine guard: `expr >= 0`, or `expr == 0` when `equality`."""
+
+    expr: Affine
+    equality: bool = False
+
+    def holds(self, env: Mapping[str, Value]) -> Value:
+        v = self.expr.evaluate(env)
+        return v == 0 if self.equality else v >= 0
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return self.expr.variables
+
+    def substitute(self, mapping: Mapping[str, Affine]) -> Constraint:
+        return Constraint(self.expr.substitute(mapping), self.equality)
+
+    def __str__(self) -> str:
+        from solar.ir.printer import format_constraint
+
+        return format_constraint(self)
+
+
+def ge(a: Affine | int, b: Affine | int) -> Constraint:
+    """a >= b"""
+    return Constraint(as_affine(a) - as_affine(b))
+
+
+def lt(a: Affine | int, b: Affine | int) -> Constraint:
+    """a < b"""
+    return Constraint(as_affine(b) - as_affine(a) - 1)
+
+
+def eq(a: Affine | int, b: Affine | int) -> Constraint:
+    return Constraint(as_affine(a) - as_affine(b), equality=True)
