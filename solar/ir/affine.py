@@ -264,14 +264,27 @@ def _simplify_atom(atom: Atom, ranges: Ranges) -> Affine:
         return var(atom)
     inner = simplify(atom.expr, ranges)
     d = atom.divisor
-    multiple = Affine.make(tuple((a, c) for a, c in inner.terms if c % d == 0))
-    rest = inner - multiple
-    r_lo, r_hi = value_range(rest, ranges)
-    shift = r_lo // d  # rest - d*shift lies in [r_lo - d*shift, ...]
-    if r_hi - d * shift < d:
-        quotient = Affine.make(tuple((a, c // d) for a, c in multiple.terms)) + shift
-        remainder = rest - d * shift
-        return quotient if isinstance(atom, FloorDiv) else remainder
+    # Write inner = g*q + r with g | d and 0 <= r < g over the ranges. Then, with m = d/g,
+    # floor(inner/d) = floor(q/m) and inner mod d = g*(q mod m) + r; try the largest g first.
+    for g in sorted((k for k in range(1, d + 1) if d % k == 0), reverse=True):
+        multiple = Affine.make(tuple((a, c) for a, c in inner.terms if c % g == 0))
+        rest = inner - multiple
+        r_lo, r_hi = value_range(rest, ranges)
+        shift = r_lo // g
+        if r_hi - g * shift >= g:
+            continue
+        if g == 1 and not rest.is_const:
+            break
+        q = Affine.make(tuple((a, c // g) for a, c in multiple.terms)) + shift
+        r = rest - g * shift
+        m = d // g
+        if isinstance(atom, FloorDiv):
+            return q if m == 1 else simplify(q // m, ranges) if g > 1 else q // m
+        return r if m == 1 else (simplify(q % m, ranges) if g > 1 else q % m) * g + r
+    if isinstance(atom, Mod):
+        lo, hi = value_range(inner, ranges)
+        if lo >= 0 and hi < d:
+            return inner
     return inner // d if isinstance(atom, FloorDiv) else inner % d
 
 

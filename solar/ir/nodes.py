@@ -97,11 +97,13 @@ class Store:
 @dataclass(frozen=True, slots=True)
 class Origin:
     """Where a statement came from: the frontend op, the op instance it belongs to (statements of one
-    instance form one eager kernel in the unfused bound), and the user's source line."""
+    instance form one eager kernel in the unfused bound), the user's source line, and whether the
+    framework lets this op run fp32 math on TF32 tensor cores (read from the framework's flags)."""
 
     op: str
     instance: int
     source: str = ""
+    allow_tf32: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,3 +219,26 @@ def walk(expr: Expr) -> Iterator[Expr]:
 
 def loads(expr: Expr) -> Iterator[Load]:
     return (e for e in walk(expr) if isinstance(e, Load))
+
+
+def map_indices(expr: Expr, fn) -> Expr:
+    """Rebuild `expr` with `fn` applied to every affine index expression (in loads, Index and
+    indirect offsets)."""
+    match expr:
+        case Load(tensor, index):
+            return Load(
+                tensor,
+                tuple(
+                    Indirect(map_indices(t.value, fn), fn(t.offset))
+                    if isinstance(t, Indirect)
+                    else fn(t)
+                    for t in index
+                ),
+            )
+        case Index(e):
+            return Index(fn(e))
+        case Call(op, args):
+            return Call(op, tuple(map_indices(a, fn) for a in args))
+        case Cast(dtype, arg):
+            return Cast(dtype, map_indices(arg, fn))
+    return expr

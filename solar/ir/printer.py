@@ -5,10 +5,10 @@
       input A: f32[M, 64]
       param B: f32[64, 32]
       output C: f32[M, 32]
-      @op aten.mm.default id=0 at "model.py:12"
+      @op aten.mm.default id=0 tf32 at "model.py:12"
       for i in 0..M, j in 0..32:
         C[i, j] = 0
-      @op aten.mm.default id=0 at "model.py:12"
+      @op aten.mm.default id=0 tf32 at "model.py:12"
       for i in 0..M, j in 0..32, k in 0..64:
         C[i, j] += A[i, k] * B[k, j]
     }
@@ -16,7 +16,9 @@
 Index expressions are affine: `2*i + j - 1`, `(i // 2)`, `(i + j % 3)`; guards follow `where`.
 Value expressions use infix + - * / and function calls for every other scalar op (`exp(x)`,
 `max(a, b)`, `where(c, a, b)`, `neg(x)`), `f16(x)` for casts, `index(i - j)` for an index used as a
-value and `ind(I[i])` (optionally `+ offset`) for a data-dependent index."""
+value and `ind(I[i])` (optionally `+ offset`) for a data-dependent index. An `@op` line names the
+frontend op of the next statement, its instance id, `tf32` when the framework lets it use TF32 tensor
+cores for fp32 math, and the user's source line."""
 
 from __future__ import annotations
 
@@ -142,7 +144,8 @@ def format_stmt(stmt: Stmt, indent: str = "") -> str:
     if stmt.origin is not None:
         o = stmt.origin
         src = f' at "{o.source}"' if o.source else ""
-        lines.append(f"{indent}@op {o.op} id={o.instance}{src}")
+        tf32 = " tf32" if o.allow_tf32 else ""
+        lines.append(f"{indent}@op {o.op} id={o.instance}{tf32}{src}")
     body = f"{_format_access(stmt.target.tensor, stmt.target.index)} {stmt.update.value} {format_expr(stmt.value)}"
     if stmt.loops:
         head = ", ".join(f"{loop.var} in 0..{loop.extent}" for loop in stmt.loops)

@@ -1,0 +1,224 @@
+"""Compute time: the best assignment of divisible work to concurrently running units.
+
+Units: the tensor cores, the FMA pipe, the ALU pipe and the SFU of all SMs, each priced at its
+dense datasheet peak (scaled by a locked clock). Work classes (from solar.backends.work) are
+eligible on the units listed in `unit_rates`, always assuming the hardware as capable as it could
+possibly be. The time is the optimum of the linear program
+
+    minimise T  subject to  Σ_i x_iu / r_iu <= T   for every unit u,
+                            Σ_u x_iu = n_i         for every work class i,   x_iu >= 0
+
+where n_i is the amount of work of class i and r_iu its rate on unit u. Why a lower bound: any real
+schedule executes each op on some unit, units cannot exceed their peak rates, and the LP relaxes
+every other constraint (dependencies, issue slots, register pressure, integrality) — so its optimum
+is below the time of any schedule."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linprog
+
+from solar.backends.work import MacKey, SimtKey, Work, simt_key
+from solar.errors import SolarError, SpecError
+from solar.hardware import HardwareSpec
+from solar.ir.dtypes import DType
+from solar.ir.scalar_ops import CostClass
+
+UNITS: tuple[str, ...] = ("tensor", "fma", "alu", "sfu")
+
+# Tensor-core paths that compute the products of a dtype exactly, best first is not required: the
+# fastest available one is taken. Each emulation is exact because every value of the source type is
+# representable in the path's input type and the path accumulates in at least fp32 (int32 for ints):
+#   fp8 (e4m3, e5m2) -> fp16 or bf16: fp8 values are fp16/bf16 values (A100 has no fp8 path);
+#   int4 -> int8: int4 values are int8 values, accumulation in int32 either way;
+#   fp4 (e2m1) -> fp8 (e4m3), fp16 or bf16: e2m1 values {0, ±0.5, ..., ±6} are in all three.
+# fp64 has only its own path; int8/u8 have only int8 (fp16/fp32 accumulation is not exact for int8
+# sums in general). f32 and the mixed types that meet in f32 depend on the precision policy.
+TENSOR_PATHS: dict[DType, tuple[str, ...]] = {
+    DType.F64: ("fp64",),
+    DType.F16: ("fp16",),
+    DType.BF16: ("bf16",),
+    DType.F8E4M3: ("fp8", "fp16", "bf16"),
+    DType.F8E5M2: ("fp8", "fp16", "bf16"),
+    DType.FP4: ("fp4", "fp8", "fp16", "bf16"),
+    DType.I8: ("int8",),
+    DType.U8: ("int8",),
+    DType.I4: ("int4", "int8"),
+}
+# fp32 products: "exact" allows TF32 only for ops the framework lets use it; "fastest" allows the
+# fastest of TF32/BF16/FP16 (tolerance-based benchmarks accept that).
+F32_PATHS: dict[tuple[str, bool], tuple[str, ...]] = {
+    ("exact", False): (),
+    ("exact", True): ("tf32",),
+    ("fastest", False): ("tf32", "bf16", "fp16"),
+    ("fastest", True): ("tf32", "bf16", "fp16"),
+}
+# SIMT keys whose ops may also run at another key's rate with identical results: fp16/bf16 add,
+# mul, fma, div and sqrt computed in fp32 and rounded back equal the native result (fp32 has
+# >= 2p+2 significand bits, so the double rounding is innocuous).
+SIMT_EMULATION: dict[str, tuple[str, ...]] = {
+    "fp16": ("fp16", "fp32"),
+    "bf16": ("bf16", "fp32"),
+    "fp32": ("fp32",),
+    "fp64": ("fp64",),
+}
+# Multiply-accumulates one FMA-pipe instruction slot may do, where more than one: int8 MACs may use
+# dp4a (4 MACs per instruction; int4 unpacked to int8 likewise). Generous on purpose.
+SIMT_MACS_PER_SLOT: dict[DType, int] = {DType.I8: 4, DType.U8: 4, DType.I4: 4}
+
+
+@dataclass(frozen=True)
+class ComputeTime:
+    """`seconds`: the LP optimum; `by_unit`: busy seconds of each unit in one optimal assignment;
+    `binding_unit`: the busiest unit (None for zero work)."""
+
+    seconds: float
+    by_unit: dict[str, float]
+    binding_unit: str | None
+
+
+# ---- rates ---------------------------------------------------------------------------------------
+
+
+def clock_scale(spec: HardwareSpec, clock_mhz: float | None) -> float:
+    """Compute rates scale with the SM clock; datasheet peaks are at the boost clock."""
+    return 1.0 if clock_mhz is None else clock_mhz / spec.boost_clock_mhz.value
+
+
+def simt_rate(spec: HardwareSpec, key: str) -> float:
+    """Ops/s of the FMA pipe for a SIMT key: the fastest exact emulation the spec lists, falling
+    back to fp32 when the spec lists none (optimistic: a lower bound)."""
+    rates = [r for k in SIMT_EMULATION[key] if (r := spec.simt_rate(k))]
+    if rates:
+        return max(rates)
+    fp32 = spec.simt_rate("fp32")
+    if not fp32:
+        raise SpecError(
+            f"spec {spec.name!r} has no simt_flops_per_s.fp32 rate; every spec needs it"
+        )
+    return fp32
+
+
+def tensor_paths(dtype: DType, allow_tf32: bool, precision: str) -> tuple[str, ...]:
+    if dtype is DType.F32:
+        return F32_PATHS[(precision, allow_tf32)]
+    return TENSOR_PATHS.get(dtype, ())
+
+
+def tensor_mac_rate(spec: HardwareSpec, mac: MacKey, precision: str) -> float | None:
+    """MAC/s of the tensor cores for a MAC class: the fastest legal path the GPU has (the spec
+    counts a MAC as 2 FLOPs), or None when there is none."""
+    dtype, allow_tf32 = mac
+    rates = [r for k in tensor_paths(dtype, allow_tf32, precision) if (r := spec.tensor_rate(k))]
+    return max(rates) / 2 if rates else None
+
+
+def unit_rates(
+    spec: HardwareSpec, item: MacKey | SimtKey, precision: str, scale: float
+) -> dict[str, float]:
+    """Rate (work units per second) of one work class on each unit that may run it.
+
+    MACs: tensor cores (if a legal path exists) and the FMA pipe (an FMA is one MAC; dp4a for int8).
+    FMA-class ops: the FMA pipe, one op per flop slot (as if every op paired into an FMA:
+    optimistic).
+    COMPARE/BIT: FMA pipe or ALU pipe; the ALU pipe has no datasheet rate and is assumed as capable
+    as the FMA pipe. TRANSCENDENTAL: SFU at its rate, or FMA-pipe polynomials priced at 1 op each at
+    the fp32 (or faster) rate — optimistic on purpose."""
+    rates: dict[str, float] = {}
+    first = item[0]
+    if isinstance(first, DType):
+        dtype = first
+        tc = tensor_mac_rate(spec, item, precision)  # type: ignore[arg-type]
+        if tc:
+            rates["tensor"] = tc
+        per_slot = SIMT_MACS_PER_SLOT.get(dtype, 1)
+        rates["fma"] = simt_rate(spec, simt_key(dtype)) / 2 * per_slot
+    else:
+        cls, key = item
+        simt = simt_rate(spec, key)
+        match cls:
+            case CostClass.FMA:
+                rates["fma"] = simt
+            case CostClass.COMPARE | CostClass.BIT:
+                rates["fma"] = simt
+                rates["alu"] = simt
+            case CostClass.TRANSCENDENTAL:
+                rates["fma"] = max(simt, simt_rate(spec, "fp32"))
+                rates["sfu"] = spec.sfu_ops_per_s.value
+            case _:
+                raise SolarError(f"work class {cls} has no compute unit (it should count nothing)")
+    return {u: r * scale for u, r in rates.items() if r > 0}
+
+
+# ---- the linear program --------------------------------------------------------------------------
+
+
+def compute_time(
+    work: Work, spec: HardwareSpec, precision: str = "exact", clock_mhz: float | None = None
+) -> ComputeTime:
+    """Lower bound on the time to execute `work` on `spec` (see the module docstring)."""
+    if work.is_zero:
+        return ComputeTime(0.0, {}, None)
+    scale = clock_scale(spec, clock_mhz)
+    items = tuple((k, n) for k, n in work.macs + work.simt)
+    table = tuple(
+        (n, tuple(sorted(unit_rates(spec, k, precision, scale).items()))) for k, n in items
+    )
+    seconds, busy = _solve(table)
+    by_unit = {u: b for u, b in zip(UNITS, busy) if b > 0}
+    binding = max(by_unit, key=by_unit.__getitem__) if by_unit else None
+    return ComputeTime(seconds, by_unit, binding)
+
+
+@functools.lru_cache(maxsize=65536)
+def _solve(table: tuple[tuple[int, tuple[tuple[str, float], ...]], ...]) -> tuple[float, tuple]:
+    """Solve the LP for rows (amount, ((unit, rate), ...)); returns (T, busy seconds per UNITS).
+
+    T is taken from LP duality, not from the solver's objective, so that no solver tolerance can
+    push it above the true optimum: for unit weights y_u >= 0 with Σ y_u = 1, every assignment has
+    T >= Σ_u y_u busy_u >= Σ_i n_i min_u (y_u / r_iu). The solver's dual values give the y that
+    makes this tight. Each class alone also needs n_i / Σ_u r_iu; the larger of the two bounds is
+    returned."""
+    for n, rates in table:
+        if not rates:
+            raise SolarError("a work class has no unit that can run it")
+    alone = max(n / sum(r for _, r in rates) for n, rates in table)
+    if len(table) == 1:  # one class spread over its units: T = n / Σ rates, exactly
+        n, rates = table[0]
+        return alone, tuple(alone if u in dict(rates) else 0.0 for u in UNITS)
+    cols = [(i, u, n / r) for i, (n, rates) in enumerate(table) for u, r in rates]
+    # Scale times so the LP sees numbers near 1 (HiGHS tolerances are absolute).
+    ref = max(min(t for j, _, t in cols if j == i) for i in range(len(table)))
+    nvar = len(cols) + 1  # fractions f_iu, then T
+    c = np.zeros(nvar)
+    c[-1] = 1.0
+    a_eq = np.zeros((len(table), nvar))
+    a_ub = np.zeros((len(UNITS), nvar))
+    for v, (i, u, t) in enumerate(cols):
+        a_eq[i, v] = 1.0
+        a_ub[UNITS.index(u), v] = t / ref
+    a_ub[:, -1] = -1.0
+    bounds = [(0.0, 1.0)] * len(cols) + [(0.0, None)]
+    res = linprog(
+        c,
+        A_ub=a_ub,
+        b_ub=np.zeros(len(UNITS)),
+        A_eq=a_eq,
+        b_eq=np.ones(len(table)),
+        bounds=bounds,
+        method="highs",
+    )
+    if res.status != 0:
+        raise SolarError(f"compute-time LP failed: {res.message}")
+    busy = np.zeros(len(UNITS))
+    for v, (i, u, t) in enumerate(cols):
+        busy[UNITS.index(u)] += res.x[v] * t
+    y = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
+    dual = 0.0
+    if y.sum() > 0:
+        y = y / y.sum()
+        dual = sum(n * min(y[UNITS.index(u)] / r for u, r in rates) for n, rates in table)
+    return max(dual, alone), tuple(float(b) for b in busy)

@@ -1,0 +1,123 @@
+"""DRAM bytes that must cross the memory bus: for the whole program run as one fused kernel, and per
+eager kernel (op instance) for the unfused bound. Bytes are footprints (distinct elements, counted
+exactly by isl) times each tensor's own dtype width; 4-bit types make them fractional, hence floats.
+
+Cold cache throughout: L2 holds nothing of the program's tensors when it starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solar.ir import polyhedral
+from solar.ir.nodes import Program, Role, Stmt
+
+READ_ROLES = (Role.INPUT, Role.PARAM)
+
+
+def footprint_bytes(
+    program: Program, tensor: str, kind: str, stmts: tuple[Stmt, ...] | None
+) -> float:
+    elements = int(polyhedral.tensor_footprint(program, tensor, kind, stmts))  # type: ignore[arg-type]
+    return elements * program.tensor(tensor).dtype.bytes
+
+
+def fused_dram_bytes(program: Program) -> float:
+    """Compulsory traffic of any implementation under a cold cache.
+
+    Every input/parameter element the program reads is in DRAM only, so it crosses the bus at least
+    once: read footprint × width. Every output element is written at least once: write footprint ×
+    width. Temporaries may live on chip and cost nothing, and a second read of anything is not
+    counted — so no correct implementation moves fewer bytes."""
+    total = 0.0
+    for t in program.tensors:
+        if t.role in READ_ROLES:
+            total += footprint_bytes(program, t.name, "read", None)
+        elif t.role is Role.OUTPUT:
+            total += footprint_bytes(program, t.name, "write", None)
+    return total
+
+
+# ---- unfused: one eager kernel per op instance ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """The statements of one op instance (one eager kernel); `key` is the origin's instance id, or
+    ("stmt", index) for a statement without an origin."""
+
+    key: int | tuple[str, int]
+    node_ids: tuple[int, ...]
+
+    def stmts(self, program: Program) -> tuple[Stmt, ...]:
+        return tuple(program.stmts[i] for i in self.node_ids)
+
+
+def op_groups(program: Program) -> tuple[Group, ...]:
+    """Statements grouped by `origin.instance`, in order of each group's first statement."""
+    members: dict[int | tuple[str, int], list[int]] = {}
+    for i, stmt in enumerate(program.stmts):
+        key = ("stmt", i) if stmt.origin is None else stmt.origin.instance
+        members.setdefault(key, []).append(i)
+    return tuple(Group(k, tuple(ids)) for k, ids in members.items())
+
+
+def _accessed(stmts: tuple[Stmt, ...]) -> tuple[set[str], set[str]]:
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for s in stmts:
+        writes.add(s.target.tensor)
+        reads |= {ld.tensor for ld in s.loads()}
+    return reads, writes
+
+
+def unfused_dram_bytes(
+    program: Program, groups: tuple[Group, ...], l2_bytes: float
+) -> tuple[float, ...]:
+    """Bytes each eager kernel must move across DRAM (one entry per group). With L = L2 capacity:
+
+    - input/parameter read: the full read footprint in the FIRST group that reads the tensor (cold
+      cache: none of it is on chip yet); max(0, footprint − L) in later groups, since at a kernel
+      boundary at most L bytes of anything can sit in L2 (shared memory and registers do not survive
+      a kernel);
+    - temporary written by one group and read by a later one: the writer pays max(0, written − L)
+      (what cannot stay in L2 when the kernel ends must have gone to DRAM) and each later group that
+      reads it pays max(0, read − L). A temporary used only inside its own group costs nothing (the
+      kernel may keep it on chip);
+    - output: every group writing it pays its full write footprint; a later group reading an output
+      that an earlier group wrote pays max(0, read − L), like a temporary.
+
+    Groups are ordered by their first statement; "earlier"/"later" refer to that order.
+
+    Each rule counts only bytes that must cross DRAM during that kernel, so each entry is a lower
+    bound on that kernel's traffic."""
+    readers: dict[str, list[int]] = {}
+    writers: dict[str, list[int]] = {}
+    per_group = [(g.stmts(program), *_accessed(g.stmts(program))) for g in groups]
+    for gi, (_, reads, writes) in enumerate(per_group):
+        for t in reads:
+            readers.setdefault(t, []).append(gi)
+        for t in writes:
+            writers.setdefault(t, []).append(gi)
+
+    def beyond_l2(x: float) -> float:
+        return max(0.0, x - l2_bytes)
+
+    out: list[float] = []
+    for gi, (stmts, reads, writes) in enumerate(per_group):
+        total = 0.0
+        for name in sorted(reads):
+            role = program.tensor(name).role
+            fp = footprint_bytes(program, name, "read", stmts)
+            if role in READ_ROLES:
+                total += fp if readers[name][0] == gi else beyond_l2(fp)
+            elif any(w < gi for w in writers.get(name, ())):
+                total += beyond_l2(fp)  # produced by an earlier kernel
+        for name in sorted(writes):
+            role = program.tensor(name).role
+            fp = footprint_bytes(program, name, "write", stmts)
+            if role is Role.OUTPUT:
+                total += fp
+            elif role is Role.TEMP and any(r > gi for r in readers.get(name, ())):
+                total += beyond_l2(fp)
+        out.append(total)
+    return tuple(out)

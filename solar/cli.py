@@ -1,0 +1,226 @@
+"""The `solar` command: a thin layer over solar.api. Errors from the SolarError family print as one
+line and exit 2; anything else is a bug in solar and keeps its traceback."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from solar.errors import SolarError, UsageError
+
+EXAMPLES = """examples:
+  solar analyze examples/matmul.py --arch H100-SXM
+  solar analyze model.py --arch L4 A100-SXM4-80GB H200-SXM --json
+  solar verify examples/mlp.py
+  solar ir examples/matmul.py
+  solar einsum examples/attention.py
+  solar specs
+  solar ops
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage + line)
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _fmt_seconds(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s * 1e6:.2f} µs"
+
+
+def _fmt_count(x: float, unit: str) -> str:
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3f} {prefix}{unit}"
+    return f"{x:.0f} {unit}"
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(width=max(120, Console().width))
+
+
+def _print_report(report, per_op: bool) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = _console()
+    t = report.totals
+    con.print(f"[bold]{escape(report.program)}[/bold] on [bold]{escape(report.arch)}[/bold]")
+    ops = sorted(report.ops, key=lambda o: -o.seconds)
+    shown = ops if per_op else ops[:12]
+    table = Table(title="per op (unfused: one kernel per op)", title_justify="left")
+    for col in ("op", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "source"):
+        table.add_column(col, overflow="fold")
+    for op in shown:
+        eqs = op.einsum if per_op else [max(op.einsum, key=len)] if op.einsum else []
+        table.add_row(
+            op.op,
+            escape("\n".join(eqs)),
+            _fmt_count(op.flops, "FLOP"),
+            _fmt_count(op.dram_bytes, "B"),
+            _fmt_seconds(op.seconds),
+            op.bottleneck,
+            op.source.split(": ", 1)[0],
+        )
+    if len(ops) > len(shown):
+        table.caption = f"{len(ops) - len(shown)} more ops; --per-op shows all"
+    con.print(table)
+    bt = Table(title="bounds", title_justify="left")
+    for col in ("level", "time", "bottleneck", "compute", "memory", "launch"):
+        bt.add_column(col)
+    for level, b in report.bounds.items():
+        bt.add_row(
+            level,
+            _fmt_seconds(b.seconds),
+            b.bottleneck + (f" ({b.binding_unit})" if b.bottleneck == "compute" and b.binding_unit else ""),
+            _fmt_seconds(b.compute_seconds),
+            _fmt_seconds(b.memory_seconds),
+            _fmt_seconds(b.launch_seconds),
+        )
+    con.print(bt)
+    con.print(
+        f"totals: {_fmt_count(t.flops, 'FLOP')} ({_fmt_count(t.contraction_flops, 'FLOP')} in contractions), "
+        f"compulsory DRAM {_fmt_count(t.dram_bytes, 'B')}, eager DRAM ≥ {_fmt_count(t.unfused_dram_bytes, 'B')}, "
+        f"intensity {t.arithmetic_intensity:.1f} FLOP/B"
+    )
+    con.print("assumptions:")
+    for line in report.assumptions:
+        con.print(f"  - {escape(line)}", highlight=False)
+    con.print()
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from solar.api import analyze_loaded, load
+    from solar.report import reports_to_json
+
+    loaded = load(args.file)
+    reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz) for a in args.arch]
+    if args.json:
+        print(reports_to_json(reports))
+    else:
+        for r in reports:
+            _print_report(r, args.per_op)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from solar.frontends.torch.check import check_file
+
+    result = check_file(args.file, seed=args.seed)
+    table = Table(title=f"verify {result.program}: IR interpreter vs PyTorch", title_justify="left")
+    for col in ("op", "shapes", "mode", "rel. error", "tolerance", "result", "source"):
+        table.add_column(col, overflow="fold")
+    for c in result.checks:
+        status = "unchecked" if c.mode == "unchecked" else ("ok" if c.ok else "MISMATCH")
+        table.add_row(c.what, c.shapes, c.mode, f"{c.error:.2e}", f"{c.tolerance:.0e}", status + (f" ({c.note})" if c.note else ""), c.source)
+    _console().print(table)
+    bad = [c for c in result.checks if c.mode != "unchecked" and not c.ok]
+    print(
+        f"{len(result.checks) - len(bad) - len(result.unchecked)} checked ok, {len(bad)} mismatched, "
+        f"{len(result.unchecked)} unchecked"
+    )
+    return 1 if bad else 0
+
+
+def cmd_ir(args: argparse.Namespace) -> int:
+    from solar.api import ir_text
+
+    print(ir_text(args.file), end="")
+    return 0
+
+
+def cmd_einsum(args: argparse.Namespace) -> int:
+    from solar.api import einsum_text
+
+    print(einsum_text(args.file))
+    return 0
+
+
+def cmd_specs(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from solar.hardware import list_specs
+
+    table = Table(title="hardware specs (dense peaks at boost clock)", title_justify="left")
+    for col in ("name", "aliases", "SMs", "boost MHz", "DRAM TB/s", "L2 MiB", "fp32 SIMT TF/s", "tensor TF/s or TOP/s"):
+        table.add_column(col)
+    for s in list_specs():
+        tensor = ", ".join(f"{k} {v.value / 1e12:g}" for k, v in s.tensor_core_flops_per_s.items())
+        table.add_row(
+            s.name,
+            ", ".join(s.aliases),
+            f"{s.sm_count.value:g}",
+            f"{s.boost_clock_mhz.value:g}",
+            f"{s.dram_bytes_per_s / 1e12:g}",
+            f"{s.l2_bytes / 2**20:g}",
+            f"{s.simt_flops_per_s['fp32'].value / 1e12:g}",
+            tensor,
+        )
+    _console().print(table)
+    return 0
+
+
+def cmd_ops(args: argparse.Namespace) -> int:
+    from solar.frontends.torch.lowerings import LOWERINGS
+
+    names = sorted(str(op) for op in LOWERINGS)
+    print(f"{len(names)} PyTorch core-ATen ops have a lowering:")
+    for n in names:
+        print(f"  {n}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="solar",
+        description="Speed-of-light analysis: provable lower bounds on the runtime of a PyTorch program on a GPU.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    a = sub.add_parser("analyze", help="bound a program on one or more GPUs")
+    a.add_argument("file", help="KernelBench-format model file (Model, get_inputs, get_init_inputs)")
+    a.add_argument("--arch", nargs="+", default=["H100-SXM"], metavar="NAME", help="GPU spec names (see `solar specs`)")
+    a.add_argument("--json", action="store_true", help="print JSON (one object per arch; a list when several)")
+    a.add_argument("--precision", choices=("exact", "fastest"), default="exact", help="tensor-core precision policy")
+    a.add_argument("--clock-mhz", type=float, default=None, help="locked SM clock (scales compute rates, not DRAM)")
+    a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    a.set_defaults(fn=cmd_analyze)
+    v = sub.add_parser("verify", help="compare the IR's outputs with the program's own outputs")
+    v.add_argument("file")
+    v.add_argument("--seed", type=int, default=0)
+    v.set_defaults(fn=cmd_verify)
+    for name, fn, text in (("ir", cmd_ir, "print the Affine Loop IR"), ("einsum", cmd_einsum, "print the einsum graph")):
+        c = sub.add_parser(name, help=text)
+        c.add_argument("file")
+        c.set_defaults(fn=fn)
+    sub.add_parser("specs", help="list the GPU specs").set_defaults(fn=cmd_specs)
+    sub.add_parser("ops", help="list the supported ops").set_defaults(fn=cmd_ops)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "fn", None):
+            parser.print_help()
+            return 2
+        return args.fn(args)
+    except SolarError as exc:
+        message = " ".join(str(exc).split("\n")[0].split())
+        print(f"solar: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

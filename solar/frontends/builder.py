@@ -1,0 +1,297 @@
+"""Builds an IR Program from lowering rules: declares tensors, emits statements (splitting a
+consumer of a piecewise view into one statement per feasible piece), and provides the shared
+builders every lowering uses: `elementwise`, `reduce`, `contract`.
+
+A *term* is a tuple of guarded alternatives `(guards, expr)` (see views.py); `call` combines terms
+the way a scalar op combines values."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+from solar.errors import SolarError
+from solar.ir.affine import Affine, Constraint, simplify, value_range, var
+from solar.ir.dtypes import DType
+from solar.ir.nodes import (
+    Call,
+    Cast,
+    Const,
+    Expr,
+    Index,
+    Loop,
+    Origin,
+    Program,
+    Role,
+    Stmt,
+    Store,
+    TensorDecl,
+    map_indices,
+)
+from solar.ir.scalar_ops import ScalarOp, Update
+from solar.frontends import views
+from solar.frontends.views import Alt, View
+
+Term = tuple[Alt, ...]
+
+
+# ---- terms ---------------------------------------------------------------------------------------
+
+
+def const(value: float | int | bool) -> Term:
+    return (((), Const(value)),)
+
+
+def index_value(expr: Affine) -> Term:
+    return (((), Index(expr)),)
+
+
+def as_term(x: Term | float | int | bool) -> Term:
+    return x if isinstance(x, tuple) else const(x)
+
+
+def call(op: ScalarOp, *args: Term | float | int | bool) -> Term:
+    """Apply a scalar op to terms: one alternative per combination of the arguments' alternatives."""
+    combos = itertools.product(*(as_term(a) for a in args))
+    return tuple(
+        (tuple(g for guards, _ in combo for g in guards), Call(op, tuple(e for _, e in combo)))
+        for combo in combos
+    )
+
+
+def cast(dtype: DType, t: Term) -> Term:
+    return tuple((g, Cast(dtype, e)) for g, e in t)
+
+
+def add(a, b):
+    return call(ScalarOp.ADD, a, b)
+
+
+def sub(a, b):
+    return call(ScalarOp.SUB, a, b)
+
+
+def mul(a, b):
+    return call(ScalarOp.MUL, a, b)
+
+
+def div(a, b):
+    return call(ScalarOp.DIV, a, b)
+
+
+# ---- the program builder -------------------------------------------------------------------------
+
+_IDENT = re.compile(r"[^A-Za-z0-9_]")
+
+
+@dataclass
+class ProgramBuilder:
+    name: str
+    tensors: dict[str, TensorDecl]
+    stmts: list[Stmt]
+    origin: Origin | None = None
+
+    @staticmethod
+    def new(name: str) -> ProgramBuilder:
+        return ProgramBuilder(_IDENT.sub("_", name) or "program", {}, [])
+
+    # -- tensors --
+    def declare(self, hint: str, shape: Sequence[int], dtype: DType, role: Role) -> str:
+        base = _IDENT.sub("_", hint).strip("_") or "t"
+        if base[0].isdigit():
+            base = "t" + base
+        name, k = base, 1
+        while name in self.tensors:
+            name, k = f"{base}_{k}", k + 1
+        self.tensors[name] = TensorDecl(name, tuple(int(s) for s in shape), dtype, role)
+        return name
+
+    def temp(self, hint: str, shape: Sequence[int], dtype: DType) -> View:
+        name = self.declare(hint, shape, dtype, Role.TEMP)
+        return views.tensor(name, shape, dtype)
+
+    def set_role(self, name: str, role: Role) -> None:
+        self.tensors[name] = replace(self.tensors[name], role=role)
+
+    # -- statements --
+    def emit(
+        self,
+        loops: Sequence[tuple[str, int]],
+        target: str,
+        index: Sequence[Affine],
+        update: Update,
+        value: Term,
+        guards: Sequence[Constraint] = (),
+    ) -> None:
+        """Emit `for loops where guards: target[index] update value`, one statement per feasible
+        alternative of `value`. Loops of extent 1 are removed (their variable is 0); index
+        expressions are simplified with the loop ranges; guards that always hold are dropped."""
+        if any(extent == 0 for _, extent in loops):
+            return
+        zero = {v: Affine() for v, extent in loops if extent == 1}
+        kept = [(v, extent) for v, extent in loops if extent != 1]
+        ranges = {v: (0, extent - 1) for v, extent in kept}
+
+        def norm(e: Affine) -> Affine:
+            return simplify(e.substitute(zero), ranges) if zero else simplify(e, ranges)
+
+        tidx = tuple(norm(e) for e in index)
+        for alt_guards, expr in value:
+            all_guards = [replace(g, expr=norm(g.expr)) for g in (*guards, *alt_guards)]
+            live = _prune(all_guards, ranges)
+            if live is None:
+                continue
+            self.stmts.append(
+                Stmt(
+                    loops=tuple(Loop(v, extent) for v, extent in kept),
+                    target=Store(target, tidx),
+                    update=update,
+                    value=map_indices(expr, norm),
+                    guards=tuple(live),
+                    origin=self.origin,
+                )
+            )
+
+    def program(self, outputs: Sequence[str]) -> Program:
+        for name in outputs:
+            self.set_role(name, Role.OUTPUT)
+        return Program(self.name, tuple(self.tensors.values()), tuple(self.stmts))
+
+
+def _prune(guards: list[Constraint], ranges: dict[str, tuple[int, int]]) -> list[Constraint] | None:
+    """Drop guards that always hold over the loop ranges; None when the guards cannot all hold
+    (checked exactly for single-variable guards, which is what piecewise views produce)."""
+    bounds = dict(ranges)
+    live: list[Constraint] = []
+    for g in guards:
+        lo, hi = value_range(g.expr, ranges)
+        if g.equality:
+            if lo == hi == 0:
+                continue
+            if lo > 0 or hi < 0:
+                return None
+        else:
+            if lo >= 0:
+                continue
+            if hi < 0:
+                return None
+        if g not in live:
+            live.append(g)
+        if len(g.expr.terms) == 1 and isinstance(g.expr.terms[0][0], str) and not g.equality:
+            v, c = g.expr.terms[0]
+            b_lo, b_hi = bounds[v]
+            # c*v + k >= 0
+            k = g.expr.const
+            if c > 0:
+                b_lo = max(b_lo, -(k // c))
+            else:
+                b_hi = min(b_hi, k // (-c))
+            if b_lo > b_hi:
+                return None
+            bounds[v] = (b_lo, b_hi)
+    return live
+
+
+# ---- shared lowering builders --------------------------------------------------------------------
+
+
+def loop_vars(prefix: str, shape: Sequence[int]) -> tuple[list[tuple[str, int]], tuple[Affine, ...]]:
+    loops = [(f"{prefix}{k}", int(s)) for k, s in enumerate(shape)]
+    return loops, tuple(var(v) for v, _ in loops)
+
+
+def elementwise(
+    b: ProgramBuilder,
+    hint: str,
+    shape: Sequence[int],
+    dtype: DType,
+    inputs: Sequence[View | float | int | bool],
+    fn: Callable[..., Term],
+) -> View:
+    """out[i] = fn(inputs broadcast to `shape` at i)."""
+    loops, idx = loop_vars("i", shape)
+    terms = [
+        views.expand(x, shape).at(idx) if isinstance(x, View) else const(x) for x in inputs
+    ]
+    out = b.temp(hint, shape, dtype)
+    b.emit(loops, out.base, idx, Update.ASSIGN, fn(*terms))
+    return out
+
+
+def reduce(
+    b: ProgramBuilder,
+    hint: str,
+    x: View,
+    dims: Sequence[int],
+    keepdim: bool,
+    update: Update,
+    dtype: DType,
+    value: Callable[[Term, tuple[Affine, ...]], Term] = lambda t, idx: t,
+    init: Term | None = None,
+    out: View | None = None,
+) -> View:
+    """out[kept] = init; out[kept] (update)= value(x[i]) over the reduced dims.
+
+    `value` receives x's term and the full index (so a rule can subtract a per-row statistic);
+    `init` defaults to the update's identity."""
+    dims = sorted({d % max(x.rank, 1) for d in dims}) if x.rank else []
+    loops, idx = loop_vars("i", x.shape)
+    out_index = tuple(e for k, e in enumerate(idx) if k not in dims)
+    out_shape = tuple(1 if k in dims else s for k, s in enumerate(x.shape) if keepdim or k not in dims)
+    if keepdim:
+        out_index = tuple(Affine() if k in dims else e for k, e in enumerate(idx))
+    if out is None:
+        out = b.temp(hint, out_shape, dtype)
+    init_loops = [(v, s) for k, (v, s) in enumerate(loops) if k not in dims]
+    init_index = out_index
+    b.emit(init_loops, out.base, init_index, Update.ASSIGN, init if init is not None else const(update.identity))
+    b.emit(loops, out.base, out_index, update, value(x.at(idx), idx))
+    return out
+
+
+def contract(
+    b: ProgramBuilder,
+    hint: str,
+    out_shape: Sequence[int],
+    dtype: DType,
+    reduce_extents: Sequence[int],
+    a: Callable[[tuple[Affine, ...], tuple[Affine, ...]], Term],
+    c: Callable[[tuple[Affine, ...], tuple[Affine, ...]], Term],
+    init: Callable[[tuple[Affine, ...]], Term] | None = None,
+    guards: Callable[[tuple[Affine, ...], tuple[Affine, ...]], Sequence[Constraint]] = lambda o, r: (),
+) -> View:
+    """out[o] = init(o); out[o] += a(o, r) * c(o, r) summed over the reduction index r."""
+    out_loops, o = loop_vars("i", out_shape)
+    red_loops, r = loop_vars("r", reduce_extents)
+    out = b.temp(hint, out_shape, dtype)
+    b.emit(out_loops, out.base, o, Update.ASSIGN, init(o) if init else const(0.0 if dtype.is_float else 0))
+    b.emit(out_loops + red_loops, out.base, o, Update.ADD, mul(a(o, r), c(o, r)), guards(o, r))
+    return out
+
+
+def require(cond: bool, message: str) -> None:
+    if not cond:
+        raise SolarError(message)
+
+
+__all__ = [
+    "ProgramBuilder",
+    "Term",
+    "add",
+    "call",
+    "cast",
+    "const",
+    "contract",
+    "div",
+    "elementwise",
+    "index_value",
+    "loop_vars",
+    "mul",
+    "reduce",
+    "require",
+    "sub",
+    "Index",
+    "Expr",
+]

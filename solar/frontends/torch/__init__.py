@@ -1,0 +1,28 @@
+"""PyTorch frontend: torch.export on fake tensors -> core ATen -> the lowering table -> IR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from solar.frontends.torch.loader import Traced, trace_file, trace_module
+from solar.ir.nodes import Program
+
+
+def lower_traced(traced: Traced) -> Program:
+    from solar.frontends.torch.convert import convert
+
+    return convert(traced)
+
+
+def lower_file(path: str | Path) -> tuple[Program, Traced]:
+    traced = trace_file(path)
+    return lower_traced(traced), traced
+
+
+def lower_module(model: Any, inputs: Sequence[Any], name: str | None = None) -> tuple[Program, Traced]:
+    traced = trace_module(model, inputs, name)
+    return lower_traced(traced), traced
+
+
+__all__ = ["Traced", "lower_file", "lower_module", "lower_traced", "trace_file", "trace_module"]

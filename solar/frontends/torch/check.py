@@ -1,0 +1,268 @@
+"""Output comparison for PyTorch programs (`solar verify`): run the IR with the interpreter and the
+program itself on the same random inputs and compare. At full size when the interpreter can afford
+it; otherwise every distinct op instance on its own, at its shapes or at reduced shapes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from solar.errors import SolarError
+from solar.frontends.builder import ProgramBuilder
+from solar.frontends.torch import loader
+from solar.frontends.torch.convert import (
+    LowerCtx,
+    _materialise_outputs,
+    convert_with_bindings,
+    dtype_of,
+    source_line,
+)
+from solar.frontends import views
+from solar.ir.interp import program_cost, run
+from solar.ir.nodes import Role
+from solar.ir.verify import verify
+
+FULL_BUDGET = 3e7  # iteration points the interpreter may spend on a whole program
+OP_BUDGET = 2e6  # ... on one op instance
+REDUCED_CAPS = (64, 32, 16, 8, 4)
+TOLERANCE = {torch.float64: 1e-9, torch.float32: 2e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
+
+
+@dataclass(frozen=True)
+class Check:
+    what: str  # the op (or "whole program")
+    source: str
+    shapes: str
+    mode: str  # "full" | "op" | "op-reduced" | "unchecked"
+    error: float  # max |ir - ref| / max(1, max |ref|)
+    tolerance: float
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.mode != "unchecked" and self.error <= self.tolerance
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    program: str
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks if c.mode != "unchecked")
+
+    @property
+    def unchecked(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.mode == "unchecked")
+
+
+def _random_like(shape: tuple[int, ...], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=gen, dtype=torch.float32).to(dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) > 0.5
+    return torch.randint(0, 8, shape, generator=gen, dtype=dtype)
+
+
+def _to_numpy(t: torch.Tensor) -> np.ndarray:
+    t = t.detach()
+    if t.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+        t = t.float()
+    return t.cpu().numpy()
+
+
+def _error(ir: np.ndarray, ref: torch.Tensor) -> float:
+    r = _to_numpy(ref).astype(np.float64)
+    a = np.asarray(ir, dtype=np.float64)
+    if a.shape != r.shape:
+        if a.size != r.size:
+            return math.inf
+        r = r.reshape(a.shape)  # an output the IR keeps in a row-major reshape of the user's shape
+    nan_r, nan_a = np.isnan(r), np.isnan(a)
+    if (nan_r != nan_a).any():
+        return math.inf
+    inf_r = np.isinf(r)
+    if (inf_r & (a != r)).any():
+        return math.inf
+    ok = ~(nan_r | inf_r)
+    if not ok.any():
+        return 0.0
+    scale = max(1.0, float(np.abs(r[ok]).max()))
+    return float(np.abs(a[ok] - r[ok]).max()) / scale
+
+
+def _tolerance(dtype: torch.dtype) -> float:
+    return TOLERANCE.get(dtype, 0.0)
+
+
+def _flat_tensors(x: Any) -> list[torch.Tensor]:
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for item in x for t in _flat_tensors(item)]
+    return []
+
+
+def check_file(path: str | Path, seed: int = 0) -> CheckResult:
+    traced = loader.trace_file(path)
+    program, bindings = convert_with_bindings(traced)
+    if program_cost(program) <= FULL_BUDGET:
+        module = loader.import_model_file(path)
+        torch.manual_seed(seed)
+        init = getattr(module, "get_init_inputs", lambda: [])()
+        model = module.Model(*init)
+        inputs = list(module.get_inputs())
+        return CheckResult(program.name, (_check_whole(program, bindings, model, inputs),))
+    return CheckResult(program.name, check_ops(traced, seed))
+
+
+def check_module(model: torch.nn.Module, inputs: Any, seed: int = 0) -> CheckResult:
+    traced = loader.trace_module(model, inputs)
+    program, bindings = convert_with_bindings(traced)
+    if program_cost(program) <= FULL_BUDGET:
+        return CheckResult(program.name, (_check_whole(program, bindings, model, list(inputs)),))
+    return CheckResult(program.name, check_ops(traced, seed))
+
+
+def _check_whole(program, bindings, model: torch.nn.Module, inputs: list[Any]) -> Check:
+    state = dict(model.named_parameters()) | dict(model.named_buffers())
+    tensors_in = _flat_tensors(inputs)
+    feed = {}
+    for name, (kind, key) in bindings.items():
+        if kind == "input":
+            feed[name] = _to_numpy(tensors_in[key])
+        elif key in state:
+            feed[name] = _to_numpy(state[key])
+        else:
+            return Check("whole program", "", "", "unchecked", math.inf, 0.0, f"no data for {key}")
+    with torch.no_grad():
+        ref = _flat_tensors(model(*inputs))
+    outs = run(program, feed)
+    names = [t.name for t in program.tensors if t.role is Role.OUTPUT]
+    worst, tol = 0.0, 0.0
+    for name, r in zip(names, ref):
+        worst = max(worst, _error(outs[name], r))
+        tol = max(tol, _tolerance(r.dtype))
+    shapes = ", ".join(str(tuple(t.shape)) for t in tensors_in)
+    return Check("whole program", "", shapes, "full", worst, tol)
+
+
+def _map_shape(shape: tuple[int, ...], cap: int | None) -> tuple[int, ...]:
+    return shape if cap is None else tuple(min(s, cap) for s in shape)
+
+
+def check_ops(traced: loader.Traced, seed: int = 0) -> tuple[Check, ...]:
+    """Check every distinct op instance (op, input shapes, other arguments) on its own."""
+    from solar.frontends.torch.lowerings import LOWERINGS
+
+    seen: set[str] = set()
+    checks: list[Check] = []
+    for node in traced.exported.graph.nodes:
+        if node.op != "call_function" or node.target not in LOWERINGS:
+            continue
+        args_meta = torch.fx.node.map_arg(node.args, lambda n: n.meta.get("val"))
+        key = f"{node.target}|{_describe(args_meta)}|{node.kwargs}"
+        if key in seen:
+            continue
+        seen.add(key)
+        check = _check_node(node, args_meta, traced, seed)
+        if check is not None:
+            checks.append(check)
+    return tuple(checks)
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"{str(x.dtype).removeprefix('torch.')}{list(x.shape)}"
+    if isinstance(x, (list, tuple)):
+        return "(" + ", ".join(_describe(v) for v in x) + ")"
+    return repr(x)
+
+
+def _lower_node(node, args: Any, out: Any) -> tuple[Any, list[str], dict[str, np.ndarray]]:
+    """Lower one node on its own: its tensor arguments become program inputs (fed with their data
+    when they are real tensors)."""
+    from solar.frontends.torch.lowerings import LOWERINGS
+
+    b = ProgramBuilder.new(str(node.name))
+    feed: dict[str, np.ndarray] = {}
+
+    def declare(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor):
+            return t
+        shape = tuple(int(s) for s in t.shape)
+        name = b.declare(f"in{len(feed)}", shape, dtype_of(t.dtype), Role.INPUT)
+        feed[name] = None if isinstance(t, torch._subclasses.fake_tensor.FakeTensor) else _to_numpy(t)
+        return views.tensor(name, shape, dtype_of(t.dtype))
+
+    ir_args = _map_tensors(args, declare)
+    result = LOWERINGS[node.target](LowerCtx(b, _FakeNode(node.name, out)), *ir_args, **node.kwargs)
+    outs = list(result) if isinstance(result, (tuple, list)) else [result]
+    names = _materialise_outputs(b, outs)
+    return b.program(names), names, feed
+
+
+def _check_node(node, args_meta, traced, seed: int) -> Check | None:
+    src = source_line(node, traced.source_file)
+    program, _, _ = _lower_node(node, args_meta, node.meta.get("val"))
+    if not program.stmts:
+        return None  # a pure view: exercised by every program that uses it
+    caps = (None,) if program_cost(program) <= OP_BUDGET else REDUCED_CAPS
+    last_error = "too large for the interpreter"
+    for cap in caps:
+        gen = torch.Generator().manual_seed(seed)
+        real_args = _realise(args_meta, cap, gen)
+        try:
+            with torch.no_grad():
+                ref = node.target(*real_args, **node.kwargs)
+        except Exception as exc:  # reduced shapes this op does not accept
+            last_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            continue
+        program, names, feed = _lower_node(node, real_args, ref)
+        if program_cost(program) > OP_BUDGET:
+            continue
+        verify(program)
+        results = run(program, feed)
+        refs = _flat_tensors(ref)
+        error = max(_error(results[n], r) for n, r in zip(names, refs))
+        tol = max(_tolerance(r.dtype) for r in refs)
+        shapes = _describe(real_args)
+        return Check(str(node.target), src, shapes, "op" if cap is None else "op-reduced", error, tol)
+    return Check(str(node.target), src, _describe(args_meta), "unchecked", math.inf, 0.0, last_error)
+
+
+@dataclass
+class _FakeNode:
+    """The two things a lowering rule reads from an fx node: its name and output metadata."""
+
+    name: str
+    val: Any
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return {"val": self.val}
+
+
+def _realise(x: Any, cap: int | None, gen: torch.Generator) -> Any:
+    if isinstance(x, torch.Tensor):
+        return _random_like(_map_shape(tuple(int(s) for s in x.shape), cap), x.dtype, gen)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_realise(v, cap, gen) for v in x)
+    return x
+
+
+def _map_tensors(x: Any, fn) -> Any:
+    if isinstance(x, torch.Tensor):
+        return fn(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_map_tensors(v, fn) for v in x)
+    return x
+
+
+__all__ = ["Check", "CheckResult", "SolarError", "check_file", "check_module", "check_ops"]

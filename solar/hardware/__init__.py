@@ -1,0 +1,23 @@
+"""Hardware facts: one sourced YAML spec per GPU, loaded into a strict model."""
+
+from solar.hardware.spec import (
+    SPEC_DIR,
+    DramLevel,
+    HardwareSpec,
+    MemoryLevel,
+    Sourced,
+    get_spec,
+    list_specs,
+    load_spec_file,
+)
+
+__all__ = [
+    "SPEC_DIR",
+    "DramLevel",
+    "HardwareSpec",
+    "MemoryLevel",
+    "Sourced",
+    "get_spec",
+    "list_specs",
+    "load_spec_file",
+]

@@ -1,0 +1,235 @@
+"""GPU hardware specs: the strict model of one `hardware_specs/*.yaml` file, loading and lookup.
+
+Every number is a `Sourced` value (the number and where it comes from); units live in key names.
+Backends read these facts through the properties at the end of `HardwareSpec`, never by GPU name.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from solar.errors import SpecError
+
+SPEC_DIR = Path(__file__).resolve().parents[2] / "hardware_specs"
+
+# Dense tensor-core peaks per operand dtype (int rates are ops/s), and non-tensor (SIMT) peaks.
+TensorKey = Literal["fp64", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4"]
+SimtKey = Literal["fp64", "fp32", "fp16", "bf16"]
+
+_EXAMPLE = "hardware_specs/H100-SXM.yaml is a complete example"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sourced(_Strict):
+    """A positive number and the document, derivation or measurement it comes from."""
+
+    value: Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
+    source: Annotated[str, Field(strict=True, min_length=1)]
+
+    @field_validator("source")
+    @classmethod
+    def _not_blank(cls, source: str) -> str:
+        if not source.strip():
+            raise ValueError("source must name a datasheet, a derivation or a measurement")
+        return source
+
+
+class MemoryLevel(_Strict):
+    """One level of the memory hierarchy: capacity, and peak bandwidth where a source gives one."""
+
+    capacity_bytes: Sourced
+    bandwidth_bytes_per_s: Sourced | None = None
+
+
+class DramLevel(MemoryLevel):
+    """Device memory: its bandwidth is the memory bound's denominator, so it is required."""
+
+    bandwidth_bytes_per_s: Sourced
+
+
+class HardwareSpec(_Strict):
+    """Datasheet facts about one GPU (dense peaks at the boost clock), each with its source."""
+
+    name: Annotated[str, Field(strict=True, min_length=1)]
+    aliases: tuple[str, ...]
+    architecture: Annotated[str, Field(strict=True, min_length=1)]
+    compute_capability: Annotated[str, Field(strict=True, pattern=r"^\d+\.\d+$")]
+    sm_count: Sourced
+    boost_clock_mhz: Sourced
+    dram: DramLevel
+    l2: MemoryLevel
+    shared_memory_per_sm: MemoryLevel
+    registers_per_sm: MemoryLevel
+    tensor_core_flops_per_s: dict[TensorKey, Sourced]
+    simt_flops_per_s: dict[SimtKey, Sourced]
+    sfu_ops_per_s: Sourced
+    min_kernel_seconds: Sourced
+    calibrated: dict[str, Sourced] = {}
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases_distinct(cls, aliases: tuple[str, ...]) -> tuple[str, ...]:
+        folded = [a.strip().casefold() for a in aliases]
+        if any(not a for a in folded):
+            raise ValueError("an alias is empty")
+        if len(set(folded)) != len(folded):
+            raise ValueError("aliases repeat (they are compared case-insensitively)")
+        return aliases
+
+    @field_validator("simt_flops_per_s")
+    @classmethod
+    def _has_fp32(cls, rates: dict[str, Sourced]) -> dict[str, Sourced]:
+        if "fp32" not in rates:
+            raise ValueError("the fp32 rate is required")
+        return rates
+
+    # -- what the backends read ------------------------------------------------------------------
+
+    @property
+    def sm_clock_hz(self) -> float:
+        return self.boost_clock_mhz.value * 1e6
+
+    @property
+    def dram_bytes_per_s(self) -> float:
+        return self.dram.bandwidth_bytes_per_s.value
+
+    @property
+    def l2_bytes(self) -> float:
+        return self.l2.capacity_bytes.value
+
+    @property
+    def onchip_bytes(self) -> float:
+        """L2 plus every SM's shared memory and registers: storage S of the cache-aware bound."""
+        per_sm = (
+            self.shared_memory_per_sm.capacity_bytes.value
+            + self.registers_per_sm.capacity_bytes.value
+        )
+        return self.l2_bytes + self.sm_count.value * per_sm
+
+    def tensor_rate(self, key: str) -> float | None:
+        """Dense tensor-core peak for dtype `key` (flops/s; int: ops/s); None: no tensor path."""
+        rate = self.tensor_core_flops_per_s.get(key)  # type: ignore[call-overload]
+        return None if rate is None else rate.value
+
+    def simt_rate(self, key: str) -> float | None:
+        """Non-tensor peak for `key` (flops/s, an FMA counts 2); None where the spec gives none."""
+        rate = self.simt_flops_per_s.get(key)  # type: ignore[call-overload]
+        return None if rate is None else rate.value
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 needs a dot and a signed exponent for a float; accept `989.4e12` and `1e-6` too."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][-+]?[0-9]+)$"),
+    list("-+0123456789."),
+)
+
+
+def _display(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(SPEC_DIR.parent).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _describe(error: Any) -> tuple[str, str]:
+    """(`key.path: what is wrong`, what to do) for one pydantic error."""
+    loc = list(error["loc"])
+    is_key = bool(loc) and loc[-1] == "[key]"
+    if is_key:
+        loc = loc[:-1]
+    where = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc) or "<top level>"
+    kind = error["type"]
+    got = _one_line(repr(error.get("input")))
+    got = got if len(got) <= 60 else got[:57] + "..."
+    if is_key:
+        expected = error.get("ctx", {}).get("expected", "")
+        return f"{where}: unknown key (allowed: {expected})", "remove it or fix its spelling"
+    if kind == "missing":
+        return f"{where}: field required", "add it"
+    if kind == "extra_forbidden":
+        return f"{where}: unknown key", "remove it or fix its spelling"
+    if kind == "greater_than":
+        return f"{where}: must be > {error['ctx']['gt']} (got {got})", "fix the value"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message} (got {got})", "fix the value"
+
+
+def load_spec_file(path: str | Path) -> HardwareSpec:
+    """Read and validate one spec YAML; any problem is a one-line SpecError naming file and key."""
+    path = Path(path)
+    shown = _display(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        message = f"{shown}: cannot read spec file ({exc.strerror}); check the path"
+        raise SpecError(message) from None
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SpecError(
+            _one_line(f"{shown}{where}: YAML syntax error: {problem}; fix the YAML at that line")
+        ) from None
+    if not isinstance(data, dict):
+        raise SpecError(f"{shown}: <top level>: must be a mapping of keys; {_EXAMPLE}")
+    try:
+        spec = HardwareSpec.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        problem, action = _describe(errors[0])
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise SpecError(_one_line(f"{shown}: {problem}{more}; {action}; {_EXAMPLE}")) from None
+    if spec.name != path.stem:
+        raise SpecError(
+            f"{shown}: name: {spec.name!r} differs from the file name; "
+            f"set name: {path.stem} or rename the file to {spec.name}.yaml"
+        )
+    return spec
+
+
+@functools.cache
+def list_specs() -> tuple[HardwareSpec, ...]:
+    """Every spec in SPEC_DIR, sorted by name."""
+    specs = (load_spec_file(p) for p in SPEC_DIR.glob("*.yaml"))
+    return tuple(sorted(specs, key=lambda s: s.name))
+
+
+def get_spec(name_or_path: str) -> HardwareSpec:
+    """A spec by exact name (any case), by a unique alias, or from a path to a spec YAML."""
+    if name_or_path.endswith((".yaml", ".yml")) or Path(name_or_path).is_file():
+        return load_spec_file(name_or_path)
+    wanted = name_or_path.strip().casefold()
+    specs = list_specs()
+    for spec in specs:
+        if spec.name.casefold() == wanted:
+            return spec
+    matches = [s for s in specs if wanted in (a.casefold() for a in s.aliases)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        names = ", ".join(s.name for s in matches)
+        raise SpecError(f"GPU name {name_or_path!r} is ambiguous: {names}; pass one of these names")
+    known = ", ".join(s.name for s in specs)
+    raise SpecError(f"unknown GPU {name_or_path!r}; known: {known} (or pass a path to a spec YAML)")

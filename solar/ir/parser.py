@@ -1,0 +1,575 @@
+"""The one parser of the IR text form printed by solar.ir.printer (see its docstring); the two round-trip
+exactly. A LALR grammar (lark) reads the text into a tree of generic expressions; the builders below turn
+that tree into IR nodes, deciding by context whether an expression is an index (affine) or a value.
+
+Terms used here: an *index term* is one entry of `T[...]`: an affine expression, or `ind(v)` optionally
+followed by `+ offset` / `- offset` (a data-dependent index). A *header* is one `for ... [where ...]:`
+line; several consecutive headers are merged into one loop nest."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Callable, Iterator
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.lark import PostLex
+
+from solar.errors import IRSyntaxError, NotAffineError
+from solar.ir.affine import Affine, Constraint, as_affine, eq, ge, lt, var
+from solar.ir.dtypes import DType
+from solar.ir.nodes import (
+    Call,
+    Cast,
+    Const,
+    Expr,
+    Index,
+    Indirect,
+    IndexTerm,
+    Load,
+    Loop,
+    Origin,
+    Program,
+    Role,
+    Size,
+    Stmt,
+    Store,
+    TensorDecl,
+)
+from solar.ir.scalar_ops import OPS, ScalarOp, Update
+
+__all__ = ["parse_program", "parse_stmt", "parse_expr", "parse_affine"]
+
+# Value and index expressions share one expression grammar (`expr`): which one a piece of text is follows
+# from where it stands, and the builders give a precise message (e.g. "`/` in an index") instead of a
+# bare LALR "unexpected token". Keywords are soft: lark's contextual lexer only treats `for`, `where`,
+# `and`, ... as keywords where the grammar can accept them, so `where(c, a, b)` is a call. Declaration
+# kinds (`sym`, `input`, ...) are plain names checked by the builder, so a tensor may be called `input`.
+_GRAMMAR = r"""
+program_file: program _NL?
+stmt_file: stmt _NL?
+expr_file: expr _NL?
+
+program: "program" PROGNAME "{" _NL? (_item _NL)* _item? "}"
+_item: decl | symdef | stmt
+decl: NAME NAME ":" NAME "[" [sizes] "]"
+symdef: NAME NAME "=" NUMBER
+sizes: _size ("," _size)* ","?
+_size: NUMBER | NAME
+
+stmt: [origin _NL] header* body
+origin: "@op" OPNAME "id" "=" signed [TF32] ["at" STRING]
+signed: MINUS? NUMBER
+header: "for" loop ("," loop)* ["where" guard ("and" guard)*] ":" _NL?
+loop: NAME "in" NUMBER ".." _size
+guard: expr (CMP expr)+
+body: NAME "[" [exprs] "]" UPDATE expr
+
+exprs: expr ("," expr)* ","?
+?expr: sum
+?sum: product
+    | sum PLUS product -> add
+    | sum MINUS product -> sub
+?product: unary
+    | product STAR unary -> mul
+    | product SLASH unary -> div
+    | product DSLASH unary -> floordiv
+    | product PERCENT unary -> mod
+?unary: atom
+    | "-" unary -> neg
+?atom: NUMBER -> number
+    | NAME -> name
+    | NAME "(" [exprs] ")" -> call
+    | NAME "[" [exprs] "]" -> load
+    | "(" expr ")"
+
+PROGRAM: "program"
+FOR: "for"
+IN: "in"
+WHERE: "where"
+AND: "and"
+AT_OP: "@op"
+ID: "id"
+AT: "at"
+TF32: "tf32"
+LBRACE: "{"
+RBRACE: "}"
+LPAR: "("
+RPAR: ")"
+LSQB: "["
+RSQB: "]"
+COMMA: ","
+COLON: ":"
+DOTDOT: ".."
+EQUAL: "="
+UPDATE: "max=" | "min=" | "+=" | "*=" | "="
+CMP: ">=" | "<=" | "==" | ">" | "<"
+PLUS: "+"
+MINUS: "-"
+STAR: "*"
+DSLASH: "//"
+SLASH: "/"
+PERCENT: "%"
+NAME: /[A-Za-z_][A-Za-z0-9_]*/
+NUMBER: /\d+\.(?!\.)\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+/
+STRING: /"[^"\n]*"/
+OPNAME.-1: /[^\s"#]+/
+PROGNAME.-1: /[^\s{}"#]+/
+_NL: /(\r?\n[\t \f]*)+/
+COMMENT: /#[^\n]*/
+%ignore COMMENT
+%ignore /[\t \f\r]+/
+"""
+
+# A newline ends a statement, except inside brackets or after a token that cannot end one (so long
+# expressions may be wrapped); blank and comment-only lines collapse into one newline.
+_OPEN = {"LPAR", "LSQB"}
+_CLOSE = {"RPAR", "RSQB"}
+_CONTINUES = {"PLUS", "MINUS", "STAR", "SLASH", "DSLASH", "PERCENT", "COMMA", "UPDATE", "EQUAL", "CMP",
+              "WHERE", "AND", "LBRACE"}  # fmt: skip
+
+
+class _Newlines(PostLex):
+    always_accept = ("_NL",)
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        depth = 0
+        prev: str | None = None
+        for tok in stream:
+            if tok.type == "_NL":
+                if depth > 0 or prev is None or prev == "_NL" or prev in _CONTINUES:
+                    continue
+            elif tok.type in _OPEN:
+                depth += 1
+            elif tok.type in _CLOSE:
+                depth = max(0, depth - 1)
+            prev = tok.type
+            yield tok
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    """The compiled parser, built once per process."""
+    return Lark(
+        _GRAMMAR,
+        parser="lalr",
+        lexer="contextual",
+        postlex=_Newlines(),
+        start=["program_file", "stmt_file", "expr_file"],
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+# ---- public API ----------------------------------------------------------------------------------
+
+
+def parse_program(text: str) -> Program:
+    """Parse a whole `program NAME { ... }`."""
+    return _Builder(text).program(_parse(text, "program_file").children[0])
+
+
+def parse_stmt(text: str) -> Stmt:
+    """Parse one statement: optional `@op` line, optional `for ...:` header, then `T[...] op value`."""
+    return _Builder(text).stmt(_parse(text, "stmt_file").children[0])
+
+
+def parse_expr(text: str) -> Expr:
+    """Parse a value expression such as `exp(A[i, j] - M[i]) * 0.5`."""
+    return _Builder(text).expr(_parse(text, "expr_file").children[0])
+
+
+def parse_affine(text: str) -> Affine:
+    """Parse an index expression such as `2*oh + kh - 1` or `(i // 4)`."""
+    return _Builder(text).affine(_parse(text, "expr_file").children[0])
+
+
+# ---- syntax errors -------------------------------------------------------------------------------
+
+_DESCRIBE = {
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "STRING": 'a quoted string "..."',
+    "OPNAME": "an op name",
+    "PROGNAME": "a program name",
+    "UPDATE": "an update (=, +=, *=, max=, min=)",
+    "CMP": "a comparison (>=, <=, >, <, ==)",
+    "_NL": "end of line",
+    "$END": "end of input",
+}
+_FUNCTIONS = sorted(op.value for op in ScalarOp)
+_OPS_BY_NAME = {op.value: op for op in ScalarOp}
+_DTYPES = {d.text: d for d in DType}
+_VALUE_NAMES: dict[str, bool | float] = {
+    "true": True,
+    "false": False,
+    "inf": float("inf"),
+    "nan": float("nan"),
+}
+
+
+def _syntax_error(text: str, line: int, column: int, message: str) -> IRSyntaxError:
+    """`line L, column C: message`, then the source line and a caret under column C."""
+    lines = text.splitlines() or [""]
+    line = min(max(line, 1), len(lines))
+    src = lines[line - 1].expandtabs(1)
+    return IRSyntaxError(f"line {line}, column {column}: {message}\n  {src}\n  {' ' * (column - 1)}^")
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    """Position just after the last non-blank character (where a missing `}` would go)."""
+    lines = text.rstrip().splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _DESCRIBE:
+        return _DESCRIBE[terminal]
+    pattern = _lark().get_terminal(terminal).pattern
+    return f"'{pattern.value}'" if pattern.type == "str" else terminal
+
+
+def _expected(names: set[str]) -> str:
+    described = sorted({_describe(n) for n in names if n != "_NL"})
+    if "_NL" in names:
+        described.append(_DESCRIBE["_NL"])
+    return described[0] if len(described) == 1 else "one of " + ", ".join(described)
+
+
+def _parse(text: str, start: str) -> Tree:
+    try:
+        return _lark().parse(text, start=start)
+    except UnexpectedInput as e:
+        raise _translate(text, e) from None
+
+
+def _acceptable(e: UnexpectedInput) -> set[str]:
+    """Terminals that would let the parse continue at the error. LALR merges lookahead sets of similar
+    states, so the parse table's own `expected` lists tokens from other contexts; replaying each
+    candidate on the interactive parser gives the exact set."""
+    parser = getattr(e, "interactive_parser", None)
+    accepts = set(parser.accepts()) if parser is not None else set()
+    if accepts:
+        return accepts
+    if isinstance(e, UnexpectedCharacters):
+        return set(e.allowed)
+    return set(getattr(e, "expected", ()) or ())
+
+
+def _hint(found: str, expected: set[str]) -> str:
+    """A suggestion for mistakes that the bare expected-token list does not explain."""
+    if found and found[0] in "<>=!" and "CMP" not in expected and "UPDATE" not in expected:
+        return "; comparisons in values are functions: lt, le, gt, ge, eq, ne (e.g. gt(a, b))"
+    if found.startswith("!") and "CMP" in expected:
+        return "; guards are affine: >=, <=, >, <, == joined by `and` (`!=` is not affine)"
+    if found and found[0] in "-/" and "UPDATE" in expected:
+        return "; to subtract, add the negation: `+= neg(x)`"
+    return ""
+
+
+def _translate(text: str, e: UnexpectedInput) -> IRSyntaxError:
+    expected = _acceptable(e)
+    if isinstance(e, UnexpectedCharacters):
+        char = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
+        what = "a line break" if char == "\n" else f"character {char!r}"
+        message = f"unexpected {what}; expected {_expected(expected)}{_hint(char, expected)}"
+        return _syntax_error(text, e.line, e.column, message)
+    if isinstance(e, UnexpectedToken) and e.token.type != "$END":
+        tok = e.token
+        found = _describe(tok.type) if tok.type == "_NL" else repr(str(tok))
+        message = f"unexpected {found}; expected {_expected(expected)}{_hint(str(tok), expected)}"
+        return _syntax_error(text, tok.line, tok.column, message)
+    line, column = _end_position(text)
+    hint = "; the program is missing its closing '}'" if "RBRACE" in expected else ""
+    return _syntax_error(text, line, column, f"unexpected end of input; expected {_expected(expected)}{hint}")
+
+
+# ---- tree -> IR ----------------------------------------------------------------------------------
+
+_INFIX = {"add": ScalarOp.ADD, "sub": ScalarOp.SUB, "mul": ScalarOp.MUL, "div": ScalarOp.DIV}
+# guard `a CMP b` -> Constraint, normalised by the helpers of affine.py
+_COMPARE: dict[str, Callable[[Affine, Affine], Constraint]] = {
+    ">=": ge,
+    "<=": lambda a, b: ge(b, a),
+    ">": lambda a, b: lt(b, a),
+    "<": lt,
+    "==": eq,
+}
+
+
+class _Builder:
+    """Turns a parse tree of `text` into IR nodes; every error points at the offending source."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    # -- errors --
+    def error(self, where: Tree | Token, message: str) -> IRSyntaxError:
+        if isinstance(where, Token):
+            line, column = where.line, where.column
+        else:
+            line, column = where.meta.line, where.meta.column
+        return _syntax_error(self.text, line, column, message)
+
+    def source(self, node: Tree | Token) -> str:
+        if isinstance(node, Token):
+            return str(node)
+        return self.text[node.meta.start_pos : node.meta.end_pos]
+
+    # -- program level --
+    def program(self, tree: Tree) -> Program:
+        name = str(tree.children[0])
+        symbols: list[tuple[str, int]] = []
+        tensors: list[TensorDecl] = []
+        stmts: list[Stmt] = []
+        prev: Tree | None = None  # previous statement tree, to catch a body indented under its loop
+        for item in tree.children[1:]:
+            if item.data == "symdef":
+                symbols.append(self.symdef(item))
+            elif item.data == "decl":
+                tensors.append(self.decl(item))
+            else:
+                self.check_indentation(prev, item)
+                stmts.append(self.stmt(item))
+                prev = item
+        return Program(name, tuple(tensors), tuple(stmts), tuple(symbols))
+
+    def symdef(self, tree: Tree) -> tuple[str, int]:
+        kind, name, value = tree.children
+        if kind != "sym":
+            raise self.error(kind, f"unknown declaration {str(kind)!r} with '='; symbols are bound as "
+                             f"`sym {name} = 128` and tensors declared as `input {name}: f32[...]`")  # fmt: skip
+        return str(name), self.integer(value, "a symbol value")
+
+    def decl(self, tree: Tree) -> TensorDecl:
+        role, name, dtype, sizes = tree.children
+        roles = [r.value for r in Role]
+        if role not in roles:
+            hint = f"; bind a symbol as `sym {name} = 128`" if role == "sym" else ""
+            raise self.error(role, f"unknown tensor role {str(role)!r}; expected one of {', '.join(roles)}{hint}")
+        shape = tuple(self.size(s) for s in sizes.children) if sizes is not None else ()
+        return TensorDecl(str(name), shape, self.dtype(dtype), Role(str(role)))
+
+    def check_indentation(self, prev: Tree | None, stmt: Tree) -> None:
+        # A loop nest holds exactly one statement. A loop-less statement indented under the previous
+        # loop nest was almost surely meant to be inside it (Python habit); refuse rather than guess.
+        if prev is None or _headers(stmt) or not _headers(prev):
+            return
+        if stmt.meta.column > prev.meta.column:
+            raise self.error(stmt, "this statement is indented under the loop nest of line "
+                             f"{prev.meta.line}, but a loop nest holds exactly one statement; repeat "
+                             "the `for ...:` header above it, or unindent it if it runs once")  # fmt: skip
+
+    # -- statements --
+    def stmt(self, tree: Tree) -> Stmt:
+        origin = self.origin(tree.children[0]) if tree.children[0] is not None else None
+        loops: list[Loop] = []
+        guards: list[Constraint] = []
+        for header in _headers(tree):
+            for child in header.children:
+                if isinstance(child, Tree) and child.data == "loop":
+                    loops.append(self.loop(child))
+                elif isinstance(child, Tree) and child.data == "guard":
+                    guards.extend(self.guard(child))
+        target_name, index, update, value = tree.children[-1].children
+        store_index = tuple(self.store_term(t) for t in _items(index))
+        return Stmt(
+            loops=tuple(loops),
+            target=Store(str(target_name), store_index),
+            update=Update(str(update)),
+            value=self.expr(value),
+            guards=tuple(guards),
+            origin=origin,
+        )
+
+    def origin(self, tree: Tree) -> Origin:
+        op, instance, tf32, source = tree.children
+        sign = -1 if len(instance.children) == 2 else 1
+        number = self.integer(instance.children[-1], "an op instance id")
+        # the printer writes the source between quotes without escapes, so none are read here
+        text = str(source)[1:-1] if source is not None else ""
+        return Origin(str(op), sign * number, text, allow_tf32=tf32 is not None)
+
+    def loop(self, tree: Tree) -> Loop:
+        name, lower, extent = tree.children
+        if self.integer(lower, "a loop start") != 0:
+            raise self.error(lower, f"loops start at 0: write `{name} in 0..N` and shift the indices")
+        return Loop(str(name), self.size(extent))
+
+    def guard(self, tree: Tree) -> list[Constraint]:
+        # `a <= b < c` chains as in Python: a <= b and b < c
+        parts = tree.children
+        out = []
+        for k in range(1, len(parts), 2):
+            left, cmp, right = parts[k - 1], parts[k], parts[k + 1]
+            out.append(_COMPARE[str(cmp)](self.affine(left), self.affine(right)))
+        return out
+
+    def store_term(self, tree: Tree) -> Affine:
+        if _contains_call(tree, "ind"):
+            raise self.error(tree, "a store index must be affine; `ind(...)` is only allowed in loads")
+        return self.affine(tree)
+
+    # -- leaves --
+    def integer(self, tok: Token, what: str) -> int:
+        if not tok.isdigit():
+            raise self.error(tok, f"{what} must be an integer, got {str(tok)!r}")
+        return int(tok)
+
+    def size(self, tok: Token) -> Size:
+        return str(tok) if tok.type == "NAME" else self.integer(tok, "a size")
+
+    def dtype(self, tok: Token) -> DType:
+        if str(tok) not in _DTYPES:
+            raise self.error(tok, f"unknown dtype {str(tok)!r}; known: {', '.join(_DTYPES)}")
+        return _DTYPES[str(tok)]
+
+    # -- index expressions --
+    def affine(self, tree: Tree) -> Affine:
+        """An index expression: integers, loop variables, + - *, and // % by positive constants."""
+        kind, kids = tree.data, tree.children
+        if kind == "number":
+            if not kids[0].isdigit():
+                raise self.error(tree, f"index expressions are integers, got {str(kids[0])!r}")
+            return as_affine(int(kids[0]))
+        if kind == "name":
+            return var(str(kids[0]))
+        if kind == "neg":
+            return -self.affine(kids[0])
+        if kind in ("add", "sub"):
+            left, right = self.affine(kids[0]), self.affine(kids[2])
+            return left + right if kind == "add" else left - right
+        if kind == "mul":
+            try:
+                return self.affine(kids[0]) * self.affine(kids[2])
+            except NotAffineError:
+                raise self.error(tree, f"`{self.source(tree)}` is not affine: an index may multiply a "
+                                 "loop variable only by an integer constant") from None  # fmt: skip
+        if kind in ("floordiv", "mod"):
+            divisor = self.affine(kids[2])
+            if not divisor.is_const or divisor.const <= 0:
+                raise self.error(kids[2], f"`{self.source(tree)}`: `{kids[1]}` needs a positive integer "
+                                 "constant on its right, e.g. (i // 2) or (i % 4)")  # fmt: skip
+            left = self.affine(kids[0])
+            return left // divisor.const if kind == "floordiv" else left % divisor.const
+        if kind == "div":
+            raise self.error(kids[1], "`/` is not allowed in an index expression; use `//` for floor "
+                             "division, e.g. (i // 2)")  # fmt: skip
+        if kind == "call" and kids[0] == "ind":
+            raise self.error(tree, "`ind(...)` must stand alone as an index term, optionally followed by "
+                             "`+ offset` or `- offset`, e.g. T[ind(I[i]) + 1, j]")  # fmt: skip
+        if kind == "call":
+            raise self.error(tree, f"function call `{self.source(tree)}` in an index expression; an index "
+                             "is affine in the loop variables (data-dependent: `ind(T[...])`)")  # fmt: skip
+        if kind == "load":
+            raise self.error(tree, f"a load `{self.source(tree)}` cannot be an index; write a "
+                             f"data-dependent index as `ind({self.source(tree)})`")  # fmt: skip
+        raise AssertionError(kind)
+
+    def index_term(self, tree: Tree) -> IndexTerm:
+        """`ind(v) [+|- offset]` -> Indirect; anything else -> Affine."""
+        if not _contains_call(tree, "ind"):
+            return self.affine(tree)
+        parts = list(_signed_terms(tree, 1))
+        inds = [(s, t) for s, t in parts if _is_call(t, "ind")]
+        if len(inds) != 1 or inds[0][0] != 1:
+            raise self.error(tree, "an index term may hold one `ind(...)`, added (not subtracted), plus "
+                             "an affine offset, e.g. ind(I[i]) - 1")  # fmt: skip
+        call = inds[0][1]
+        args = _items(call.children[1])
+        if len(args) != 1:
+            raise self.error(call, f"ind takes 1 argument, got {len(args)}")
+        offset = Affine()
+        for sign, t in parts:
+            if t is not call:
+                offset = offset + self.affine(t) * sign
+        return Indirect(self.expr(args[0]), offset)
+
+    # -- value expressions --
+    def expr(self, tree: Tree) -> Expr:
+        kind, kids = tree.data, tree.children
+        if kind == "number":
+            return Const(_number(kids[0]))
+        if kind == "name":
+            if kids[0] in _VALUE_NAMES:
+                return Const(_VALUE_NAMES[str(kids[0])])
+            raise self.error(tree, f"bare name {str(kids[0])!r} is not a value: load a tensor as "
+                             f"{kids[0]}[...], use a loop variable as index({kids[0]}); constants are "
+                             "numbers, true, false, inf, nan")  # fmt: skip
+        if kind == "neg":
+            inner = kids[0]
+            # `-1.5` and `-inf` are negative constants; negating anything else is neg(x)
+            if inner.data == "number":
+                return Const(-_number(inner.children[0]))
+            if inner.data == "name" and inner.children[0] in ("inf", "nan"):
+                return Const(-_VALUE_NAMES[str(inner.children[0])])
+            return Call(ScalarOp.NEG, (self.expr(inner),))
+        if kind in _INFIX:
+            return Call(_INFIX[kind], (self.expr(kids[0]), self.expr(kids[2])))
+        if kind in ("floordiv", "mod"):
+            raise self.error(kids[1], f"`{kids[1]}` is only for index expressions; for values use "
+                             "floor(a / b), or index(...) around an index expression")  # fmt: skip
+        if kind == "load":
+            return Load(str(kids[0]), tuple(self.index_term(t) for t in _items(kids[1])))
+        if kind == "call":
+            return self.call(tree)
+        raise AssertionError(kind)
+
+    def call(self, tree: Tree) -> Expr:
+        name = str(tree.children[0])
+        args = _items(tree.children[1])
+        if name == "index":
+            self.arity(tree, name, 1, len(args))
+            return Index(self.affine(args[0]))
+        if name in _DTYPES:
+            self.arity(tree, name, 1, len(args))
+            return Cast(_DTYPES[name], self.expr(args[0]))
+        if name == "ind":
+            raise self.error(tree, "`ind(...)` is a data-dependent index and may only stand inside "
+                             "T[...], e.g. E[ind(I[i]), j]")  # fmt: skip
+        if name not in _OPS_BY_NAME:
+            raise self.error(tree.children[0], f"unknown function {name!r}; known functions: "
+                             f"{', '.join(_FUNCTIONS)}; casts: {', '.join(_DTYPES)}; index(<affine>)")  # fmt: skip
+        op = _OPS_BY_NAME[name]
+        self.arity(tree, name, OPS[op].arity, len(args))
+        return Call(op, tuple(self.expr(a) for a in args))
+
+    def arity(self, tree: Tree, name: str, expected: int, got: int) -> None:
+        if expected != got:
+            plural = "argument" if expected == 1 else "arguments"
+            raise self.error(tree, f"{name} takes {expected} {plural}, got {got}: `{self.source(tree)}`")
+
+
+# ---- tree helpers --------------------------------------------------------------------------------
+
+
+def _items(exprs: Tree | None) -> list[Tree]:
+    """The expressions of an `exprs` node (None for an empty list)."""
+    return [] if exprs is None else list(exprs.children)
+
+
+def _headers(stmt: Tree) -> list[Tree]:
+    return [c for c in stmt.children if isinstance(c, Tree) and c.data == "header"]
+
+
+def _number(tok: Token) -> int | float:
+    return int(tok) if tok.isdigit() else float(tok)
+
+
+def _is_call(tree: Tree, name: str) -> bool:
+    return isinstance(tree, Tree) and tree.data == "call" and tree.children[0] == name
+
+
+def _contains_call(tree: Tree, name: str) -> bool:
+    return any(_is_call(t, name) for t in tree.iter_subtrees())
+
+
+def _signed_terms(tree: Tree, sign: int) -> Iterator[tuple[int, Tree]]:
+    """Flatten a chain of + and - (and unary minus) into (sign, term) pairs."""
+    if tree.data in ("add", "sub"):
+        yield from _signed_terms(tree.children[0], sign)
+        yield from _signed_terms(tree.children[2], sign if tree.data == "add" else -sign)
+    elif tree.data == "neg":
+        yield from _signed_terms(tree.children[0], -sign)
+    else:
+        yield sign, tree

@@ -1,0 +1,306 @@
+"""The polyhedral view of IR statements: exact point counts of iteration domains and exact
+footprints of accesses, computed by isl (islpy-barvinok) without enumerating points. The only module
+of solar that imports islpy.
+
+Terms. The *iteration domain* of a statement is the set of integer points of its loop variables
+(0 <= v < extent for each loop) that satisfy its guards. An *access* is a Load of the statement's
+value or the Store of its target; its *footprint* is the number of DISTINCT tensor elements it
+touches over the domain. A tensor's footprint over several statements is the size of the union of
+those sets.
+
+Sizes. Program symbols are substituted by their values by default, so results are exact Python ints.
+With `parametric=True` they stay isl parameters and the result is isl's piecewise quasi-polynomial
+as text, e.g. "[N] -> { (1/2 * N + 1/2 * N^2) : N > 0 }".
+
+Indirect (data-dependent) index terms. The elements an indirect dimension touches depend on the
+index data, which an analysis does not see. `indirect="min"` (the default) lets the dimension
+contribute exactly one element: the smallest footprint any index data can produce (the footprint is
+then the number of distinct values of the other, affine, dimensions), so byte counts built on it
+stay LOWER bounds. `indirect="max"` lets it cover the whole dimension (0 <= x < size): an upper
+bound, assuming the data stays in bounds (the interpreter checks that it does)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from typing import Literal
+
+import islpy as isl
+
+from solar.errors import NotAffineError, SolarError
+from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod
+from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store
+
+IndirectMode = Literal["min", "max"]
+Access = Load | Store
+
+# Words of isl's set syntax: a variable with one of these names is renamed in the isl text.
+_ISL_WORDS = frozenset(
+    {"and", "or", "not", "xor", "implies", "exists", "floor", "ceil", "mod", "min", "max"}
+    | {"true", "false", "infty", "NaN", "rat"}
+)
+
+
+# ---- isl text of IR pieces -----------------------------------------------------------------------
+
+
+class _Names:
+    """How IR names appear in isl text: loop variables (renamed off isl keywords), and symbols as
+    their values or as isl parameters."""
+
+    def __init__(self, program: Program, stmt: Stmt, parametric: bool) -> None:
+        self.program = program
+        self.parametric = parametric
+        self.loop = {v: (f"{v}_" if v in _ISL_WORDS else v) for v in stmt.loop_vars}
+        self.symbols = dict(program.symbols)
+        self.params: set[str] = set()  # the symbols the text mentions (parametric mode)
+
+    def name(self, v: str) -> str:
+        if v in self.loop:
+            return self.loop[v]
+        if v in self.symbols:
+            if not self.parametric:
+                return str(self.symbols[v])
+            self.params.add(v)
+            return v
+        raise NotAffineError(
+            f"index variable {v!r} is neither a loop variable nor a program symbol"
+        )
+
+    def size(self, s: Size) -> str:
+        if isinstance(s, int):
+            return str(s)
+        self.program.size(s)  # raises IRVerifyError for an unbound symbol
+        return self.name(s)
+
+
+def _atom(atom: Atom, names: _Names) -> str:
+    match atom:
+        case str():
+            return names.name(atom)
+        case FloorDiv(expr, d):
+            return f"floor(({_affine(expr, names)})/{d})"
+        case Mod(expr, d):
+            return f"(({_affine(expr, names)}) mod {d})"
+    raise TypeError(atom)
+
+
+def _affine(expr: Affine, names: _Names) -> str:
+    """`2*i - j + 3` in isl syntax (signs folded, so the text stays readable in error messages)."""
+    terms = [(c, _atom(a, names)) for a, c in expr.terms]
+    if expr.const or not terms:
+        terms.append((expr.const, ""))
+    text = ""
+    for n, (coeff, body) in enumerate(terms):
+        mag = str(abs(coeff)) if not body else body if abs(coeff) == 1 else f"{abs(coeff)}*{body}"
+        sign = ("-" if coeff < 0 else "") if n == 0 else (" - " if coeff < 0 else " + ")
+        text += sign + mag
+    return text
+
+
+def _constraint(c: Constraint, names: _Names) -> str:
+    return f"{_affine(c.expr, names)} {'=' if c.equality else '>='} 0"
+
+
+def _domain_constraints(stmt: Stmt, names: _Names) -> list[str]:
+    bounds = [f"0 <= {names.loop[lp.var]} < {names.size(lp.extent)}" for lp in stmt.loops]
+    return bounds + [_constraint(g, names) for g in stmt.guards]
+
+
+def _space(stmt: Stmt, names: _Names) -> str:
+    return "[" + ", ".join(names.loop[v] for v in stmt.loop_vars) + "]"
+
+
+def _tuple_name(tensor: str) -> str:
+    ok = tensor.isidentifier() and tensor not in _ISL_WORDS
+    return tensor if ok else "T"
+
+
+def _braces(tuples: str, constraints: list[str]) -> str:
+    """`{ tuples : c1 and c2 ... }`, or `{ tuples }` with no constraints."""
+    return f"{{ {tuples} : {' and '.join(constraints)} }}" if constraints else f"{{ {tuples} }}"
+
+
+def _with_params(body: str, params: Iterable[str]) -> str:
+    params = sorted(params)
+    return f"[{', '.join(params)}] -> {body}" if params else body
+
+
+def domain_text(program: Program, stmt: Stmt, parametric: bool = False) -> str:
+    """The isl set of the statement's iteration domain, e.g. `{ [i, j] : 0 <= i < 8 and ... }`."""
+    names = _Names(program, stmt, parametric)
+    body = _braces(_space(stmt, names), _domain_constraints(stmt, names))
+    return _with_params(body, names.params)
+
+
+def _access_text(
+    program: Program,
+    stmt: Stmt,
+    tensor: str,
+    index: tuple[IndexTerm, ...],
+    names: _Names,
+    indirect: IndirectMode,
+) -> str:
+    """The body of the isl map from the domain to the elements an access touches (no parameters)."""
+    shape = program.tensor(tensor).shape
+    outs = [f"_o{d}" for d in range(len(index))]
+    cons = []
+    for d, (o, term) in enumerate(zip(outs, index)):
+        if isinstance(term, Indirect):
+            cons.append(f"{o} = 0" if indirect == "min" else f"0 <= {o} < {names.size(shape[d])}")
+        else:
+            cons.append(f"{o} = {_affine(term, names)}")
+    cons += _domain_constraints(stmt, names)
+    return _braces(f"{_space(stmt, names)} -> {_tuple_name(tensor)}[{', '.join(outs)}]", cons)
+
+
+def access_text(
+    program: Program,
+    stmt: Stmt,
+    access: Access,
+    parametric: bool = False,
+    indirect: IndirectMode = "min",
+) -> str:
+    """The isl map `{ [loop vars] -> T[element] : domain }` of one access of `stmt`."""
+    names = _Names(program, stmt, parametric)
+    body = _access_text(program, stmt, access.tensor, access.index, names, indirect)
+    return _with_params(body, names.params)
+
+
+# ---- counting ------------------------------------------------------------------------------------
+
+
+def _to_int(count: isl.PwQPolynomial, what: str) -> int:
+    """The exact integer value of a constant count (isl's Val has unbounded precision)."""
+    count = count.coalesce()
+    pieces = count.get_pieces()
+    if not pieces:
+        return 0  # isl's zero polynomial has no pieces: the set is empty
+    if len(pieces) != 1 or count.dim(isl.dim_type.param) != 0:
+        raise SolarError(f"the count of {what} is not a single constant piece: {count}")
+    value = pieces[0][1].get_constant_val()
+    if not value.is_int():
+        raise SolarError(f"the count of {what} is not a finite integer: {count}")
+    return int(value.to_str())  # via text: no round trip through a C long or a float
+
+
+@functools.lru_cache(maxsize=4096)
+def count_points(set_text: str) -> int:
+    """Exact number of integer points of an isl set given as text (no parameters)."""
+    return _to_int(isl.Set(set_text).card(), set_text)
+
+
+@functools.lru_cache(maxsize=4096)
+def count_points_parametric(set_text: str) -> str:
+    """isl's piecewise quasi-polynomial counting the points of a set with parameters, as text."""
+    return str(isl.Set(set_text).card().coalesce())
+
+
+@functools.lru_cache(maxsize=4096)
+def _image_text(map_texts: tuple[str, ...]) -> str:
+    """The union of the ranges of some maps into one tensor, as the text of one isl set."""
+    image: isl.Set | None = None
+    for text in map_texts:
+        r = isl.Map(text).range()
+        image = r if image is None else image.union(r)
+    assert image is not None
+    return str(image.coalesce())
+
+
+def _count(set_text: str, parametric: bool) -> int | str:
+    return count_points_parametric(set_text) if parametric else count_points(set_text)
+
+
+# ---- public API ----------------------------------------------------------------------------------
+
+
+def domain_size(program: Program, stmt: Stmt, parametric: bool = False) -> int | str:
+    """Number of integer points of the statement's iteration domain, guards included."""
+    return _count(domain_text(program, stmt, parametric), parametric)
+
+
+def access_footprint(
+    program: Program,
+    stmt: Stmt,
+    access: Access,
+    indirect: IndirectMode = "min",
+    parametric: bool = False,
+) -> int | str:
+    """Number of distinct elements of `access.tensor` that `access` (a Load of `stmt` or its Store)
+    touches over the statement's domain. See the module docstring for `indirect`."""
+    return tensor_footprint_of(program, [(stmt, access)], indirect, parametric)
+
+
+def tensor_footprint(
+    program: Program,
+    tensor: str,
+    kind: Literal["read", "write"],
+    stmts: Iterable[Stmt] | None = None,
+    indirect: IndirectMode = "min",
+    parametric: bool = False,
+) -> int | str:
+    """Number of distinct elements of `tensor` read (every Load of it, including loads inside
+    indirect indices) or written (the Store) by `stmts` (default: all statements of the program).
+
+    The target of an accumulating update (+=, max=, ...) is read-modify-written; it counts as a
+    write only. A tensor no statement accesses has footprint 0."""
+    program.tensor(tensor)  # raises for an unknown name
+    if kind not in ("read", "write"):
+        raise SolarError(f"footprint kind must be 'read' or 'write', got {kind!r}")
+    accesses: list[tuple[Stmt, Access]] = []
+    for stmt in program.stmts if stmts is None else stmts:
+        if kind == "write":
+            if stmt.target.tensor == tensor:
+                accesses.append((stmt, stmt.target))
+        else:
+            accesses += [(stmt, ld) for ld in stmt.loads() if ld.tensor == tensor]
+    if not accesses:
+        return "0" if parametric else 0
+    return tensor_footprint_of(program, accesses, indirect, parametric)
+
+
+def tensor_footprint_of(
+    program: Program,
+    accesses: Iterable[tuple[Stmt, Access]],
+    indirect: IndirectMode = "min",
+    parametric: bool = False,
+) -> int | str:
+    """Number of distinct elements in the union of the images of (statement, access) pairs, all
+    accesses of one tensor."""
+    bodies: list[str] = []
+    params: set[str] = set()
+    tensors: set[str] = set()
+    for stmt, access in accesses:
+        names = _Names(program, stmt, parametric)
+        bodies.append(_access_text(program, stmt, access.tensor, access.index, names, indirect))
+        params |= names.params
+        tensors.add(access.tensor)
+    if len(tensors) != 1:
+        raise SolarError(f"a footprint is of one tensor; the accesses touch {sorted(tensors)}")
+    # Every map gets the same parameter list, so that isl can unite their images.
+    texts = tuple(sorted(_with_params(b, params) for b in bodies))
+    return _count(_image_text(texts), parametric)
+
+
+def access_in_bounds(
+    program: Program, stmt: Stmt, tensor: str, index: tuple[IndexTerm, ...]
+) -> bool:
+    """True when every point of the statement's domain maps `index` inside `tensor`'s shape.
+
+    Indirect dimensions cannot be checked here (the data decides); they are taken to be in bounds,
+    and the interpreter checks them at run time."""
+    names = _Names(program, stmt, parametric=False)
+    shape = program.shape(tensor)
+    if len(index) != len(shape):
+        return False
+    body = _access_text(program, stmt, tensor, index, names, "max")
+    box = [f"0 <= _o{d} < {s}" for d, s in enumerate(shape)]
+    box_text = _braces(
+        f"{_tuple_name(tensor)}[{', '.join(f'_o{d}' for d in range(len(shape)))}]", box
+    )
+    return _is_subset(body, box_text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_subset(map_text: str, box_text: str) -> bool:
+    return isl.Map(map_text).range().is_subset(isl.Set(box_text))

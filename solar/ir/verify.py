@@ -1,0 +1,314 @@
+"""The structural verifier of IR programs: declarations and sizes, loop variables, every access inside
+its tensor over the iteration domain, and dataflow order (temps and outputs written before read).
+
+Terms: the *iteration domain* of a statement is the set of loop-variable points (each var in
+0..extent-1) that satisfy its guards; an *access* is a tensor name with one index term per dimension."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Callable, Iterable, Mapping
+
+import numpy as np
+
+from solar.errors import IRVerifyError
+from solar.ir.affine import Affine, value_range
+from solar.ir.nodes import (
+    Call,
+    Cast,
+    Const,
+    Expr,
+    Index,
+    Indirect,
+    IndexTerm,
+    Load,
+    Program,
+    Role,
+    Size,
+    Stmt,
+    TensorDecl,
+    walk,
+)
+from solar.ir.printer import format_affine, format_expr, format_stmt
+from solar.ir.scalar_ops import OPS, Update
+
+__all__ = ["verify", "verify_stmt", "ENUMERATION_LIMIT"]
+
+# Above this many iteration points the exact fallback check is skipped and the interval violation is
+# reported as is (enumeration costs ~ one int64 array of this size per index term).
+ENUMERATION_LIMIT = 2_000_000
+
+# Names the text form can print and parse back (the NAME terminal of solar.ir.parser).
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_READ_ONLY = (Role.INPUT, Role.PARAM)
+_NEEDS_WRITE = (Role.TEMP, Role.OUTPUT)
+
+Fail = Callable[[str], IRVerifyError]  # builds the error for one statement from a problem description
+
+
+def verify(program: Program) -> None:
+    """Raise IRVerifyError at the first problem of `program`; return None when it is well formed."""
+    _check_declarations(program)
+    tensors = {t.name: t for t in program.tensors}
+    written: set[str] = set()
+    for number, stmt in enumerate(program.stmts):
+        _check_stmt(program, stmt, number, tensors)
+        for load in stmt.loads():
+            decl = tensors[load.tensor]
+            if decl.role in _NEEDS_WRITE and load.tensor not in written:
+                raise _stmt_error(program, stmt, number, f"reads {decl.role.value} {load.tensor!r} "
+                                  "before any earlier statement writes it")  # fmt: skip
+        target = stmt.target.tensor
+        if stmt.update is not Update.ASSIGN and target not in written:
+            raise _stmt_error(program, stmt, number, f"accumulates ({stmt.update.value}) into {target!r}, "
+                              f"which no earlier statement initialises; add e.g. `{target}[...] = "
+                              f"{_identity_text(stmt.update)}` before it")  # fmt: skip
+        written.add(target)
+    for decl in program.with_role(Role.OUTPUT):
+        if decl.name not in written:
+            raise IRVerifyError(f"program {program.name!r}: output {decl.name!r} is never written")
+
+
+def verify_stmt(program: Program, stmt: Stmt) -> None:
+    """Check one statement against the declarations of `program` (no dataflow-order checks)."""
+    number = next((k for k, s in enumerate(program.stmts) if s is stmt), None)
+    _check_stmt(program, stmt, number, {t.name: t for t in program.tensors})
+
+
+# ---- errors --------------------------------------------------------------------------------------
+
+
+def _stmt_error(program: Program, stmt: Stmt, number: int | None, problem: str) -> IRVerifyError:
+    """First line: program, statement number and problem (the CLI prints one line); then the statement."""
+    where = f"statement {number}" if number is not None else "statement"
+    text = "\n".join("    " + line for line in format_stmt(stmt).splitlines())
+    return IRVerifyError(f"program {program.name!r}, {where}: {problem}\n{text}")
+
+
+def _identity_text(update: Update) -> str:
+    value = update.identity
+    return "-inf" if value == float("-inf") else "inf" if value == float("inf") else repr(value)
+
+
+# ---- declarations --------------------------------------------------------------------------------
+
+
+def _check_declarations(program: Program) -> None:
+    def fail(problem: str) -> IRVerifyError:
+        return IRVerifyError(f"program {program.name!r}: {problem}")
+
+    symbols: dict[str, int] = {}
+    for name, value in program.symbols:
+        if not _NAME.fullmatch(name):
+            raise fail(f"symbol name {name!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
+        if name in symbols:
+            raise fail(f"symbol {name!r} is bound twice")
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise fail(f"symbol {name!r} = {value!r}: sizes must be positive integers")
+        symbols[name] = value
+    seen: set[str] = set()
+    for t in program.tensors:
+        if not _NAME.fullmatch(t.name):
+            raise fail(f"tensor name {t.name!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
+        if t.name in seen:
+            raise fail(f"tensor {t.name!r} is declared twice")
+        seen.add(t.name)
+        for dim, size in enumerate(t.shape):
+            problem = _size_problem(size, symbols)
+            if problem:
+                raise fail(f"tensor {t.name!r} dimension {dim}: {problem}")
+
+
+def _size_problem(size: Size, symbols: dict[str, int]) -> str | None:
+    """Why `size` is not a positive integer or a bound symbol (None when it is fine)."""
+    if isinstance(size, str):
+        return None if size in symbols else f"size symbol {size!r} is not bound (add `sym {size} = ...`)"
+    if isinstance(size, bool) or not isinstance(size, int):
+        return f"size {size!r} is neither an integer nor a symbol name"
+    return None if size > 0 else f"size {size} is not positive"
+
+
+# ---- one statement -------------------------------------------------------------------------------
+
+
+def _check_stmt(
+    program: Program, stmt: Stmt, number: int | None, tensors: Mapping[str, TensorDecl]
+) -> None:
+    def fail(problem: str) -> IRVerifyError:
+        return _stmt_error(program, stmt, number, problem)
+
+    symbols = dict(program.symbols)
+    loop_vars: set[str] = set()
+    for loop in stmt.loops:
+        if not _NAME.fullmatch(loop.var):
+            raise fail(f"loop variable {loop.var!r} is not an identifier")
+        if loop.var in loop_vars:
+            raise fail(f"loop variable {loop.var!r} is bound twice")
+        loop_vars.add(loop.var)
+        problem = _size_problem(loop.extent, symbols)
+        if problem:
+            raise fail(f"loop {loop.var!r}: {problem}")
+
+    def check_vars(expr: Affine, what: str) -> None:
+        free = sorted(expr.variables - loop_vars)
+        if free:
+            loops = ", ".join(stmt.loop_vars) or "none"
+            raise fail(f"{what} uses {', '.join(map(repr, free))}, which is not a loop variable of this "
+                       f"statement (loops: {loops})")  # fmt: skip
+
+    def check_access(name: str, index: tuple[IndexTerm, ...], text: str) -> None:
+        if name not in tensors:
+            raise fail(f"{text} names undeclared tensor {name!r}")
+        rank = len(tensors[name].shape)
+        if len(index) != rank:
+            raise fail(f"{text} has {len(index)} index terms but {name!r} has {rank} dimensions")
+        for term in index:
+            check_vars(term.offset if isinstance(term, Indirect) else term, text)
+
+    # target
+    target = stmt.target
+    target_text = f"{target.tensor}[{', '.join(map(_term_text, target.index))}]"
+    if any(not isinstance(t, Affine) for t in target.index):
+        raise fail(f"store {target_text} has a non-affine index; stores must be affine")
+    check_access(target.tensor, target.index, f"store {target_text}")
+    if tensors[target.tensor].role in _READ_ONLY:
+        raise fail(f"stores into {tensors[target.tensor].role.value} {target.tensor!r}, which is read-only")
+    for guard in stmt.guards:
+        check_vars(guard.expr, f"guard `{guard}`")
+
+    # value expression
+    for expr in walk(stmt.value):
+        match expr:
+            case Load(name, index):
+                check_access(name, index, f"load {format_expr(expr)}")
+                for term in index:
+                    if isinstance(term, Indirect):
+                        _check_indirect(tensors, term, fail)
+            case Call(op, args):
+                if op not in OPS:
+                    raise fail(f"call {format_expr(expr)}: op {op!r} has no row in scalar_ops.OPS")
+                if len(args) != OPS[op].arity:
+                    raise fail(f"call {op.value}(...) has {len(args)} arguments, expected {OPS[op].arity}")
+            case Index(e):
+                check_vars(e, f"index({format_affine(e)})")
+            case Cast() | Const():
+                pass
+            case _:
+                raise fail(f"unknown expression node {expr!r}")
+
+    _check_bounds(program, stmt, fail)
+
+
+def _term_text(term: IndexTerm) -> str:
+    return f"ind({format_expr(term.value)})" if isinstance(term, Indirect) else format_affine(term)
+
+
+def _check_indirect(tensors: Mapping[str, TensorDecl], term: Indirect, fail: Fail) -> None:
+    kind = _dtype_kind(tensors, term.value)
+    if kind is not None and kind != "int":
+        raise fail(f"data-dependent index ind({format_expr(term.value)}) has a {kind} value; index values "
+                   "must be integers (cast with i64(...))")  # fmt: skip
+
+
+def _dtype_kind(tensors: Mapping[str, TensorDecl], expr: Expr) -> str | None:
+    """"int", "float" or "bool" where the element type of `expr` is evident, else None."""
+    match expr:
+        case Load(name, _):
+            # an undeclared tensor is reported when the walk reaches the load itself
+            return tensors[name].dtype.kind if name in tensors else None
+        case Cast(dtype, _):
+            return dtype.kind
+        case Index():
+            return "int"
+        case Const(value):
+            return "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "float"
+    return None
+
+
+# ---- bounds --------------------------------------------------------------------------------------
+
+
+def _accesses(stmt: Stmt) -> Iterable[tuple[str, tuple[IndexTerm, ...], str]]:
+    yield stmt.target.tensor, stmt.target.index, "store"
+    for load in stmt.loads():
+        yield load.tensor, load.index, "load"
+
+
+def _check_bounds(program: Program, stmt: Stmt, fail: Fail) -> None:
+    """Every affine index term lies in 0..size-1 over the iteration domain.
+
+    Interval arithmetic over the loop box is exact for linear terms without guards (the extremes are
+    attained at corners), so only guarded or quasi-affine accesses that fail it get the exact check."""
+    extents = program.extents(stmt)
+    if any(n <= 0 for n in extents.values()):
+        return  # an empty domain touches nothing
+    ranges = {v: (0, n - 1) for v, n in extents.items()}
+    for name, index, kind in _accesses(stmt):
+        shape = program.shape(name)
+        violations = []
+        for dim, (term, size) in enumerate(zip(index, shape)):
+            if isinstance(term, Affine):
+                lo, hi = value_range(term, ranges)
+                if lo < 0 or hi >= size:
+                    violations.append((dim, term, size, lo, hi))
+        if not violations:
+            continue
+        text = f"{kind} {name}[{', '.join(map(_term_text, index))}]"
+        dim, term, size, lo, hi = violations[0]
+        interval = (f"{text}: index {dim} `{format_affine(term)}` ranges over [{lo}, {hi}] but dimension "
+                    f"{dim} of {name!r} has size {size} (valid 0..{size - 1})")  # fmt: skip
+        quasi = any(isinstance(t, Affine) and not t.is_linear for t in index)
+        if not stmt.guards and not quasi:
+            raise fail(interval)
+        verdict = _exact_check(program, stmt, name, index)
+        if verdict is None:
+            raise fail(interval + " (the guarded domain is too large for an exact check)")
+        if verdict is not True:
+            raise fail(f"{text} is out of bounds: {verdict}")
+
+
+def _exact_check(program: Program, stmt: Stmt, name: str, index: tuple[IndexTerm, ...]) -> bool | str | None:
+    """True when the access stays in bounds over the guarded domain, a description of a violating point
+    when it does not, None when no exact method is affordable."""
+    try:
+        # through sys.modules, so that a missing islpy (or a test) can switch the module off
+        polyhedral = importlib.import_module("solar.ir.polyhedral")
+    except ImportError:
+        polyhedral = None
+    access_in_bounds = getattr(polyhedral, "access_in_bounds", None)
+    if access_in_bounds is None:
+        return _enumerate(program, stmt, name, index)
+    if access_in_bounds(program, stmt, name, index):
+        return True
+    # isl says no but gives no witness; enumerate for one where affordable
+    witness = _enumerate(program, stmt, name, index)
+    if isinstance(witness, str):
+        return witness
+    return "the exact (polyhedral) check found a point of the domain outside the tensor"
+
+
+def _enumerate(program: Program, stmt: Stmt, name: str, index: tuple[IndexTerm, ...]) -> bool | str | None:
+    extents = program.extents(stmt)
+    shape = tuple(extents[v] for v in stmt.loop_vars)
+    if int(np.prod(shape, dtype=np.int64)) > ENUMERATION_LIMIT:
+        return None
+    env = {}
+    for axis, v in enumerate(stmt.loop_vars):
+        view = [1] * len(shape)
+        view[axis] = shape[axis]
+        env[v] = np.arange(shape[axis], dtype=np.int64).reshape(view)
+    inside = np.ones(shape, dtype=bool)
+    for guard in stmt.guards:
+        inside &= np.broadcast_to(guard.holds(env), shape)
+    for dim, (term, size) in enumerate(zip(index, program.shape(name))):
+        if not isinstance(term, Affine):
+            continue
+        values = np.broadcast_to(term.evaluate(env), shape)
+        bad = inside & ((values < 0) | (values >= size))
+        if bad.any():
+            point = tuple(int(x) for x in np.argwhere(bad)[0])
+            at = ", ".join(f"{v}={x}" for v, x in zip(stmt.loop_vars, point))
+            return (f"index {dim} `{format_affine(term)}` = {int(values[point])} at {at or 'the only point'} "
+                    f"(dimension {dim} of {name!r} has size {size})")  # fmt: skip
+    return True

@@ -1,0 +1,268 @@
+"""The einsum graph: one node per IR statement (output and operand index maps, combine and
+reduction ops, extents, guards, dtypes) joined by def-use edges of tensors. The backends derive
+costs from these nodes; nothing here knows a FLOP formula."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import networkx as nx
+
+from solar.ir.affine import Affine
+from solar.ir.dtypes import DType
+from solar.ir.nodes import Call, Cast, Expr, Indirect, Load, Origin, Program, Stmt, walk
+from solar.ir.printer import format_affine, format_constraint, format_expr, format_store
+from solar.ir.scalar_ops import ScalarOp, Update
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """One load of a node: the tensor, its printed index forms and the tensor's storage dtype."""
+
+    tensor: str
+    index: tuple[str, ...]
+    dtype: DType
+
+
+@dataclass(frozen=True, slots=True)
+class EinsumNode:
+    """One statement seen as a generalised einsum.
+
+    `combine` is the top-level scalar op of the value (casts skipped; None for a bare load or
+    constant); `reduce` is the update that folds points into the target. `is_contraction` marks
+    what a tensor core can run: a product of two loads, summed over variables that index both
+    operands.
+    `contraction_dtype` is the dtype the products are formed in (see `contraction_dtype`)."""
+
+    id: int
+    stmt: Stmt
+    output: str
+    output_index: tuple[str, ...]
+    operands: tuple[Operand, ...]
+    combine: ScalarOp | None
+    reduce: Update
+    reduced_vars: tuple[str, ...]
+    extents: tuple[tuple[str, int], ...]
+    guards: tuple[str, ...]
+    out_dtype: DType
+    origin: Origin | None
+    is_contraction: bool
+    contraction_dtype: DType | None
+    equation: str
+
+
+@dataclass(frozen=True, eq=False)
+class EinsumGraph:
+    """A networkx.DiGraph keyed by statement index (attribute "node" = EinsumNode) with an edge
+    writer -> reader for every tensor an earlier statement writes and a later one reads (attribute
+    "tensor" = the first such tensor, "tensors" = all of them)."""
+
+    program: Program
+    graph: nx.DiGraph
+
+    def nodes(self) -> tuple[EinsumNode, ...]:
+        return tuple(self.graph.nodes[i]["node"] for i in sorted(self.graph.nodes))
+
+    def node(self, node_id: int) -> EinsumNode:
+        return self.graph.nodes[node_id]["node"]
+
+    def __iter__(self) -> Iterator[EinsumNode]:
+        return iter(self.nodes())
+
+    def __len__(self) -> int:
+        return self.graph.number_of_nodes()
+
+
+# ---- lifting -------------------------------------------------------------------------------------
+
+
+def lift(program: Program) -> EinsumGraph:
+    """Lift every statement of `program` to an EinsumNode and connect them by def-use of tensors."""
+    graph = nx.DiGraph()
+    writers: dict[str, list[int]] = {}
+    for i, stmt in enumerate(program.stmts):
+        graph.add_node(i, node=lift_stmt(program, i, stmt))
+        for tensor in _reads(stmt):
+            for w in writers.get(tensor, ()):
+                if graph.has_edge(w, i):
+                    data = graph.edges[w, i]
+                    if tensor not in data["tensors"]:
+                        data["tensors"] = data["tensors"] + (tensor,)
+                else:
+                    graph.add_edge(w, i, tensor=tensor, tensors=(tensor,))
+        writers.setdefault(stmt.target.tensor, []).append(i)
+    return EinsumGraph(program, graph)
+
+
+def _reads(stmt: Stmt) -> tuple[str, ...]:
+    """Tensors whose values a statement uses: its loads, and its own target when it accumulates."""
+    names = [load.tensor for load in stmt.loads()]
+    if stmt.update is not Update.ASSIGN:
+        names.append(stmt.target.tensor)
+    return tuple(dict.fromkeys(names))
+
+
+def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
+    operands = tuple(
+        Operand(load.tensor, tuple(format_index_term(t) for t in load.index), _dtype(program, load))
+        for load in stmt.loads()
+    )
+    combine = top_op(stmt.value)
+    contraction = is_contraction(stmt)
+    return EinsumNode(
+        id=node_id,
+        stmt=stmt,
+        output=stmt.target.tensor,
+        output_index=tuple(format_affine(e) for e in stmt.target.index),
+        operands=operands,
+        combine=combine,
+        reduce=stmt.update,
+        reduced_vars=stmt.reduced_vars,
+        extents=tuple(program.extents(stmt).items()),
+        guards=tuple(format_constraint(g) for g in stmt.guards),
+        out_dtype=program.tensor(stmt.target.tensor).dtype,
+        origin=stmt.origin,
+        is_contraction=contraction,
+        contraction_dtype=contraction_dtype(program, stmt) if contraction else None,
+        equation=equation(stmt),
+    )
+
+
+def _dtype(program: Program, load: Load) -> DType:
+    return program.tensor(load.tensor).dtype
+
+
+def format_index_term(term: Affine | Indirect) -> str:
+    if isinstance(term, Indirect):
+        text = f"ind({format_expr(term.value)})"
+        if term.offset != Affine():
+            text += f" + ({format_affine(term.offset)})"
+        return text
+    return format_affine(term)
+
+
+def strip_casts(expr: Expr) -> Expr:
+    while isinstance(expr, Cast):
+        expr = expr.arg
+    return expr
+
+
+def top_op(expr: Expr) -> ScalarOp | None:
+    """The top-level scalar op of a value, looking through casts (None for a load or constant)."""
+    inner = strip_casts(expr)
+    return inner.op if isinstance(inner, Call) else None
+
+
+def contraction_loads(stmt: Stmt) -> tuple[Load, Load] | None:
+    """The two loads of `A * B` at the top of the value (each possibly under casts), else None."""
+    inner = strip_casts(stmt.value)
+    if not (isinstance(inner, Call) and inner.op is ScalarOp.MUL):
+        return None
+    a, b = (strip_casts(arg) for arg in inner.args)
+    if isinstance(a, Load) and isinstance(b, Load):
+        return a, b
+    return None
+
+
+def _index_vars(load: Load) -> frozenset[str]:
+    """Loop variables an access depends on, including those inside data-dependent indices."""
+    out: set[str] = set()
+    for term in load.index:
+        if isinstance(term, Indirect):
+            out |= term.offset.variables
+            for e in walk(term.value):
+                if isinstance(e, Load):
+                    out |= _index_vars(e)
+        else:
+            out |= term.variables
+    return frozenset(out)
+
+
+def is_contraction(stmt: Stmt) -> bool:
+    """A tensor-core-shaped statement: `+=` of a product of two loads, with at least one reduced
+    variable and every reduced variable indexing both operands (GEMM, batched GEMM, implicit-GEMM
+    convolution with affine indices)."""
+    pair = contraction_loads(stmt)
+    if pair is None or stmt.update is not Update.ADD or not stmt.reduced_vars:
+        return False
+    va, vb = (_index_vars(load) for load in pair)
+    return all(v in va and v in vb for v in stmt.reduced_vars)
+
+
+def value_dtype(program: Program, expr: Expr) -> DType:
+    """The narrowest dtype along a chain of casts over a load: every value the chain can produce is
+    representable in it (a widening cast adds no values, a narrowing cast rounds into the narrow
+    type), so a unit that multiplies in this dtype computes the same products."""
+    chain: list[DType] = []
+    while isinstance(expr, Cast):
+        chain.append(expr.dtype)
+        expr = expr.arg
+    if isinstance(expr, Load):
+        chain.append(program.tensor(expr.tensor).dtype)
+    return min(chain, key=lambda d: d.bits)
+
+
+def common_dtype(a: DType, b: DType) -> DType:
+    """A dtype in which products of an `a` and a `b` value can be formed exactly.
+
+    Equal widths of one kind share a tensor-core path (e4m3 x e5m2 is a native fp8 MMA, s8 x u8 a
+    native IMMA) except f16 with bf16, which meet in f32. Otherwise the wider type when it holds the
+    narrower one's values (float holds narrower ints and floats), else f16 for 8-bit mixes (holds
+    every i8/u8/f8/i4/fp4 value) and f32 for the rest."""
+    if a is b:
+        return a
+    wide, narrow = (a, b) if a.bits >= b.bits else (b, a)
+    if wide.bits == narrow.bits:
+        if wide.kind == narrow.kind and wide.bits <= 8:
+            return wide
+        return DType.F16 if wide.bits <= 8 else DType.F32
+    if wide.is_float or not narrow.is_float:
+        return wide
+    return DType.F32
+
+
+def contraction_dtype(program: Program, stmt: Stmt) -> DType:
+    """The dtype in which the products of a contraction are formed (the MAC's tensor-core key)."""
+    pair = contraction_loads(stmt)
+    assert pair is not None
+    inner = strip_casts(stmt.value)
+    assert isinstance(inner, Call)
+    a, b = (value_dtype(program, arg) for arg in inner.args)
+    return common_dtype(a, b)
+
+
+# ---- printing ------------------------------------------------------------------------------------
+
+REDUCE_SYMBOL = {Update.ADD: "Σ", Update.MUL: "Π", Update.MAX: "max", Update.MIN: "min"}
+
+
+def equation(stmt: Stmt) -> str:
+    """`C[i, j] += A[i, k] * B[k, j]  (Σ k)`: the statement body plus its reduced variables."""
+    body = f"{format_store(stmt.target)} {stmt.update.value} {format_expr(stmt.value)}"
+    if stmt.reduced_vars and stmt.update in REDUCE_SYMBOL:
+        body += f"  ({REDUCE_SYMBOL[stmt.update]} {', '.join(stmt.reduced_vars)})"
+    return body
+
+
+def format_node(node: EinsumNode) -> str:
+    op = "-" if node.origin is None else f"{node.origin.op}#{node.origin.instance}"
+    extents = ", ".join(f"{v}={n}" for v, n in node.extents)
+    dtypes = ", ".join(dict.fromkeys(f"{o.tensor}:{o.dtype.text}" for o in node.operands))
+    dtypes = (
+        f"{dtypes} -> {node.output}:{node.out_dtype.text}"
+        if dtypes
+        else f"-> {node.output}:{node.out_dtype.text}"
+    )
+    parts = [f"[{node.id}]", op, node.equation, f"{{{extents}}}"]
+    if node.guards:
+        parts.append("where " + " and ".join(node.guards))
+    parts.append(dtypes)
+    if node.is_contraction:
+        parts.append(f"contraction({node.contraction_dtype.text})")
+    return "  ".join(parts)
+
+
+def format_graph(graph: EinsumGraph) -> str:
+    """One line per node: id, origin op, equation, extents, guards, dtypes (for `solar einsum`)."""
+    return "\n".join(format_node(n) for n in graph.nodes()) + "\n"
