@@ -169,7 +169,9 @@ def compute_time(
     )
     seconds, busy = _solve(table)
     by_unit = {u: b for u, b in zip(UNITS, busy) if b > 0}
-    binding = max(by_unit, key=by_unit.__getitem__) if by_unit else None
+    # Several units may be saturated at the optimum; name the first of them in UNITS order.
+    busiest = max(by_unit.values(), default=0.0)
+    binding = next((u for u in UNITS if u in by_unit and by_unit[u] >= busiest * (1 - 1e-9)), None)
     return ComputeTime(seconds, by_unit, binding)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import re
+
+import numpy as np
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
@@ -220,6 +222,17 @@ def elementwise(
     return out
 
 
+def identity(update: Update, dtype: DType) -> float | int | bool:
+    """The neutral element of a reduction in a dtype (±inf only exists for floats)."""
+    value = update.identity
+    if dtype.is_float or value in (0.0, 1.0):
+        return value if dtype.is_float else int(value)
+    info = np.iinfo(dtype.numpy) if dtype.kind == "int" else None
+    if info is None:  # bool: max identity False, min identity True
+        return value > 0
+    return int(info.min) if value < 0 else int(info.max)
+
+
 def reduce(
     b: ProgramBuilder,
     hint: str,
@@ -246,7 +259,7 @@ def reduce(
         out = b.temp(hint, out_shape, dtype)
     init_loops = [(v, s) for k, (v, s) in enumerate(loops) if k not in dims]
     init_index = out_index
-    b.emit(init_loops, out.base, init_index, Update.ASSIGN, init if init is not None else const(update.identity))
+    b.emit(init_loops, out.base, init_index, Update.ASSIGN, init if init is not None else const(identity(update, dtype)))
     b.emit(loops, out.base, out_index, update, value(x.at(idx), idx))
     return out
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterator, Union
 
+import numpy as np
+
 from solar.ir.affine import Affine, Constraint
 from solar.ir.dtypes import DType
 from solar.ir.scalar_ops import ScalarOp, Update
@@ -163,8 +165,8 @@ class Program:
 
     def size(self, s: Size) -> int:
         """The integer value of a size (an int, or a symbol bound in `symbols`)."""
-        if isinstance(s, int):
-            return s
+        if isinstance(s, (int, np.integer)):
+            return int(s)
         for name, value in self.symbols:
             if name == s:
                 return value

@@ -1,10 +1,11 @@
-"""The one parser of the IR text form printed by solar.ir.printer (see its docstring); the two round-trip
-exactly. A LALR grammar (lark) reads the text into a tree of generic expressions; the builders below turn
-that tree into IR nodes, deciding by context whether an expression is an index (affine) or a value.
+"""The one parser of the IR text form printed by solar.ir.printer (see its docstring); the two
+round-trip exactly. A LALR grammar (lark) reads the text into a tree of generic expressions; the
+builders below turn that tree into IR nodes, deciding by context whether an expression is an index
+(affine) or a value.
 
-Terms used here: an *index term* is one entry of `T[...]`: an affine expression, or `ind(v)` optionally
-followed by `+ offset` / `- offset` (a data-dependent index). A *header* is one `for ... [where ...]:`
-line; several consecutive headers are merged into one loop nest."""
+Terms used here: an *index term* is one entry of `T[...]`: an affine expression, or `ind(v)`
+optionally followed by `+ offset` / `- offset` (a data-dependent index). A *header* is one
+`for ... [where ...]:` line; several consecutive headers are merged into one loop nest."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from functools import lru_cache
 from typing import Callable, Iterator
 
 from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
 
 from solar.errors import IRSyntaxError, NotAffineError
@@ -24,8 +25,8 @@ from solar.ir.nodes import (
     Const,
     Expr,
     Index,
-    Indirect,
     IndexTerm,
+    Indirect,
     Load,
     Loop,
     Origin,
@@ -40,11 +41,12 @@ from solar.ir.scalar_ops import OPS, ScalarOp, Update
 
 __all__ = ["parse_program", "parse_stmt", "parse_expr", "parse_affine"]
 
-# Value and index expressions share one expression grammar (`expr`): which one a piece of text is follows
-# from where it stands, and the builders give a precise message (e.g. "`/` in an index") instead of a
-# bare LALR "unexpected token". Keywords are soft: lark's contextual lexer only treats `for`, `where`,
-# `and`, ... as keywords where the grammar can accept them, so `where(c, a, b)` is a call. Declaration
-# kinds (`sym`, `input`, ...) are plain names checked by the builder, so a tensor may be called `input`.
+# Value and index expressions share one expression grammar (`expr`): which one a piece of text is
+# follows from where it stands, and the builders give a precise message (e.g. "`/` in an index")
+# instead of a bare LALR "unexpected token". Keywords are soft: lark's contextual lexer only treats
+# `for`, `where`, `and`, ... as keywords where the grammar can accept them, so `where(c, a, b)` is a
+# call. Declaration kinds (`sym`, `input`, ...) are plain names checked by the builder, so a tensor
+# may be called `input`.
 _GRAMMAR = r"""
 program_file: program _NL?
 stmt_file: stmt _NL?
@@ -58,9 +60,9 @@ sizes: _size ("," _size)* ","?
 _size: NUMBER | NAME
 
 stmt: [origin _NL] header* body
-origin: "@op" OPNAME "id" "=" signed [TF32] ["at" STRING]
+origin: AT_OP OPNAME "id" "=" signed [TF32] ["at" STRING]
 signed: MINUS? NUMBER
-header: "for" loop ("," loop)* ["where" guard ("and" guard)*] ":" _NL?
+header: FOR loop ("," loop)* ["where" guard ("and" guard)*] ":" _NL?
 loop: NAME "in" NUMBER ".." _size
 guard: expr (CMP expr)+
 body: NAME "[" [exprs] "]" UPDATE expr
@@ -76,12 +78,12 @@ exprs: expr ("," expr)* ","?
     | product DSLASH unary -> floordiv
     | product PERCENT unary -> mod
 ?unary: atom
-    | "-" unary -> neg
+    | MINUS unary -> neg
 ?atom: NUMBER -> number
     | NAME -> name
-    | NAME "(" [exprs] ")" -> call
-    | NAME "[" [exprs] "]" -> load
-    | "(" expr ")"
+    | NAME LPAR [exprs] RPAR -> call
+    | NAME LSQB [exprs] RSQB -> load
+    | LPAR expr RPAR -> paren
 
 PROGRAM: "program"
 FOR: "for"
@@ -125,8 +127,21 @@ COMMENT: /#[^\n]*/
 # expressions may be wrapped); blank and comment-only lines collapse into one newline.
 _OPEN = {"LPAR", "LSQB"}
 _CLOSE = {"RPAR", "RSQB"}
-_CONTINUES = {"PLUS", "MINUS", "STAR", "SLASH", "DSLASH", "PERCENT", "COMMA", "UPDATE", "EQUAL", "CMP",
-              "WHERE", "AND", "LBRACE"}  # fmt: skip
+_CONTINUES = {
+    "PLUS",
+    "MINUS",
+    "STAR",
+    "SLASH",
+    "DSLASH",
+    "PERCENT",
+    "COMMA",
+    "UPDATE",
+    "EQUAL",
+    "CMP",
+    "WHERE",
+    "AND",
+    "LBRACE",
+}
 
 
 class _Newlines(PostLex):
@@ -156,7 +171,6 @@ def _lark() -> Lark:
         lexer="contextual",
         postlex=_Newlines(),
         start=["program_file", "stmt_file", "expr_file"],
-        propagate_positions=True,
         maybe_placeholders=True,
     )
 
@@ -170,7 +184,7 @@ def parse_program(text: str) -> Program:
 
 
 def parse_stmt(text: str) -> Stmt:
-    """Parse one statement: optional `@op` line, optional `for ...:` header, then `T[...] op value`."""
+    """Parse one statement: optional `@op` line, optional `for ...:` header, `T[...] op value`."""
     return _Builder(text).stmt(_parse(text, "stmt_file").children[0])
 
 
@@ -213,7 +227,9 @@ def _syntax_error(text: str, line: int, column: int, message: str) -> IRSyntaxEr
     lines = text.splitlines() or [""]
     line = min(max(line, 1), len(lines))
     src = lines[line - 1].expandtabs(1)
-    return IRSyntaxError(f"line {line}, column {column}: {message}\n  {src}\n  {' ' * (column - 1)}^")
+    return IRSyntaxError(
+        f"line {line}, column {column}: {message}\n  {src}\n  {' ' * (column - 1)}^"
+    )
 
 
 def _end_position(text: str) -> tuple[int, int]:
@@ -244,9 +260,9 @@ def _parse(text: str, start: str) -> Tree:
 
 
 def _acceptable(e: UnexpectedInput) -> set[str]:
-    """Terminals that would let the parse continue at the error. LALR merges lookahead sets of similar
-    states, so the parse table's own `expected` lists tokens from other contexts; replaying each
-    candidate on the interactive parser gives the exact set."""
+    """Terminals that would let the parse continue at the error. LALR merges lookahead sets of
+    similar states, so the parse table's own `expected` lists tokens from other contexts; replaying
+    each candidate on the interactive parser gives the exact set."""
     parser = getattr(e, "interactive_parser", None)
     accepts = set(parser.accepts()) if parser is not None else set()
     if accepts:
@@ -264,6 +280,16 @@ def _hint(found: str, expected: set[str]) -> str:
         return "; guards are affine: >=, <=, >, <, == joined by `and` (`!=` is not affine)"
     if found and found[0] in "-/" and "UPDATE" in expected:
         return "; to subtract, add the negation: `+= neg(x)`"
+    if found == "range":
+        return "; loops are written `for i in 0..N, j in 0..M:`"
+    if found == "*" and "NUMBER" in expected:
+        return "; powers are written pow(a, b)"
+    if found == '"' and "STRING" in expected:
+        return "; the quoted string is not closed on this line"
+    if found == "[" and "UPDATE" in expected:
+        return "; index every dimension in one bracket: T[i, j]"
+    if found == ";":
+        return "; a statement ends at the end of its line (no `;`)"
     return ""
 
 
@@ -281,7 +307,9 @@ def _translate(text: str, e: UnexpectedInput) -> IRSyntaxError:
         return _syntax_error(text, tok.line, tok.column, message)
     line, column = _end_position(text)
     hint = "; the program is missing its closing '}'" if "RBRACE" in expected else ""
-    return _syntax_error(text, line, column, f"unexpected end of input; expected {_expected(expected)}{hint}")
+    return _syntax_error(
+        text, line, column, f"unexpected end of input; expected {_expected(expected)}{hint}"
+    )
 
 
 # ---- tree -> IR ----------------------------------------------------------------------------------
@@ -305,16 +333,13 @@ class _Builder:
 
     # -- errors --
     def error(self, where: Tree | Token, message: str) -> IRSyntaxError:
-        if isinstance(where, Token):
-            line, column = where.line, where.column
-        else:
-            line, column = where.meta.line, where.meta.column
-        return _syntax_error(self.text, line, column, message)
+        tok = _edge_token(where, first=True)
+        return _syntax_error(self.text, tok.line, tok.column, message)
 
     def source(self, node: Tree | Token) -> str:
-        if isinstance(node, Token):
-            return str(node)
-        return self.text[node.meta.start_pos : node.meta.end_pos]
+        return self.text[
+            _edge_token(node, first=True).start_pos : _edge_token(node, first=False).end_pos
+        ]
 
     # -- program level --
     def program(self, tree: Tree) -> Program:
@@ -337,8 +362,11 @@ class _Builder:
     def symdef(self, tree: Tree) -> tuple[str, int]:
         kind, name, value = tree.children
         if kind != "sym":
-            raise self.error(kind, f"unknown declaration {str(kind)!r} with '='; symbols are bound as "
-                             f"`sym {name} = 128` and tensors declared as `input {name}: f32[...]`")  # fmt: skip
+            raise self.error(
+                kind,
+                f"unknown declaration {str(kind)!r} with '='; symbols are bound as "
+                f"`sym {name} = 128` and tensors declared as `input {name}: f32[...]`",
+            )
         return str(name), self.integer(value, "a symbol value")
 
     def decl(self, tree: Tree) -> TensorDecl:
@@ -346,19 +374,26 @@ class _Builder:
         roles = [r.value for r in Role]
         if role not in roles:
             hint = f"; bind a symbol as `sym {name} = 128`" if role == "sym" else ""
-            raise self.error(role, f"unknown tensor role {str(role)!r}; expected one of {', '.join(roles)}{hint}")
+            raise self.error(
+                role, f"unknown tensor role {str(role)!r}; expected one of {', '.join(roles)}{hint}"
+            )
         shape = tuple(self.size(s) for s in sizes.children) if sizes is not None else ()
         return TensorDecl(str(name), shape, self.dtype(dtype), Role(str(role)))
 
     def check_indentation(self, prev: Tree | None, stmt: Tree) -> None:
-        # A loop nest holds exactly one statement. A loop-less statement indented under the previous
-        # loop nest was almost surely meant to be inside it (Python habit); refuse rather than guess.
+        # A loop nest holds exactly one statement. A loop-less statement indented under the
+        # previous loop nest was almost surely meant to be inside it (Python habit); refuse rather
+        # than guess.
         if prev is None or _headers(stmt) or not _headers(prev):
             return
-        if stmt.meta.column > prev.meta.column:
-            raise self.error(stmt, "this statement is indented under the loop nest of line "
-                             f"{prev.meta.line}, but a loop nest holds exactly one statement; repeat "
-                             "the `for ...:` header above it, or unindent it if it runs once")  # fmt: skip
+        column, prev_start = _edge_token(stmt, True).column, _edge_token(prev, True)
+        if column > prev_start.column:
+            raise self.error(
+                stmt,
+                "this statement is indented under the loop nest of line "
+                f"{prev_start.line}, but a loop nest holds exactly one statement; repeat "
+                "the `for ...:` header above it, or unindent it if it runs once",
+            )
 
     # -- statements --
     def stmt(self, tree: Tree) -> Stmt:
@@ -383,7 +418,7 @@ class _Builder:
         )
 
     def origin(self, tree: Tree) -> Origin:
-        op, instance, tf32, source = tree.children
+        _, op, instance, tf32, source = tree.children
         sign = -1 if len(instance.children) == 2 else 1
         number = self.integer(instance.children[-1], "an op instance id")
         # the printer writes the source between quotes without escapes, so none are read here
@@ -393,7 +428,9 @@ class _Builder:
     def loop(self, tree: Tree) -> Loop:
         name, lower, extent = tree.children
         if self.integer(lower, "a loop start") != 0:
-            raise self.error(lower, f"loops start at 0: write `{name} in 0..N` and shift the indices")
+            raise self.error(
+                lower, f"loops start at 0: write `{name} in 0..N` and shift the indices"
+            )
         return Loop(str(name), self.size(extent))
 
     def guard(self, tree: Tree) -> list[Constraint]:
@@ -407,7 +444,9 @@ class _Builder:
 
     def store_term(self, tree: Tree) -> Affine:
         if _contains_call(tree, "ind"):
-            raise self.error(tree, "a store index must be affine; `ind(...)` is only allowed in loads")
+            raise self.error(
+                tree, "a store index must be affine; `ind(...)` is only allowed in loads"
+            )
         return self.affine(tree)
 
     # -- leaves --
@@ -434,8 +473,10 @@ class _Builder:
             return as_affine(int(kids[0]))
         if kind == "name":
             return var(str(kids[0]))
+        if kind == "paren":
+            return self.affine(kids[1])
         if kind == "neg":
-            return -self.affine(kids[0])
+            return -self.affine(kids[1])
         if kind in ("add", "sub"):
             left, right = self.affine(kids[0]), self.affine(kids[2])
             return left + right if kind == "add" else left - right
@@ -443,27 +484,45 @@ class _Builder:
             try:
                 return self.affine(kids[0]) * self.affine(kids[2])
             except NotAffineError:
-                raise self.error(tree, f"`{self.source(tree)}` is not affine: an index may multiply a "
-                                 "loop variable only by an integer constant") from None  # fmt: skip
+                raise self.error(
+                    tree,
+                    f"`{self.source(tree)}` is not affine: an index may multiply a "
+                    "loop variable only by an integer constant",
+                ) from None
         if kind in ("floordiv", "mod"):
             divisor = self.affine(kids[2])
             if not divisor.is_const or divisor.const <= 0:
-                raise self.error(kids[2], f"`{self.source(tree)}`: `{kids[1]}` needs a positive integer "
-                                 "constant on its right, e.g. (i // 2) or (i % 4)")  # fmt: skip
+                raise self.error(
+                    kids[2],
+                    f"`{self.source(tree)}`: `{kids[1]}` needs a positive integer "
+                    "constant on its right, e.g. (i // 2) or (i % 4)",
+                )
             left = self.affine(kids[0])
             return left // divisor.const if kind == "floordiv" else left % divisor.const
         if kind == "div":
-            raise self.error(kids[1], "`/` is not allowed in an index expression; use `//` for floor "
-                             "division, e.g. (i // 2)")  # fmt: skip
+            raise self.error(
+                kids[1],
+                "`/` is not allowed in an index expression; use `//` for floor "
+                "division, e.g. (i // 2)",
+            )
         if kind == "call" and kids[0] == "ind":
-            raise self.error(tree, "`ind(...)` must stand alone as an index term, optionally followed by "
-                             "`+ offset` or `- offset`, e.g. T[ind(I[i]) + 1, j]")  # fmt: skip
+            raise self.error(
+                tree,
+                "`ind(...)` must stand alone as an index term, optionally followed by "
+                "`+ offset` or `- offset`, e.g. T[ind(I[i]) + 1, j]",
+            )
         if kind == "call":
-            raise self.error(tree, f"function call `{self.source(tree)}` in an index expression; an index "
-                             "is affine in the loop variables (data-dependent: `ind(T[...])`)")  # fmt: skip
+            raise self.error(
+                tree,
+                f"function call `{self.source(tree)}` in an index expression; an index "
+                "is affine in the loop variables (data-dependent: `ind(T[...])`)",
+            )
         if kind == "load":
-            raise self.error(tree, f"a load `{self.source(tree)}` cannot be an index; write a "
-                             f"data-dependent index as `ind({self.source(tree)})`")  # fmt: skip
+            raise self.error(
+                tree,
+                f"a load `{self.source(tree)}` cannot be an index; write a "
+                f"data-dependent index as `ind({self.source(tree)})`",
+            )
         raise AssertionError(kind)
 
     def index_term(self, tree: Tree) -> IndexTerm:
@@ -473,10 +532,13 @@ class _Builder:
         parts = list(_signed_terms(tree, 1))
         inds = [(s, t) for s, t in parts if _is_call(t, "ind")]
         if len(inds) != 1 or inds[0][0] != 1:
-            raise self.error(tree, "an index term may hold one `ind(...)`, added (not subtracted), plus "
-                             "an affine offset, e.g. ind(I[i]) - 1")  # fmt: skip
+            raise self.error(
+                tree,
+                "an index term may hold one `ind(...)`, added (not subtracted), plus "
+                "an affine offset, e.g. ind(I[i]) - 1",
+            )
         call = inds[0][1]
-        args = _items(call.children[1])
+        args = _items(call.children[2])
         if len(args) != 1:
             raise self.error(call, f"ind takes 1 argument, got {len(args)}")
         offset = Affine()
@@ -493,11 +555,16 @@ class _Builder:
         if kind == "name":
             if kids[0] in _VALUE_NAMES:
                 return Const(_VALUE_NAMES[str(kids[0])])
-            raise self.error(tree, f"bare name {str(kids[0])!r} is not a value: load a tensor as "
-                             f"{kids[0]}[...], use a loop variable as index({kids[0]}); constants are "
-                             "numbers, true, false, inf, nan")  # fmt: skip
+            raise self.error(
+                tree,
+                f"bare name {str(kids[0])!r} is not a value: load a tensor as "
+                f"{kids[0]}[...], use a loop variable as index({kids[0]}); constants are "
+                "numbers, true, false, inf, nan",
+            )
+        if kind == "paren":
+            return self.expr(kids[1])
         if kind == "neg":
-            inner = kids[0]
+            inner = kids[1]
             # `-1.5` and `-inf` are negative constants; negating anything else is neg(x)
             if inner.data == "number":
                 return Const(-_number(inner.children[0]))
@@ -507,17 +574,20 @@ class _Builder:
         if kind in _INFIX:
             return Call(_INFIX[kind], (self.expr(kids[0]), self.expr(kids[2])))
         if kind in ("floordiv", "mod"):
-            raise self.error(kids[1], f"`{kids[1]}` is only for index expressions; for values use "
-                             "floor(a / b), or index(...) around an index expression")  # fmt: skip
+            raise self.error(
+                kids[1],
+                f"`{kids[1]}` is only for index expressions; for values use "
+                "floor(a / b), or index(...) around an index expression",
+            )
         if kind == "load":
-            return Load(str(kids[0]), tuple(self.index_term(t) for t in _items(kids[1])))
+            return Load(str(kids[0]), tuple(self.index_term(t) for t in _items(kids[2])))
         if kind == "call":
             return self.call(tree)
         raise AssertionError(kind)
 
     def call(self, tree: Tree) -> Expr:
         name = str(tree.children[0])
-        args = _items(tree.children[1])
+        args = _items(tree.children[2])
         if name == "index":
             self.arity(tree, name, 1, len(args))
             return Index(self.affine(args[0]))
@@ -525,11 +595,17 @@ class _Builder:
             self.arity(tree, name, 1, len(args))
             return Cast(_DTYPES[name], self.expr(args[0]))
         if name == "ind":
-            raise self.error(tree, "`ind(...)` is a data-dependent index and may only stand inside "
-                             "T[...], e.g. E[ind(I[i]), j]")  # fmt: skip
+            raise self.error(
+                tree,
+                "`ind(...)` is a data-dependent index and may only stand inside "
+                "T[...], e.g. E[ind(I[i]), j]",
+            )
         if name not in _OPS_BY_NAME:
-            raise self.error(tree.children[0], f"unknown function {name!r}; known functions: "
-                             f"{', '.join(_FUNCTIONS)}; casts: {', '.join(_DTYPES)}; index(<affine>)")  # fmt: skip
+            raise self.error(
+                tree.children[0],
+                f"unknown function {name!r}; known functions: "
+                f"{', '.join(_FUNCTIONS)}; casts: {', '.join(_DTYPES)}; index(<affine>)",
+            )
         op = _OPS_BY_NAME[name]
         self.arity(tree, name, OPS[op].arity, len(args))
         return Call(op, tuple(self.expr(a) for a in args))
@@ -537,7 +613,9 @@ class _Builder:
     def arity(self, tree: Tree, name: str, expected: int, got: int) -> None:
         if expected != got:
             plural = "argument" if expected == 1 else "arguments"
-            raise self.error(tree, f"{name} takes {expected} {plural}, got {got}: `{self.source(tree)}`")
+            raise self.error(
+                tree, f"{name} takes {expected} {plural}, got {got}: `{self.source(tree)}`"
+            )
 
 
 # ---- tree helpers --------------------------------------------------------------------------------
@@ -546,6 +624,16 @@ class _Builder:
 def _items(exprs: Tree | None) -> list[Tree]:
     """The expressions of an `exprs` node (None for an empty list)."""
     return [] if exprs is None else list(exprs.children)
+
+
+def _edge_token(node: Tree | Token, first: bool) -> Token:
+    """The first (or last) token of a subtree: where it starts (or ends) in the source."""
+    if isinstance(node, Token):
+        return node
+    for child in node.children if first else reversed(node.children):
+        if child is not None:
+            return _edge_token(child, first)
+    raise AssertionError(f"empty subtree {node.data}")
 
 
 def _headers(stmt: Tree) -> list[Tree]:
@@ -570,6 +658,8 @@ def _signed_terms(tree: Tree, sign: int) -> Iterator[tuple[int, Tree]]:
         yield from _signed_terms(tree.children[0], sign)
         yield from _signed_terms(tree.children[2], sign if tree.data == "add" else -sign)
     elif tree.data == "neg":
-        yield from _signed_terms(tree.children[0], -sign)
+        yield from _signed_terms(tree.children[1], -sign)
+    elif tree.data == "paren":
+        yield from _signed_terms(tree.children[1], sign)
     else:
         yield sign, tree

@@ -289,18 +289,35 @@ def access_in_bounds(
 
     Indirect dimensions cannot be checked here (the data decides); they are taken to be in bounds,
     and the interpreter checks them at run time."""
+    if len(index) != len(program.shape(tensor)):
+        return False
+    return out_of_bounds_point(program, stmt, tensor, index) is None
+
+
+def out_of_bounds_point(
+    program: Program, stmt: Stmt, tensor: str, index: tuple[IndexTerm, ...]
+) -> dict[str, int] | None:
+    """A point of the statement's domain (loop variable -> value) where `index` falls outside
+    `tensor`, or None when there is none. Indirect dimensions are taken to be in bounds."""
     names = _Names(program, stmt, parametric=False)
     shape = program.shape(tensor)
     if len(index) != len(shape):
-        return False
+        raise SolarError(f"{tensor} has rank {len(shape)}, indexed with {len(index)} indices")
     body = _access_text(program, stmt, tensor, index, names, "max")
-    box = [f"0 <= _o{d} < {s}" for d, s in enumerate(shape)]
-    box_text = _braces(
-        f"{_tuple_name(tensor)}[{', '.join(f'_o{d}' for d in range(len(shape)))}]", box
+    outs = ", ".join(f"_o{d}" for d in range(len(shape)))
+    box = _braces(
+        f"{_tuple_name(tensor)}[{outs}]", [f"0 <= _o{d} < {s}" for d, s in enumerate(shape)]
     )
-    return _is_subset(body, box_text)
+    point = _outside_point(body, box)
+    return None if point is None else dict(zip(stmt.loop_vars, point))
 
 
 @functools.lru_cache(maxsize=4096)
-def _is_subset(map_text: str, box_text: str) -> bool:
-    return isl.Map(map_text).range().is_subset(isl.Set(box_text))
+def _outside_point(map_text: str, box_text: str) -> tuple[int, ...] | None:
+    """Coordinates of one domain point of the map whose image lies outside the box, if any."""
+    outside = isl.Map(map_text).intersect_range(isl.Set(box_text).complement()).domain()
+    if outside.is_empty():
+        return None
+    point = outside.sample_point()
+    n = outside.dim(isl.dim_type.set)
+    return tuple(int(point.get_coordinate_val(isl.dim_type.set, d).to_str()) for d in range(n))

@@ -60,9 +60,10 @@ class ScalarOp(Enum):
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    from math import erf
+    from scipy.special import erf
 
-    return np.vectorize(erf, otypes=[np.float64])(x).astype(np.result_type(x, np.float32))
+    x = np.asarray(x)
+    return erf(x).astype(np.result_type(x, np.float32) if x.dtype.kind == "f" else np.float32)
 
 
 def _errstate(fn: Callable) -> Callable:

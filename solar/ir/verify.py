@@ -1,8 +1,10 @@
-"""The structural verifier of IR programs: declarations and sizes, loop variables, every access inside
-its tensor over the iteration domain, and dataflow order (temps and outputs written before read).
+"""The structural verifier of IR programs: declarations and sizes, loop variables, every access
+inside its tensor over the iteration domain, and dataflow order (temps and outputs written before
+read).
 
 Terms: the *iteration domain* of a statement is the set of loop-variable points (each var in
-0..extent-1) that satisfy its guards; an *access* is a tensor name with one index term per dimension."""
+0..extent-1) that satisfy its guards; an *access* is a tensor name with one index term per
+dimension."""
 
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ from solar.ir.nodes import (
     Const,
     Expr,
     Index,
-    Indirect,
     IndexTerm,
+    Indirect,
     Load,
     Program,
     Role,
@@ -30,7 +32,7 @@ from solar.ir.nodes import (
     TensorDecl,
     walk,
 )
-from solar.ir.printer import format_affine, format_expr, format_stmt
+from solar.ir.printer import format_affine, format_expr, format_stmt, format_store
 from solar.ir.scalar_ops import OPS, Update
 
 __all__ = ["verify", "verify_stmt", "ENUMERATION_LIMIT"]
@@ -44,7 +46,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _READ_ONLY = (Role.INPUT, Role.PARAM)
 _NEEDS_WRITE = (Role.TEMP, Role.OUTPUT)
 
-Fail = Callable[[str], IRVerifyError]  # builds the error for one statement from a problem description
+# builds the error for one statement from a problem description
+Fail = Callable[[str], IRVerifyError]
 
 
 def verify(program: Program) -> None:
@@ -57,13 +60,23 @@ def verify(program: Program) -> None:
         for load in stmt.loads():
             decl = tensors[load.tensor]
             if decl.role in _NEEDS_WRITE and load.tensor not in written:
-                raise _stmt_error(program, stmt, number, f"reads {decl.role.value} {load.tensor!r} "
-                                  "before any earlier statement writes it")  # fmt: skip
+                raise _stmt_error(
+                    program,
+                    stmt,
+                    number,
+                    f"reads {decl.role.value} {load.tensor!r} "
+                    "before any earlier statement writes it",
+                )
         target = stmt.target.tensor
         if stmt.update is not Update.ASSIGN and target not in written:
-            raise _stmt_error(program, stmt, number, f"accumulates ({stmt.update.value}) into {target!r}, "
-                              f"which no earlier statement initialises; add e.g. `{target}[...] = "
-                              f"{_identity_text(stmt.update)}` before it")  # fmt: skip
+            raise _stmt_error(
+                program,
+                stmt,
+                number,
+                f"accumulates ({stmt.update.value}) into {target!r}, "
+                f"which no earlier statement initialises; add e.g. `{target}[...] = "
+                f"{_identity_text(stmt.update)}` before it",
+            )
         written.add(target)
     for decl in program.with_role(Role.OUTPUT):
         if decl.name not in written:
@@ -80,9 +93,14 @@ def verify_stmt(program: Program, stmt: Stmt) -> None:
 
 
 def _stmt_error(program: Program, stmt: Stmt, number: int | None, problem: str) -> IRVerifyError:
-    """First line: program, statement number and problem (the CLI prints one line); then the statement."""
+    """First line: program, statement number and problem (the CLI prints one line); then the
+    statement in the text form."""
     where = f"statement {number}" if number is not None else "statement"
-    text = "\n".join("    " + line for line in format_stmt(stmt).splitlines())
+    try:
+        printed = format_stmt(stmt)
+    except TypeError:  # a node the printer does not know (the problem being reported)
+        printed = repr(stmt)
+    text = "\n".join("    " + line for line in printed.splitlines())
     return IRVerifyError(f"program {program.name!r}, {where}: {problem}\n{text}")
 
 
@@ -104,7 +122,7 @@ def _check_declarations(program: Program) -> None:
             raise fail(f"symbol name {name!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
         if name in symbols:
             raise fail(f"symbol {name!r} is bound twice")
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
             raise fail(f"symbol {name!r} = {value!r}: sizes must be positive integers")
         symbols[name] = value
     seen: set[str] = set()
@@ -123,8 +141,10 @@ def _check_declarations(program: Program) -> None:
 def _size_problem(size: Size, symbols: dict[str, int]) -> str | None:
     """Why `size` is not a positive integer or a bound symbol (None when it is fine)."""
     if isinstance(size, str):
-        return None if size in symbols else f"size symbol {size!r} is not bound (add `sym {size} = ...`)"
-    if isinstance(size, bool) or not isinstance(size, int):
+        if size in symbols:
+            return None
+        return f"size symbol {size!r} is not bound (add `sym {size} = ...`)"
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
         return f"size {size!r} is neither an integer nor a symbol name"
     return None if size > 0 else f"size {size} is not positive"
 
@@ -154,8 +174,10 @@ def _check_stmt(
         free = sorted(expr.variables - loop_vars)
         if free:
             loops = ", ".join(stmt.loop_vars) or "none"
-            raise fail(f"{what} uses {', '.join(map(repr, free))}, which is not a loop variable of this "
-                       f"statement (loops: {loops})")  # fmt: skip
+            raise fail(
+                f"{what} uses {', '.join(map(repr, free))}, which is not a loop variable of this "
+                f"statement (loops: {loops})"
+            )
 
     def check_access(name: str, index: tuple[IndexTerm, ...], text: str) -> None:
         if name not in tensors:
@@ -168,12 +190,14 @@ def _check_stmt(
 
     # target
     target = stmt.target
-    target_text = f"{target.tensor}[{', '.join(map(_term_text, target.index))}]"
+    target_text = format_store(target)
     if any(not isinstance(t, Affine) for t in target.index):
         raise fail(f"store {target_text} has a non-affine index; stores must be affine")
     check_access(target.tensor, target.index, f"store {target_text}")
     if tensors[target.tensor].role in _READ_ONLY:
-        raise fail(f"stores into {tensors[target.tensor].role.value} {target.tensor!r}, which is read-only")
+        raise fail(
+            f"stores into {tensors[target.tensor].role.value} {target.tensor!r}, which is read-only"
+        )
     for guard in stmt.guards:
         check_vars(guard.expr, f"guard `{guard}`")
 
@@ -189,7 +213,9 @@ def _check_stmt(
                 if op not in OPS:
                     raise fail(f"call {format_expr(expr)}: op {op!r} has no row in scalar_ops.OPS")
                 if len(args) != OPS[op].arity:
-                    raise fail(f"call {op.value}(...) has {len(args)} arguments, expected {OPS[op].arity}")
+                    raise fail(
+                        f"call {op.value}(...) has {len(args)} arguments, expected {OPS[op].arity}"
+                    )
             case Index(e):
                 check_vars(e, f"index({format_affine(e)})")
             case Cast() | Const():
@@ -200,19 +226,17 @@ def _check_stmt(
     _check_bounds(program, stmt, fail)
 
 
-def _term_text(term: IndexTerm) -> str:
-    return f"ind({format_expr(term.value)})" if isinstance(term, Indirect) else format_affine(term)
-
-
 def _check_indirect(tensors: Mapping[str, TensorDecl], term: Indirect, fail: Fail) -> None:
     kind = _dtype_kind(tensors, term.value)
     if kind is not None and kind != "int":
-        raise fail(f"data-dependent index ind({format_expr(term.value)}) has a {kind} value; index values "
-                   "must be integers (cast with i64(...))")  # fmt: skip
+        raise fail(
+            f"data-dependent index ind({format_expr(term.value)}) has a {kind} value; index values "
+            "must be integers (cast with i64(...))"
+        )
 
 
 def _dtype_kind(tensors: Mapping[str, TensorDecl], expr: Expr) -> str | None:
-    """"int", "float" or "bool" where the element type of `expr` is evident, else None."""
+    """ "int", "float" or "bool" where the element type of `expr` is evident, else None."""
     match expr:
         case Load(name, _):
             # an undeclared tensor is reported when the walk reaches the load itself
@@ -222,7 +246,9 @@ def _dtype_kind(tensors: Mapping[str, TensorDecl], expr: Expr) -> str | None:
         case Index():
             return "int"
         case Const(value):
-            return "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "float"
+            return (
+                "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "float"
+            )
     return None
 
 
@@ -230,47 +256,49 @@ def _dtype_kind(tensors: Mapping[str, TensorDecl], expr: Expr) -> str | None:
 
 
 def _accesses(stmt: Stmt) -> Iterable[tuple[str, tuple[IndexTerm, ...], str]]:
-    yield stmt.target.tensor, stmt.target.index, "store"
+    """(tensor, index, text for messages) of the store and of every load."""
+    yield stmt.target.tensor, stmt.target.index, f"store {format_store(stmt.target)}"
     for load in stmt.loads():
-        yield load.tensor, load.index, "load"
+        yield load.tensor, load.index, f"load {format_expr(load)}"
 
 
 def _check_bounds(program: Program, stmt: Stmt, fail: Fail) -> None:
     """Every affine index term lies in 0..size-1 over the iteration domain.
 
-    Interval arithmetic over the loop box is exact for linear terms without guards (the extremes are
-    attained at corners), so only guarded or quasi-affine accesses that fail it get the exact check."""
-    extents = program.extents(stmt)
-    if any(n <= 0 for n in extents.values()):
-        return  # an empty domain touches nothing
-    ranges = {v: (0, n - 1) for v, n in extents.items()}
-    for name, index, kind in _accesses(stmt):
+    Interval arithmetic over the loop box is exact for linear terms without guards (the extremes
+    are attained at corners), so only guarded or quasi-affine accesses that fail it get the exact
+    check."""
+    ranges = {v: (0, n - 1) for v, n in program.extents(stmt).items()}
+    for name, index, text in _accesses(stmt):
         shape = program.shape(name)
         violations = []
-        for dim, (term, size) in enumerate(zip(index, shape)):
+        for dim, (term, size) in enumerate(zip(index, shape, strict=True)):
             if isinstance(term, Affine):
                 lo, hi = value_range(term, ranges)
                 if lo < 0 or hi >= size:
                     violations.append((dim, term, size, lo, hi))
         if not violations:
             continue
-        text = f"{kind} {name}[{', '.join(map(_term_text, index))}]"
         dim, term, size, lo, hi = violations[0]
-        interval = (f"{text}: index {dim} `{format_affine(term)}` ranges over [{lo}, {hi}] but dimension "
-                    f"{dim} of {name!r} has size {size} (valid 0..{size - 1})")  # fmt: skip
+        interval = (
+            f"{text}: index {dim} `{format_affine(term)}` ranges over [{lo}, {hi}] but dimension "
+            f"{dim} of {name!r} has size {size} (valid 0..{size - 1})"
+        )
         quasi = any(isinstance(t, Affine) and not t.is_linear for t in index)
         if not stmt.guards and not quasi:
             raise fail(interval)
         verdict = _exact_check(program, stmt, name, index)
         if verdict is None:
-            raise fail(interval + " (the guarded domain is too large for an exact check)")
+            raise fail(interval + " (the domain is too large for an exact check)")
         if verdict is not True:
             raise fail(f"{text} is out of bounds: {verdict}")
 
 
-def _exact_check(program: Program, stmt: Stmt, name: str, index: tuple[IndexTerm, ...]) -> bool | str | None:
-    """True when the access stays in bounds over the guarded domain, a description of a violating point
-    when it does not, None when no exact method is affordable."""
+def _exact_check(
+    program: Program, stmt: Stmt, name: str, index: tuple[IndexTerm, ...]
+) -> bool | str | None:
+    """True when the access stays in bounds over the guarded domain, a description of a violating
+    point when it does not, None when no exact method is affordable."""
     try:
         # through sys.modules, so that a missing islpy (or a test) can switch the module off
         polyhedral = importlib.import_module("solar.ir.polyhedral")
@@ -288,7 +316,9 @@ def _exact_check(program: Program, stmt: Stmt, name: str, index: tuple[IndexTerm
     return "the exact (polyhedral) check found a point of the domain outside the tensor"
 
 
-def _enumerate(program: Program, stmt: Stmt, name: str, index: tuple[IndexTerm, ...]) -> bool | str | None:
+def _enumerate(
+    program: Program, stmt: Stmt, name: str, index: tuple[IndexTerm, ...]
+) -> bool | str | None:
     extents = program.extents(stmt)
     shape = tuple(extents[v] for v in stmt.loop_vars)
     if int(np.prod(shape, dtype=np.int64)) > ENUMERATION_LIMIT:
@@ -301,14 +331,17 @@ def _enumerate(program: Program, stmt: Stmt, name: str, index: tuple[IndexTerm, 
     inside = np.ones(shape, dtype=bool)
     for guard in stmt.guards:
         inside &= np.broadcast_to(guard.holds(env), shape)
-    for dim, (term, size) in enumerate(zip(index, program.shape(name))):
+    for dim, (term, size) in enumerate(zip(index, program.shape(name), strict=True)):
         if not isinstance(term, Affine):
             continue
         values = np.broadcast_to(term.evaluate(env), shape)
         bad = inside & ((values < 0) | (values >= size))
         if bad.any():
             point = tuple(int(x) for x in np.argwhere(bad)[0])
-            at = ", ".join(f"{v}={x}" for v, x in zip(stmt.loop_vars, point))
-            return (f"index {dim} `{format_affine(term)}` = {int(values[point])} at {at or 'the only point'} "
-                    f"(dimension {dim} of {name!r} has size {size})")  # fmt: skip
+            at = ", ".join(f"{v}={x}" for v, x in zip(stmt.loop_vars, point, strict=True))
+            value = int(values[point])
+            return (
+                f"index {dim} `{format_affine(term)}` = {value} at {at or 'the only point'} "
+                f"(dimension {dim} of {name!r} has size {size})"
+            )
     return True

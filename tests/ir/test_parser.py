@@ -53,7 +53,9 @@ def loops(**extents) -> tuple[Loop, ...]:
     return tuple(Loop(v, n) for v, n in extents.items())
 
 
-def st(target: Store, value: Expr, update: Update = Update.ASSIGN, guards=(), origin=None, **ext) -> Stmt:
+def st(
+    target: Store, value: Expr, update: Update = Update.ASSIGN, guards=(), origin=None, **ext
+) -> Stmt:
     return Stmt(loops(**ext), target, update, value, tuple(guards), origin)
 
 
@@ -61,7 +63,7 @@ def store(tensor: str, *index: Affine) -> Store:
     return Store(tensor, tuple(index))
 
 
-# ---- a table of hand-built programs covering every syntax feature ---------------------------------
+# ---- a table of hand-built programs covering every syntax feature --------------------------------
 
 MM_ORIGIN = Origin("aten.mm.default", 0, "model.py:12")
 MATMUL = Program(
@@ -69,8 +71,15 @@ MATMUL = Program(
     (T("A", ("M", 64)), T("B", (64, 32), PARAM), T("C", ("M", 32), OUTPUT)),
     (
         st(store("C", i, j), Const(0), origin=MM_ORIGIN, i="M", j=32),
-        st(store("C", i, j), call(ScalarOp.MUL, ld("A", i, k), ld("B", k, j)), Update.ADD,
-           origin=Origin("aten.mm.default", 0, "model.py:12", allow_tf32=True), i="M", j=32, k=64),
+        st(
+            store("C", i, j),
+            call(ScalarOp.MUL, ld("A", i, k), ld("B", k, j)),
+            Update.ADD,
+            origin=Origin("aten.mm.default", 0, "model.py:12", allow_tf32=True),
+            i="M",
+            j=32,
+            k=64,
+        ),
     ),
     symbols=(("M", 128),),
 )
@@ -83,17 +92,31 @@ CAUSAL = Program(
         st(store("Mx", q), Const(float("-inf")), q="L"),
         st(store("Mx", q), ld("S", q, k), Update.MAX, [ge(q, k)], q="L", k="L"),
         st(store("Z", q), Const(0.0), q="L"),
-        st(store("Z", q), call(ScalarOp.EXP, call(ScalarOp.SUB, ld("S", q, k), ld("Mx", q))), Update.ADD,
-           [ge(q, k)], q="L", k="L"),
+        st(
+            store("Z", q),
+            call(ScalarOp.EXP, call(ScalarOp.SUB, ld("S", q, k), ld("Mx", q))),
+            Update.ADD,
+            [ge(q, k)],
+            q="L",
+            k="L",
+        ),
         st(store("P", q, k), Const(0.0), q="L", k="L"),
-        st(store("P", q, k),
-           call(ScalarOp.DIV, call(ScalarOp.EXP, call(ScalarOp.SUB, ld("S", q, k), ld("Mx", q))), ld("Z", q)),
-           guards=[ge(q, k)], q="L", k="L"),
+        st(
+            store("P", q, k),
+            call(
+                ScalarOp.DIV,
+                call(ScalarOp.EXP, call(ScalarOp.SUB, ld("S", q, k), ld("Mx", q))),
+                ld("Z", q),
+            ),
+            guards=[ge(q, k)],
+            q="L",
+            k="L",
+        ),
     ),
     symbols=(("L", 16),),
 )
 
-# 3x3 conv, stride 2, padding 1: X[n, c, 2*oh + kh - 1, 2*ow + kw - 1]
+# 3x3 conv, stride 2, padding 1: X[ci, 2*oh + kh - 1, 2*ow + kw - 1]
 oh, ow, kh, kw, co, ci = (var(v) for v in ("oh", "ow", "kh", "kw", "co", "ci"))
 ih, iw = 2 * oh + kh - 1, 2 * ow + kw - 1
 CONV = Program(
@@ -101,8 +124,18 @@ CONV = Program(
     (T("X", (3, 8, 8)), T("W", (4, 3, 3, 3), PARAM), T("Y", (4, 4, 4), OUTPUT)),
     (
         st(store("Y", co, oh, ow), Const(0.0), co=4, oh=4, ow=4),
-        st(store("Y", co, oh, ow), call(ScalarOp.MUL, ld("X", ci, ih, iw), ld("W", co, ci, kh, kw)),
-           Update.ADD, [ge(ih, 0), lt(ih, 8), ge(iw, 0), lt(iw, 8)], co=4, oh=4, ow=4, ci=3, kh=3, kw=3),
+        st(
+            store("Y", co, oh, ow),
+            call(ScalarOp.MUL, ld("X", ci, ih, iw), ld("W", co, ci, kh, kw)),
+            Update.ADD,
+            [ge(ih, 0), lt(ih, 8), ge(iw, 0), lt(iw, 8)],
+            co=4,
+            oh=4,
+            ow=4,
+            ci=3,
+            kh=3,
+            kw=3,
+        ),
     ),
 )
 
@@ -119,13 +152,37 @@ RESHAPE = Program(
 
 GATHER = Program(
     "gather",
-    (T("E", (100, 16), PARAM), T("I", (8,), dtype=I64), T("Y", (8, 16), OUTPUT), T("Y2", (8, 8), OUTPUT)),
+    (
+        T("E", (100, 16), PARAM),
+        T("I", (8,), dtype=I64),
+        T("Y", (8, 16), OUTPUT),
+        T("Y2", (8, 8), OUTPUT),
+    ),
     (
         st(store("Y", i, j), Load("E", (Indirect(ld("I", i)), j)), i=8, j=16),
-        st(store("Y2", i, j), call(ScalarOp.ADD, Load("E", (Indirect(ld("I", i), 2 * j + 1), j)),
-                                   Load("E", (Indirect(ld("I", i), -j - 3), 2 * j))), i=8, j=8),
-        st(store("Y2", i, j), Load("E", (Indirect(Cast(I64, call(ScalarOp.ADD, ld("I", i), Const(1))),
-                                                  Affine(const=-1)), i)), Update.MAX, i=8, j=8),
+        st(
+            store("Y2", i, j),
+            call(
+                ScalarOp.ADD,
+                Load("E", (Indirect(ld("I", i), 2 * j + 1), j)),
+                Load("E", (Indirect(ld("I", i), -j - 3), 2 * j)),
+            ),
+            i=8,
+            j=8,
+        ),
+        st(
+            store("Y2", i, j),
+            Load(
+                "E",
+                (
+                    Indirect(Cast(I64, call(ScalarOp.ADD, ld("I", i), Const(1))), Affine(const=-1)),
+                    i,
+                ),
+            ),
+            Update.MAX,
+            i=8,
+            j=8,
+        ),
     ),
 )
 
@@ -133,8 +190,17 @@ INDEX_CAST = Program(
     "iota",
     (T("A", (8, 8)), T("Y", (8, 8), OUTPUT, DType.F16), T("B", (8, 8), OUTPUT, DType.BOOL)),
     (
-        st(store("Y", i, j), call(ScalarOp.WHERE, call(ScalarOp.LT, Index(i), Index(j)),
-                                  Cast(DType.F16, ld("A", i, j)), Cast(DType.BF16, Const(0.5))), i=8, j=8),
+        st(
+            store("Y", i, j),
+            call(
+                ScalarOp.WHERE,
+                call(ScalarOp.LT, Index(i), Index(j)),
+                Cast(DType.F16, ld("A", i, j)),
+                Cast(DType.BF16, Const(0.5)),
+            ),
+            i=8,
+            j=8,
+        ),
         st(store("Y", i, j), Cast(DType.F16, Index(2 * i - j + 1)), Update.ADD, i=8, j=8),
         st(store("B", i, j), Cast(DType.BOOL, Index(i - j)), i=8, j=8),
     ),
@@ -183,7 +249,11 @@ SCALARS = Program(
     (
         st(store("S"), Const(0), origin=Origin("aten.sum.default", 7)),
         st(store("S"), ld("A", i), Update.ADD, origin=Origin("aten.sum.default", 7), i=8),
-        st(store("Y"), call(ScalarOp.MUL, ld("S"), Const(0.125)), origin=Origin("jax:reduce_sum", -1, "f.py:3")),
+        st(
+            store("Y"),
+            call(ScalarOp.MUL, ld("S"), Const(0.125)),
+            origin=Origin("jax:reduce_sum", -1, "f.py:3"),
+        ),
     ),
 )
 
@@ -192,8 +262,22 @@ CONSTS = Program(
     (T("Y", (12,), OUTPUT),),
     tuple(
         st(store("Y", Affine(const=n)), Const(c))
-        for n, c in enumerate((0, 0.0, -1.5, True, False, float("inf"), float("-inf"), 1e-05, -3, 10**20,
-                               1e300, float("nan")))
+        for n, c in enumerate(
+            (
+                0,
+                0.0,
+                -1.5,
+                True,
+                False,
+                float("inf"),
+                float("-inf"),
+                1e-05,
+                -3,
+                10**20,
+                1e300,
+                float("nan"),
+            )
+        )
     ),
 )
 
@@ -226,7 +310,10 @@ def test_stmt_round_trip(stmt: Stmt) -> None:
 
 def test_ints_stay_ints() -> None:
     values = [s.value.value for s in parse_program(format_program(CONSTS)).stmts]
-    assert [type(v) for v in values] == [int, float, float, bool, bool] + [float] * 3 + [int, int] + [float] * 2
+    assert [type(v) for v in values] == [int, float, float, bool, bool] + [float] * 3 + [
+        int,
+        int,
+    ] + [float] * 2
     assert values[0] == 0 and values[3] is True and math.isnan(values[-1])
     assert parse_expr("-0") == Const(0) and parse_expr("-inf") == Const(float("-inf"))
 
@@ -235,18 +322,26 @@ def test_negative_constant_versus_negation() -> None:
     assert parse_expr("-1.5") == Const(-1.5)
     assert parse_expr("neg(1.5)") == Call(ScalarOp.NEG, (Const(1.5),))
     assert parse_expr("-1.5 * A[i]") == Call(ScalarOp.MUL, (Const(-1.5), ld("A", i)))
-    assert parse_expr("-A[i]") == Call(ScalarOp.NEG, (ld("A", i),))  # lenient input, printed as neg(...)
+    assert parse_expr("-A[i]") == Call(
+        ScalarOp.NEG, (ld("A", i),)
+    )  # lenient input, printed as neg(...)
 
 
 def test_guards_normalise_through_affine_helpers() -> None:
-    text = "for q in 0..8, k in 0..8 where k <= q and q > k and k < 4 and q == 2*k and q >= 1:\n  S[q, k] = 1"
+    text = (
+        "for q in 0..8, k in 0..8 where k <= q and q > k and k < 4 and q == 2*k and q >= 1:\n"
+        "  S[q, k] = 1"
+    )
     assert parse_stmt(text).guards == (ge(q, k), lt(k, q), lt(k, 4), eq(q, 2 * k), ge(q, 1))
     # the printed form `e >= 0` / `e == 0` parses back to the same Constraint
     for g in (ge(q, k), lt(k, q), eq(q, 2 * k), Constraint(-q + 3)):
         stmt = parse_stmt(f"for q in 0..8, k in 0..8 where {g}:\n  S[q, k] = 1")
         assert stmt.guards == (g,)
     # Python-style chains: a <= b < c is a <= b and b < c
-    assert parse_stmt("for k in 0..8 where 0 <= k - 1 < 6:\n  S[k] = 1").guards == (ge(k - 1, 0), lt(k - 1, 6))
+    assert parse_stmt("for k in 0..8 where 0 <= k - 1 < 6:\n  S[k] = 1").guards == (
+        ge(k - 1, 0),
+        lt(k - 1, 6),
+    )
 
 
 def test_affine_syntax() -> None:
@@ -287,7 +382,9 @@ def test_comments_blank_lines_and_layout_are_ignored() -> None:
 
 def test_nested_for_headers_merge_into_one_nest() -> None:
     nested = "for i in 0..4:\n  for j in 0..4 where j <= i:\n    C[i, j] = 1"
-    assert parse_stmt(nested) == parse_stmt("for i in 0..4, j in 0..4 where i - j >= 0:\n  C[i, j] = 1")
+    assert parse_stmt(nested) == parse_stmt(
+        "for i in 0..4, j in 0..4 where i - j >= 0:\n  C[i, j] = 1"
+    )
 
 
 def test_printer_docstring_example_parses() -> None:
@@ -331,8 +428,24 @@ def random_expr(rng: random.Random, depth: int = 4) -> Expr:
     if depth == 0 or rng.random() < 0.25:
         match rng.randrange(5):
             case 0:
-                return Const(rng.choice([0, 1, -7, 0.5, -2.25, 1e-3, 3e12, True, False, float("inf"),
-                                         float("-inf"), rng.uniform(-10, 10)]))
+                return Const(
+                    rng.choice(
+                        [
+                            0,
+                            1,
+                            -7,
+                            0.5,
+                            -2.25,
+                            1e-3,
+                            3e12,
+                            True,
+                            False,
+                            float("inf"),
+                            float("-inf"),
+                            rng.uniform(-10, 10),
+                        ]
+                    )
+                )
             case 1:
                 return Index(random_affine(rng, 2))
             case _:
@@ -370,7 +483,9 @@ def test_random_expr_round_trip() -> None:
 def test_random_statements_round_trip() -> None:
     rng = random.Random(91)
     for n in range(100):
-        guards = tuple(Constraint(random_affine(rng, 2), rng.random() < 0.3) for _ in range(rng.randint(0, 2)))
+        guards = tuple(
+            Constraint(random_affine(rng, 2), rng.random() < 0.3) for _ in range(rng.randint(0, 2))
+        )
         stmt = Stmt(
             loops=tuple(Loop(v, rng.choice([4, 17, "N"])) for v in VARS[: rng.randint(1, 4)]),
             target=Store("Y", tuple(random_affine(rng, 2) for _ in range(rng.randint(0, 3)))),
@@ -378,7 +493,8 @@ def test_random_statements_round_trip() -> None:
             value=random_expr(rng, 3),
             guards=guards,
             origin=Origin(f"aten.op_{n}.default", n, "m.py:1" if n % 2 else "", bool(n % 3))
-            if n % 4 else None,
+            if n % 4
+            else None,
         )
         text = format_stmt(stmt)
         assert parse_stmt(text) == stmt, text
@@ -394,13 +510,18 @@ BASE = """program p {
 }
 """
 
+LOOP = "program p {\n  input A: f32[8]\n  output C: f32[8]\n  %s\n}"
+
 
 @pytest.mark.parametrize(
     "value, match",
     [
-        ("A[i, j] $ 2", r"line 5, column 23: unexpected character '\$'; expected one of .*'\+'"),
+        ("A[i, j] $ 2", r"line 5, column 23: unexpected '\$'; expected one of .*'\+'"),
         ("A[i, j] A[i, j]", r"line 5, column 23: unexpected 'A'; expected .*end of line"),
-        ("exq(A[i, j])", r"line 5, column 15: unknown function 'exq'; known functions: abs, .*exp, "),
+        (
+            "exq(A[i, j])",
+            r"line 5, column 15: unknown function 'exq'; known functions: abs, .*exp, ",
+        ),
         ("max(A[i, j])", r"max takes 2 arguments, got 1"),
         ("where(A[i, j], 1)", r"where takes 3 arguments, got 2"),
         ("f16(A[i, j], 1)", r"f16 takes 1 argument, got 2"),
@@ -437,23 +558,57 @@ def test_error_message_shows_source_line_and_caret() -> None:
 @pytest.mark.parametrize(
     "text, match",
     [
-        ("program p {\n  input A: f32[8]\n  output C: f32[8]\n  for i in 0..8:\n    C[i] = A[i]\n",
-         r"line 5, column 16: unexpected end of input; .*missing its closing '}'"),
-        ("program p {\n  input A: f33[8]\n}", r"line 2, column 12: unknown dtype 'f33'; known: f64, f32"),
-        ("program p {\n  inptu A: f32[8]\n}", r"unknown tensor role 'inptu'; expected one of input, param"),
+        (
+            "program p {\n  input A: f32[8]\n  output C: f32[8]\n"
+            "  for i in 0..8:\n    C[i] = A[i]\n",
+            r"line 5, column 16: unexpected end of input; .*missing its closing '}'",
+        ),
+        (
+            "program p {\n  input A: f33[8]\n}",
+            r"line 2, column 12: unknown dtype 'f33'; known: f64, f32",
+        ),
+        (
+            "program p {\n  inptu A: f32[8]\n}",
+            r"unknown tensor role 'inptu'; expected one of input, param",
+        ),
         ("program p {\n  sym N = 3.5\n}", r"a symbol value must be an integer"),
         ("program p {\n  sim N = 3\n}", r"symbols are bound as `sym N = 128`"),
-        ("program p {\n  output C: f32[8]\n  for i in 0..8,:\n    C[i] = 0\n}", r"unexpected ':'; expected a name"),
+        (
+            "program p {\n  output C: f32[8]\n  for i in 0..8,:\n    C[i] = 0\n}",
+            r"unexpected ':'; expected a name",
+        ),
         ("program p {\n  output C: f32[8]\n  for i in 1..8:\n    C[i] = 0\n}", r"loops start at 0"),
-        ("program p {\n  output C: f32[8]\n  for i in 0..8\n    C[i] = 0\n}",
-         r"line 3, column 16: unexpected end of line; expected one of ',', ':', 'where'"),
-        ("program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[i] -= 1\n}", r"expected an update \(=, \+="),
-        ("program p {\n  output C: f32[8]\n  for i in 0..8 where i != 3:\n    C[i] = 1\n}", r"`!=` is not affine"),
-        ("program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[ind(C[i])] = 1\n}", r"a store index must be affine"),
-        ("program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[i] = 0\n    C[i] += 1\n}",
-         r"line 5, column 5: this statement is indented under the loop nest of line 3"),
-        ("program p {\n  output C: f32[8]\n  @op aten.add id=x\n  C[0] = 1\n}", r"unexpected 'x'; expected .*a number"),
+        (
+            "program p {\n  output C: f32[8]\n  for i in 0..8\n    C[i] = 0\n}",
+            r"line 3, column 16: unexpected end of line; expected one of ',', ':', 'where'",
+        ),
+        (
+            "program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[i] -= 1\n}",
+            r"expected an update \(=, \+=",
+        ),
+        (
+            "program p {\n  output C: f32[8]\n  for i in 0..8 where i != 3:\n    C[i] = 1\n}",
+            r"`!=` is not affine",
+        ),
+        (
+            "program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[ind(C[i])] = 1\n}",
+            r"a store index must be affine",
+        ),
+        (
+            "program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[i] = 0\n    C[i] += 1\n}",
+            r"line 5, column 5: this statement is indented under the loop nest of line 3",
+        ),
+        (
+            "program p {\n  output C: f32[8]\n  @op aten.add id=x\n  C[0] = 1\n}",
+            r"unexpected 'x'; expected .*a number",
+        ),
         ("", r"line 1, column 1: unexpected end of input; expected 'program'"),
+        # hints for habits from other languages
+        (LOOP % "for i in range(8):\n    C[i] = 1", r"loops are written `for i in 0..N"),
+        (LOOP % "for i in 0..8:\n    C[i] = A[i]**2", r"powers are written pow\(a, b\)"),
+        (LOOP % "for i in 0..8:\n    C[i] = 1;", r"no `;`"),
+        (LOOP % "for i in 0..8:\n    C[i][0] = 1", r"index every dimension in one bracket"),
+        (LOOP % '@op aten.add id=1 at "m.py\n  C[0] = 1', r"quoted string is not closed"),
     ],
 )
 def test_program_errors(text: str, match: str) -> None:

@@ -17,6 +17,7 @@ from solar.ir.polyhedral import (
     count_points,
     domain_size,
     domain_text,
+    out_of_bounds_point,
     tensor_footprint,
 )
 from solar.ir.scalar_ops import ScalarOp, Update
@@ -225,6 +226,9 @@ def test_access_in_bounds() -> None:
     assert not access_in_bounds(p, s, "x", (i + 1,))
     assert not access_in_bounds(p, s, "x", (i - 1,))
     assert not access_in_bounds(p, s, "x", (i, i))  # wrong rank
+    assert out_of_bounds_point(p, s, "x", (7 - i,)) is None
+    assert out_of_bounds_point(p, s, "x", (i + 1,)) == {"i": 7}
+    assert out_of_bounds_point(p, s, "x", (2 * i - 3,)) in ({"i": 0}, {"i": 1}, {"i": 7})
 
 
 def test_loop_variables_named_like_isl_keywords() -> None:

@@ -129,7 +129,6 @@ ELEMENTWISE: dict[Any, tuple[int, Callable[..., Term]]] = {
     ),
     aten.hardtanh.default: (1, lambda x, lo=-1.0, hi=1.0: _clamp(x, lo, hi)),
     aten.clamp.default: (1, _clamp),
-    aten.clamp.Tensor: (1, _clamp),
     aten.clamp_min.default: (1, lambda x, lo: _clamp(x, lo, None)),
     aten.clamp_max.default: (1, lambda x, hi: _clamp(x, None, hi)),
     aten.pow.Tensor_Scalar: (1, _pow),
@@ -179,6 +178,17 @@ def _elementwise_rule(n_operands: int, fn: Callable[..., Term]) -> Rule:
 
 for _op, (_n, _fn) in ELEMENTWISE.items():
     lower(_op)(_elementwise_rule(_n, _fn))
+
+
+@lower(aten.clamp.Tensor)
+def _clamp_tensor(ctx: LowerCtx, x: View, lo: View | None = None, hi: View | None = None) -> View:
+    bounds = [v for v in (lo, hi) if v is not None]
+
+    def fn(xt: Term, *bt: Term) -> Term:
+        it = iter(bt)
+        return _clamp(xt, next(it) if lo is not None else None, next(it) if hi is not None else None)
+
+    return elementwise(ctx.b, ctx.hint, ctx.shape, ctx.dtype, [x, *bounds], fn)
 
 
 @lower(aten._to_copy.default)
@@ -251,6 +261,26 @@ def _squeeze(ctx: LowerCtx, x: View, dims: Any = None) -> View:
 @lower(aten.cat.default)
 def _cat(ctx: LowerCtx, tensors: Sequence[View], dim: int = 0) -> View:
     return views.cat(list(tensors), dim)
+
+
+@lower(aten.split_with_sizes.default)
+def _split_with_sizes(ctx: LowerCtx, x: View, sizes: Sequence[int], dim: int = 0) -> list[View]:
+    out, start = [], 0
+    for size in sizes:
+        out.append(views.slice_(x, dim, start, start + size))
+        start += size
+    return out
+
+
+@lower(aten.split.Tensor)
+def _split(ctx: LowerCtx, x: View, size: int, dim: int = 0) -> list[View]:
+    total = x.shape[dim % x.rank]
+    return _split_with_sizes(ctx, x, [min(size, total - s) for s in range(0, total, size)], dim)
+
+
+@lower(aten.unbind.int)
+def _unbind(ctx: LowerCtx, x: View, dim: int = 0) -> list[View]:
+    return [views.select(x, dim, k) for k in range(x.shape[dim % x.rank])]
 
 
 @lower(aten.repeat.default)
