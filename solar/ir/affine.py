@@ -4,6 +4,7 @@ so two equal expressions compare equal and hash alike."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping, Union
 
@@ -266,7 +267,8 @@ def _simplify_atom(atom: Atom, ranges: Ranges) -> Affine:
     d = atom.divisor
     # Write inner = g*q + r with g | d and 0 <= r < g over the ranges. Then, with m = d/g,
     # floor(inner/d) = floor(q/m) and inner mod d = g*(q mod m) + r; try the largest g first.
-    for g in sorted((k for k in range(1, d + 1) if d % k == 0), reverse=True):
+    candidates = {d, 1} | {math.gcd(c, d) for _, c in inner.terms}
+    for g in sorted(candidates, reverse=True):
         multiple = Affine.make(tuple((a, c) for a, c in inner.terms if c % g == 0))
         rest = inner - multiple
         r_lo, r_hi = value_range(rest, ranges)

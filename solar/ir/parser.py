@@ -127,21 +127,9 @@ COMMENT: /#[^\n]*/
 # expressions may be wrapped); blank and comment-only lines collapse into one newline.
 _OPEN = {"LPAR", "LSQB"}
 _CLOSE = {"RPAR", "RSQB"}
-_CONTINUES = {
-    "PLUS",
-    "MINUS",
-    "STAR",
-    "SLASH",
-    "DSLASH",
-    "PERCENT",
-    "COMMA",
-    "UPDATE",
-    "EQUAL",
-    "CMP",
-    "WHERE",
-    "AND",
-    "LBRACE",
-}
+_CONTINUES = frozenset(
+    "PLUS MINUS STAR SLASH DSLASH PERCENT COMMA UPDATE EQUAL CMP WHERE AND LBRACE".split()
+)
 
 
 class _Newlines(PostLex):

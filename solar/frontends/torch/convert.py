@@ -94,7 +94,8 @@ def source_line(node: torch.fx.Node, source_file: str | None) -> str:
     if pick is None:
         outside = [f for f in frames if "/torch/" not in f[0] and "/site-packages/" not in f[0]]
         pick = outside[-1] if outside else frames[-1]
-    return f"{Path(pick[0]).name}:{pick[1]}: {pick[3].strip()}"
+    code = pick[3].strip().replace('"', "'")  # the IR text quotes sources with "
+    return f"{Path(pick[0]).name}:{pick[1]}: {code}"
 
 
 def _instance_key(node: torch.fx.Node) -> str:
