@@ -50,11 +50,11 @@ def test_file_loads_and_every_number_has_a_source(path: Path):
 
 
 KNOWN = [  # (gpu, accessor, exact value)
-    ("H100-SXM", lambda s: s.tensor_rate("fp16"), 989.4e12),
-    ("H100-SXM", lambda s: s.tensor_rate("bf16"), 989.4e12),
+    ("H100-SXM", lambda s: s.tensor_rate("fp16"), 132 * 4096 * 1980e6),
+    ("H100-SXM", lambda s: s.tensor_rate("bf16"), 132 * 4096 * 1980e6),
     ("H100-SXM", lambda s: s.simt_rate("fp32"), 66.9e12),
     ("H100-SXM", lambda s: s.dram_bytes_per_s, 3.35e12),
-    ("H100-PCIe", lambda s: s.tensor_rate("fp16"), 756e12),
+    ("H100-PCIe", lambda s: s.tensor_rate("fp16"), 114 * 4096 * 1755e6),
     ("H200-SXM", lambda s: s.dram_bytes_per_s, 4.8e12),
     ("H200-SXM", lambda s: s.l2_bytes, 62914560),
     ("H200-SXM", lambda s: s.sm_count.value, 132),
