@@ -178,7 +178,7 @@ def test_lowering_matches_real_op(op, args, kwargs, seed):
     with torch.no_grad():
         ref = op(*real, **kwargs)
     node = SimpleNamespace(target=op, name=str(op).split(".")[1], kwargs=kwargs)
-    program, names, feed = _lower_node(node, real, ref)
+    program, names, feed, _ = _lower_node(node, real, ref)
     verify(program)
     outs = run(program, feed)
     refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]

@@ -153,10 +153,6 @@ def _check_whole(program, bindings, model: torch.nn.Module, inputs: list[Any]) -
     return Check("whole program", "", shapes, "full", worst, tol)
 
 
-def _map_shape(shape: tuple[int, ...], cap: int | None) -> tuple[int, ...]:
-    return shape if cap is None else tuple(min(s, cap) for s in shape)
-
-
 def check_ops(traced: loader.Traced, seed: int = 0) -> tuple[Check, ...]:
     """Check every distinct op instance (op, input shapes, other arguments) on its own."""
     from solar.frontends.torch.lowerings import LOWERINGS
@@ -185,9 +181,10 @@ def _describe(x: Any) -> str:
     return repr(x)
 
 
-def _lower_node(node, args: Any, out: Any) -> tuple[Any, list[str], dict[str, np.ndarray]]:
+def _lower_node(node, args: Any, out: Any) -> tuple[Any, list[str], dict[str, np.ndarray], int]:
     """Lower one node on its own: its tensor arguments become program inputs (fed with their data
-    when they are real tensors)."""
+    when they are real tensors). Also returns how many statements the op itself emitted (0 for a
+    pure view, whose outputs are then copies made only for the check)."""
     from solar.frontends.torch.lowerings import LOWERINGS
 
     b = ProgramBuilder.new(str(node.name))
@@ -203,28 +200,31 @@ def _lower_node(node, args: Any, out: Any) -> tuple[Any, list[str], dict[str, np
 
     ir_args = _map_tensors(args, declare)
     result = LOWERINGS[node.target](LowerCtx(b, _FakeNode(node.name, out)), *ir_args, **node.kwargs)
+    own = len(b.stmts)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     names = _materialise_outputs(b, outs)
-    return b.program(names), names, feed
+    return b.program(names), names, feed, own
 
 
 def _check_node(node, args_meta, traced, seed: int) -> Check | None:
     src = source_line(node, traced.source_file)
-    program, _, _ = _lower_node(node, args_meta, node.meta.get("val"))
-    if not program.stmts:
-        return None  # a pure view: exercised by every program that uses it
+    program, _, _, own = _lower_node(node, args_meta, node.meta.get("val"))
+    if own == 0:
+        return None  # a pure view: checked by the lowering-table tests and every program using it
     caps = (None,) if program_cost(program) <= OP_BUDGET else REDUCED_CAPS
     last_error = "too large for the interpreter"
+    shrink = SHRINKERS.get(node.target, _shrink_by_value)
     for cap in caps:
         gen = torch.Generator().manual_seed(seed)
-        real_args = _realise(args_meta, cap, gen)
+        shrunk = args_meta if cap is None else shrink(args_meta, cap)
+        real_args = _realise(shrunk, gen)
         try:
             with torch.no_grad():
                 ref = node.target(*real_args, **node.kwargs)
         except Exception as exc:  # reduced shapes this op does not accept
             last_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             continue
-        program, names, feed = _lower_node(node, real_args, ref)
+        program, names, feed, _ = _lower_node(node, real_args, ref)
         if program_cost(program) > OP_BUDGET:
             continue
         verify(program)
@@ -235,6 +235,60 @@ def _check_node(node, args_meta, traced, seed: int) -> Check | None:
         shapes = _describe(real_args)
         return Check(str(node.target), src, shapes, "op" if cap is None else "op-reduced", error, tol)
     return Check(str(node.target), src, _describe(args_meta), "unchecked", math.inf, 0.0, last_error)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A tensor to realise: shape and dtype (what the shrinkers produce)."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+
+def _shrink_by_value(args: Any, cap: int) -> Any:
+    """Map every size above `cap` to `cap`, in tensor shapes and in integer arguments alike, so that
+    sizes that must agree (a matmul's K, a layer norm's normalized_shape) still agree."""
+
+    def size(v: int) -> int:
+        return min(v, cap) if v > cap else v
+
+    def walk(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return _Shape(tuple(size(int(s)) for s in x.shape), x.dtype)
+        if isinstance(x, (list, tuple)):
+            return type(x)(walk(v) for v in x)
+        if isinstance(x, int) and not isinstance(x, bool):
+            return size(x)
+        return x
+
+    return walk(args)
+
+
+def _shrink_convolution(args: Any, cap: int) -> Any:
+    """A smaller convolution of the same kind: batch, spatial sizes, groups and channels per group
+    shrink; stride, padding, dilation and kernel stay."""
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args
+    nd = x.dim() - 2
+    g = min(groups, 4)
+    if transposed:
+        cin_g, cout_g = x.shape[1] // groups, w.shape[1]
+    else:
+        cin_g, cout_g = w.shape[1], w.shape[0] // groups
+    cin_g, cout_g = min(int(cin_g), 8), min(int(cout_g), 8)
+    spatial = []
+    for d in range(nd):
+        k = int(w.shape[2 + d])
+        need = dilation[d] * (k - 1) + 1  # the smallest input a window fits into (without padding)
+        spatial.append(max(min(int(x.shape[2 + d]), max(cap // 4, 4)), need))
+    n = min(int(x.shape[0]), 2)
+    xs = _Shape((n, g * cin_g, *spatial), x.dtype)
+    kernel = tuple(int(s) for s in w.shape[2:])
+    ws = _Shape((g * cin_g, cout_g, *kernel) if transposed else (g * cout_g, cin_g, *kernel), w.dtype)
+    bs = None if bias is None else _Shape((g * cout_g,), bias.dtype)
+    return (xs, ws, bs, stride, padding, dilation, transposed, output_padding, g)
+
+
+SHRINKERS = {torch.ops.aten.convolution.default: _shrink_convolution}
 
 
 @dataclass
@@ -249,11 +303,14 @@ class _FakeNode:
         return {"val": self.val}
 
 
-def _realise(x: Any, cap: int | None, gen: torch.Generator) -> Any:
+def _realise(x: Any, gen: torch.Generator) -> Any:
+    """Random real tensors for every tensor (or _Shape) in an argument structure."""
     if isinstance(x, torch.Tensor):
-        return _random_like(_map_shape(tuple(int(s) for s in x.shape), cap), x.dtype, gen)
+        return _random_like(tuple(int(s) for s in x.shape), x.dtype, gen)
+    if isinstance(x, _Shape):
+        return _random_like(x.shape, x.dtype, gen)
     if isinstance(x, (list, tuple)):
-        return type(x)(_realise(v, cap, gen) for v in x)
+        return type(x)(_realise(v, gen) for v in x)
     return x
 
 
