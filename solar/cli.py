@@ -43,7 +43,7 @@ def _fmt_count(x: float, unit: str) -> str:
 def _console():
     from rich.console import Console
 
-    return Console(width=max(120, Console().width))
+    return Console(width=max(140, Console().width))
 
 
 def _print_report(report, per_op: bool) -> None:
@@ -150,20 +150,20 @@ def cmd_specs(args: argparse.Namespace) -> int:
 
     from solar.hardware import list_specs
 
-    table = Table(title="hardware specs (dense peaks at boost clock)", title_justify="left")
-    for col in ("name", "aliases", "SMs", "boost MHz", "DRAM TB/s", "L2 MiB", "fp32 SIMT TF/s", "tensor TF/s or TOP/s"):
-        table.add_column(col)
+    table = Table(title="hardware specs: dense peaks at the boost clock (TFLOP/s; int: TOP/s)", title_justify="left")
+    keys = ("tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4")
+    for col in ("name", "SMs", "boost MHz", "DRAM TB/s", "L2 MiB", "fp32 SIMT", *keys):
+        table.add_column(col, justify="left" if col == "name" else "right", no_wrap=col == "name")
     for s in list_specs():
-        tensor = ", ".join(f"{k} {v.value / 1e12:g}" for k, v in s.tensor_core_flops_per_s.items())
+        rates = [s.tensor_rate(k) for k in keys]
         table.add_row(
             s.name,
-            ", ".join(s.aliases),
             f"{s.sm_count.value:g}",
             f"{s.boost_clock_mhz.value:g}",
             f"{s.dram_bytes_per_s / 1e12:g}",
             f"{s.l2_bytes / 2**20:g}",
-            f"{s.simt_flops_per_s['fp32'].value / 1e12:g}",
-            tensor,
+            f"{s.simt_flops_per_s['fp32'].value / 1e12:.1f}",
+            *("-" if r is None else f"{r / 1e12:.1f}" for r in rates),
         )
     _console().print(table)
     return 0

@@ -9,6 +9,7 @@ import importlib.util
 import io
 import sys
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -159,7 +160,8 @@ def _fake_like(t: torch.Tensor, mode: FakeTensorMode) -> torch.Tensor:
 def _export(model: torch.nn.Module, inputs: tuple, path: str | None) -> torch.export.ExportedProgram:
     where = Path(path).name if path else type(model).__name__
     try:
-        with torch.no_grad():
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
             ep = torch.export.export(model, inputs, strict=False)
             return ep.run_decompositions()
     except SolarError:
