@@ -220,6 +220,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = " ".join(str(exc).split("\n")[0].split())
         print(f"solar: error: {message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `solar ops | head`: the reader left; not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -169,8 +169,9 @@ def convert_with_bindings(traced: Traced) -> tuple[Program, dict[str, tuple[str,
                 continue
             rule = LOWERINGS.get(node.target)
             if rule is None:
+                called = f" (called as {op_name})" if op_name != str(node.target) else ""
                 raise UnsupportedOpError(
-                    f"unsupported op {node.target} ({op_name})"
+                    f"unsupported op {node.target}{called}"
                     + (f" at {src}" if src else "")
                     + "; solar has no lowering for it yet (`solar ops` lists the supported ops)"
                 )
