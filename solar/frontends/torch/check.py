@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from solar.errors import SolarError
+from solar.frontends.compare import Check, CheckResult, relative_error
 from solar.frontends.builder import ProgramBuilder
 from solar.frontends.torch import loader
 from solar.frontends.torch.convert import (
@@ -33,35 +34,6 @@ REDUCED_CAPS = (64, 32, 16, 8, 4)
 TOLERANCE = {torch.float64: 1e-9, torch.float32: 2e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 
 
-@dataclass(frozen=True)
-class Check:
-    what: str  # the op (or "whole program")
-    source: str
-    shapes: str
-    mode: str  # "full" | "op" | "op-reduced" | "unchecked"
-    error: float  # max |ir - ref| / max(1, max |ref|)
-    tolerance: float
-    note: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.mode != "unchecked" and self.error <= self.tolerance
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    program: str
-    checks: tuple[Check, ...]
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.checks if c.mode != "unchecked")
-
-    @property
-    def unchecked(self) -> tuple[Check, ...]:
-        return tuple(c for c in self.checks if c.mode == "unchecked")
-
-
 def _random_like(shape: tuple[int, ...], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
     if dtype.is_floating_point:
         return torch.randn(shape, generator=gen, dtype=torch.float32).to(dtype)
@@ -78,23 +50,7 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
 
 
 def _error(ir: np.ndarray, ref: torch.Tensor) -> float:
-    r = _to_numpy(ref).astype(np.float64)
-    a = np.asarray(ir, dtype=np.float64)
-    if a.shape != r.shape:
-        if a.size != r.size:
-            return math.inf
-        r = r.reshape(a.shape)  # an output the IR keeps in a row-major reshape of the user's shape
-    nan_r, nan_a = np.isnan(r), np.isnan(a)
-    if (nan_r != nan_a).any():
-        return math.inf
-    inf_r = np.isinf(r)
-    if (inf_r & (a != r)).any():
-        return math.inf
-    ok = ~(nan_r | inf_r)
-    if not ok.any():
-        return 0.0
-    scale = max(1.0, float(np.abs(r[ok]).max()))
-    return float(np.abs(a[ok] - r[ok]).max()) / scale
+    return relative_error(ir, _to_numpy(ref))
 
 
 def _tolerance(dtype: torch.dtype) -> float:

@@ -1,7 +1,7 @@
-"""The PyTorch lowering table: one rule per core-ATen OpOverload, registered by `@lower(...)`,
-which refuses duplicates. Rules are a few lines each because the shared builders (elementwise,
-reduce, contract, the view algebra) do the work. Rules receive views for tensor arguments and
-Python values for the rest, and return a view (or a tuple of views for multi-output ops)."""
+"""Core lowerings: elementwise ops, views, creation, reductions, softmax, layer norm, matmuls and
+convolution. Rules are a few lines each because the shared builders (elementwise, reduce, contract,
+the view algebra) do the work. Rules receive views for tensor arguments and Python values for the
+rest, and return a view (or a tuple/list of views for multi-output ops)."""
 
 from __future__ import annotations
 
@@ -26,27 +26,16 @@ from solar.frontends.builder import (
     reduce,
     sub,
 )
-from solar.frontends.torch.convert import LowerCtx, dtype_of
+from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.views import View
-from solar.ir.affine import Affine, Constraint, ge, lt
+from solar.ir.affine import Affine
 from solar.ir.nodes import Cast, Index
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
 
+from solar.frontends.torch.lowerings.registry import Rule, lower
+
 aten = torch.ops.aten
-Rule = Callable[..., Any]
-LOWERINGS: dict[Any, Rule] = {}
-
-
-def lower(*ops: Any) -> Callable[[Rule], Rule]:
-    def register(fn: Rule) -> Rule:
-        for op in ops:
-            if op in LOWERINGS:
-                raise RuntimeError(f"duplicate lowering for {op}")
-            LOWERINGS[op] = fn
-        return fn
-
-    return register
 
 
 # ---- elementwise ---------------------------------------------------------------------------------
@@ -480,4 +469,4 @@ def _convolution(
     return convolution(ctx, x, w, bias, stride, padding, dilation, transposed, groups)
 
 
-__all__ = ["LOWERINGS", "lower", "ELEMENTWISE"]
+__all__ = ["ELEMENTWISE"]

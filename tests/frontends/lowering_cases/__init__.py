@@ -1,0 +1,30 @@
+"""Test cases for the PyTorch lowering table, one module per op family. Each module defines
+`CASES: dict[OpOverload, list[(args, kwargs)]]` with tensors given as `T` specs; the test merges them
+(an op in two modules is an error) and checks every table entry has at least one case."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class T:
+    """A random input tensor of this shape and dtype (positive: strictly positive values)."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype = torch.float32
+    positive: bool = False
+
+
+def B(*shape: int) -> T:
+    return T(shape, torch.bool)
+
+
+def P(*shape: int) -> T:
+    return T(shape, positive=True)
+
+
+def F(*shape: int) -> T:
+    return T(shape)
