@@ -13,6 +13,8 @@ EXAMPLES = """examples:
   solar analyze examples/matmul.py --arch H100-SXM
   solar analyze model.py --arch L4 A100-SXM4-80GB H200-SXM --json
   solar verify examples/mlp.py
+  solar validate examples/mlp.py --compile      (on a CUDA GPU)
+  solar calibrate                               (on a CUDA GPU)
   solar ir examples/matmul.py
   solar einsum examples/attention.py
   solar specs
@@ -131,6 +133,43 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from solar.validate.run import validate_file
+
+    result = validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
+    if args.json:
+        print(result.to_json())
+        return 1 if result.violations else 0
+    table = Table(title=f"validate {result.problem} on {result.environment.get('gpu')} (spec {result.arch})", title_justify="left")
+    for col in ("mode", "median", "min", *(f"{level} bound" for level in result.bounds), "headroom (median / fused)"):
+        table.add_column(col)
+    for mode, t in result.measured.items():
+        table.add_row(
+            mode, _fmt_seconds(t.median_seconds), _fmt_seconds(t.min_seconds),
+            *(_fmt_seconds(b) for b in result.bounds.values()), f"{result.headroom.get(mode, 0):.2f}x",
+        )
+    _console().print(table)
+    env = ", ".join(f"{k}={v}" for k, v in result.environment.items())
+    print(f"environment: {env}")
+    if result.error:
+        print(f"note: {result.error}")
+    for v in result.violations:
+        print(f"VIOLATION: {v.describe()} — a bug in solar's bound model")
+    print(f"{len(result.violations)} violations")
+    return 1 if result.violations else 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from solar.validate.calibrate import calibrate
+
+    measured = calibrate(args.out, args.arch)
+    for key, m in measured.items():
+        print(f"{key}: {m['value']:.4g}")
+    return 0
+
+
 def cmd_ir(args: argparse.Namespace) -> int:
     from solar.api import ir_text
 
@@ -199,6 +238,17 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("file")
     v.add_argument("--seed", type=int, default=0)
     v.set_defaults(fn=cmd_verify)
+    val = sub.add_parser("validate", help="time the real CUDA kernels and check no bound is beaten")
+    val.add_argument("file")
+    val.add_argument("--arch", default=None, metavar="NAME", help="spec to use (default: detected from the GPU)")
+    val.add_argument("--compile", action="store_true", help="also time torch.compile of the model")
+    val.add_argument("--reps", type=int, default=50, help="timed calls per mode (median and min reported)")
+    val.add_argument("--json", action="store_true", help="print the result as JSON")
+    val.set_defaults(fn=cmd_validate)
+    cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
+    cal.add_argument("--out", default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
+    cal.add_argument("--arch", default=None, metavar="NAME", help="spec to extend (default: detected)")
+    cal.set_defaults(fn=cmd_calibrate)
     for name, fn, text in (("ir", cmd_ir, "print the Affine Loop IR"), ("einsum", cmd_einsum, "print the einsum graph")):
         c = sub.add_parser(name, help=text)
         c.add_argument("file")

@@ -35,12 +35,19 @@ CASES = _collect()
 
 def _realise(x: Any, gen: torch.Generator) -> Any:
     if isinstance(x, T):
+        shape = tuple(reversed(x.shape)) if x.transpose else x.shape
         if x.dtype == torch.bool:
-            return torch.rand(x.shape, generator=gen) > 0.5
-        t = torch.randn(x.shape, generator=gen, dtype=torch.float32)
-        return (t.abs() + 0.1 if x.positive else t).to(x.dtype)
+            t = torch.rand(shape, generator=gen) > 0.5
+        else:
+            t = torch.randn(shape, generator=gen, dtype=torch.float32)
+            t = (t.abs() + 0.1 if x.positive else t).to(x.dtype)
+        return t.t() if x.transpose else t
     if isinstance(x, list):
         return [_realise(v, gen) for v in x]
+    if isinstance(x, tuple):
+        return tuple(_realise(v, gen) for v in x)
+    if isinstance(x, dict):
+        return {k: _realise(v, gen) for k, v in x.items()}
     return x
 
 
@@ -58,6 +65,7 @@ def test_every_lowering_has_a_case():
 def test_lowering_matches_real_op(op, args, kwargs, seed):
     gen = torch.Generator().manual_seed(1000 + seed)
     real = _realise(list(args), gen)
+    kwargs = _realise(kwargs, gen)
     with torch.no_grad():
         ref = op(*real, **kwargs)
     node = SimpleNamespace(target=op, name=str(op).split(".")[1], kwargs=kwargs)

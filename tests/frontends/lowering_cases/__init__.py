@@ -16,6 +16,7 @@ class T:
     shape: tuple[int, ...]
     dtype: torch.dtype = torch.float32
     positive: bool = False
+    transpose: bool = False  # a 2-D tensor in column-major layout (the transpose of a row-major one)
 
 
 def B(*shape: int) -> T:

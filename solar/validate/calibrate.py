@@ -1,0 +1,121 @@
+"""`solar calibrate`: measure achievable ceilings of the GPU at hand (DRAM copy bandwidth, dense GEMM
+throughput per dtype, SIMT fp32 GEMM throughput, minimum kernel time) and write a calibrated spec
+variant: the datasheet values unchanged, the measurements added under `calibrated` with date and
+method. Measured ceilings are context ("achievable"), never used in bounds: real kernels beat them."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import statistics
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from solar.hardware import get_spec
+from solar.hardware.spec import SPEC_DIR
+from solar.validate.device import detect_spec, environment, query_device, require_cuda
+
+
+def _median_seconds(fn: Callable[[], object], reps: int = 10, warmup: int = 3) -> float:
+    torch = require_cuda()
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e) / 1e3)
+    return statistics.median(times)
+
+
+def measure_copy(nbytes: int = 4 << 30) -> float:
+    """Device-to-device copy bandwidth, bytes read plus bytes written per second."""
+    torch = require_cuda()
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    t = _median_seconds(lambda: dst.copy_(src))
+    del src, dst
+    return 2 * nbytes / t
+
+
+def measure_gemm(kind: str, n: int = 8192) -> float | None:
+    """Dense n^3 GEMM throughput (FLOP/s or OP/s) for one kind on random data; None if unsupported."""
+    torch = require_cuda()
+    flops = 2 * n**3
+    try:
+        if kind in ("fp32", "tf32"):
+            a, b = (torch.randn(n, n, device="cuda") for _ in range(2))
+            old = torch.backends.cuda.matmul.allow_tf32
+            torch.backends.cuda.matmul.allow_tf32 = kind == "tf32"
+            try:
+                t = _median_seconds(lambda: a @ b)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = old
+        elif kind in ("fp16", "bf16"):
+            dt = torch.float16 if kind == "fp16" else torch.bfloat16
+            a, b = (torch.randn(n, n, device="cuda", dtype=dt) for _ in range(2))
+            t = _median_seconds(lambda: a @ b)
+        elif kind == "fp8":
+            a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
+            b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()  # column-major operand
+            one = torch.tensor(1.0, device="cuda")
+            t = _median_seconds(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))
+        elif kind == "int8":
+            a = torch.randint(-8, 8, (n, n), device="cuda", dtype=torch.int8)
+            b = torch.randint(-8, 8, (n, n), device="cuda", dtype=torch.int8).t()  # column-major
+            t = _median_seconds(lambda: torch._int_mm(a, b))
+        else:
+            raise ValueError(kind)
+    except (RuntimeError, TypeError, AttributeError):
+        return None
+    return flops / t
+
+
+def measure_min_kernel(kernels: int = 1000) -> float:
+    """Seconds per kernel of back-to-back tiny kernels replayed from a CUDA graph."""
+    torch = require_cuda()
+    x = torch.zeros(1, device="cuda")
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        x.add_(1)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(kernels):
+            x.add_(1)
+    return _median_seconds(graph.replay) / kernels
+
+
+def calibrate(out: str | Path | None = None, arch: str | None = None) -> dict:
+    """Measure, then write `out` (default: hardware_specs/calibrated/<name>.yaml): the datasheet spec
+    with a `calibrated` section. Returns the measurements."""
+    info = query_device()
+    spec = detect_spec(info) if arch is None else get_spec(arch)
+    env = environment()
+    when = _dt.date.today().isoformat()
+    where = f"{env.get('gpu')}, driver {env.get('driver_version')}, torch {env.get('torch')}, CUDA {env.get('cuda')}"
+    measured: dict[str, dict] = {}
+
+    def put(key: str, value: float | None, method: str) -> None:
+        if value:
+            measured[key] = {"value": float(value), "source": f"measured {when} on {where}: {method}"}
+
+    put("dram_copy_bytes_per_s", measure_copy(), "torch copy_ of a 4 GiB fp32 tensor, bytes read + written, median of 10 (CUDA events)")
+    for kind in ("fp32", "tf32", "fp16", "bf16", "fp8", "int8"):
+        put(f"gemm_{kind}_flops_per_s", measure_gemm(kind), f"8192^3 {kind} GEMM on random data through PyTorch (cuBLAS), median of 10")
+    put("min_kernel_seconds", measure_min_kernel(), "1000 one-element add_ kernels captured in a CUDA graph, replay time / 1000, median of 10")
+    data = yaml.safe_load((SPEC_DIR / f"{spec.name}.yaml").read_text())
+    data["calibrated"] = measured
+    path = Path(out) if out else SPEC_DIR / "calibrated" / f"{spec.name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = (
+        f"# {spec.name} datasheet spec plus ceilings measured by `solar calibrate` on {when}.\n"
+        "# The calibrated values are achievable ceilings, shown as context; bounds use the datasheet peaks.\n"
+    )
+    path.write_text(header + yaml.safe_dump(data, sort_keys=False, width=120))
+    return measured

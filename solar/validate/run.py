@@ -1,0 +1,171 @@
+"""`solar validate`: measure a program on the GPU at hand, compute its bounds for that GPU, and
+report headroom (measured / SOL) and every violation (a measured time below a bound that claims to
+be a lower bound for that execution) — a violation is a bug in solar, never to be tuned away."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from solar.errors import SolarError
+
+# Which execution modes each bound level claims to bound: `unfused` bounds one-kernel-per-op
+# (eager) execution only; the others bound any implementation.
+LEVEL_MODES: dict[str, frozenset[str]] = {
+    "fused": frozenset({"eager", "compile"}),
+    "cache_aware": frozenset({"eager", "compile"}),
+    "unfused": frozenset({"eager"}),
+}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModeTiming(_Model):
+    median_seconds: float
+    min_seconds: float
+    reps: int
+
+
+class Violation(_Model):
+    mode: str
+    level: str
+    bound_seconds: float
+    measured_min_seconds: float
+
+    def describe(self) -> str:
+        return (
+            f"{self.mode} ran in {self.measured_min_seconds * 1e6:.2f} µs, below the {self.level} "
+            f"bound of {self.bound_seconds * 1e6:.2f} µs"
+        )
+
+
+class ValidationResult(_Model):
+    problem: str
+    arch: str
+    date: str
+    environment: dict[str, str]
+    assumptions: list[str]
+    measured: dict[str, ModeTiming]
+    bounds: dict[str, float]
+    bottlenecks: dict[str, str]
+    headroom: dict[str, float]  # measured median / fused bound, per mode
+    violations: list[Violation]
+    error: str | None = None
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+
+def find_violations(measured: dict[str, ModeTiming], bounds: dict[str, float]) -> list[Violation]:
+    """Every (mode, level) where the fastest measured run beat a bound that claims that mode."""
+    out = []
+    for level, seconds in bounds.items():
+        for mode, timing in measured.items():
+            if mode in LEVEL_MODES.get(level, frozenset()) and timing.min_seconds < seconds:
+                out.append(Violation(mode=mode, level=level, bound_seconds=seconds, measured_min_seconds=timing.min_seconds))
+    return out
+
+
+def assemble(
+    problem: str,
+    report: Any,
+    measured: dict[str, ModeTiming],
+    environment: dict[str, str],
+    error: str | None = None,
+) -> ValidationResult:
+    """A ValidationResult from an analysis report (solar.report.Report) and measured timings."""
+    bounds = {level: b.seconds for level, b in report.bounds.items()}
+    fused = bounds.get("fused", 0.0)
+    return ValidationResult(
+        problem=problem,
+        arch=report.arch,
+        date=_dt.date.today().isoformat(),
+        environment=environment,
+        assumptions=list(report.assumptions),
+        measured=measured,
+        bounds=bounds,
+        bottlenecks={level: b.bottleneck for level, b in report.bounds.items()},
+        headroom={m: t.median_seconds / fused for m, t in measured.items() if fused > 0},
+        violations=find_violations(measured, bounds),
+        error=error,
+    )
+
+
+def _to_device(x: Any, torch: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.cuda()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_device(v, torch) for v in x)
+    return x
+
+
+def validate_module(
+    model: Any,
+    inputs: Sequence[Any],
+    problem: str,
+    arch: str | None = None,
+    compile: bool = False,
+    reps: int = 50,
+    loaded: Any = None,
+) -> ValidationResult:
+    """Time `model(*inputs)` eagerly (and compiled) on the GPU and compare with its bounds."""
+    from solar.api import analyze_loaded, load
+    from solar.validate.device import detect_spec, environment, query_device, require_cuda
+    from solar.validate.timing import time_cuda
+
+    torch = require_cuda()
+    info = query_device()
+    spec_name = arch or detect_spec(info).name
+    if loaded is None:
+        loaded = load(model, inputs)  # traced on fake tensors, before anything moves to the GPU
+    report = analyze_loaded(loaded, spec_name)
+    model = model.cuda()
+    args = _to_device(list(inputs), torch)
+    measured: dict[str, ModeTiming] = {}
+    eager = time_cuda(lambda: model(*args), info.l2_bytes, reps)
+    measured["eager"] = ModeTiming(**eager.__dict__)
+    error = None
+    if compile:
+        try:
+            compiled = torch.compile(model)
+            t = time_cuda(lambda: compiled(*args), info.l2_bytes, reps, warmup=3)
+            measured["compile"] = ModeTiming(**t.__dict__)
+        except Exception as exc:  # torch.compile failing is recorded, not fatal
+            error = f"torch.compile failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return assemble(problem, report, measured, environment(), error)
+
+
+def validate_file(path: str | Path, arch: str | None = None, compile: bool = False, reps: int = 50) -> ValidationResult:
+    """Validate a KernelBench-format file: build Model(*get_init_inputs()) and get_inputs() for real."""
+    from solar.api import load
+    from solar.frontends.torch.loader import import_model_file
+    from solar.validate.device import require_cuda
+
+    torch = require_cuda()
+    loaded = load(str(path))
+    module = import_model_file(path)
+    torch.manual_seed(0)
+    try:
+        with torch.device("cuda"):
+            model = module.Model(*getattr(module, "get_init_inputs", lambda: [])())
+            inputs = list(module.get_inputs())
+    except Exception as exc:
+        raise SolarError(f"{Path(path).name}: building the model on the GPU failed: {exc}") from None
+    return validate_module(model, inputs, Path(path).name, arch, compile, reps, loaded=loaded)
+
+
+__all__ = [
+    "LEVEL_MODES",
+    "ModeTiming",
+    "ValidationResult",
+    "Violation",
+    "assemble",
+    "find_violations",
+    "validate_file",
+    "validate_module",
+]

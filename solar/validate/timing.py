@@ -1,0 +1,42 @@
+"""Timing on a CUDA GPU: warm-up, then every timed call preceded by a write of twice the L2 size
+(so no input is served from L2: the bounds assume a cold cache), CUDA events around the call only."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_seconds: float
+    min_seconds: float
+    reps: int
+
+
+def summarise(samples_seconds: list[float]) -> Timing:
+    if not samples_seconds:
+        raise ValueError("no samples")
+    return Timing(statistics.median(samples_seconds), min(samples_seconds), len(samples_seconds))
+
+
+def time_cuda(fn: Callable[[], object], l2_bytes: int, reps: int = 50, warmup: int = 5) -> Timing:
+    """Median and min of `reps` timed calls of `fn`, each after flushing L2."""
+    import torch
+
+    flush = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device="cuda")
+    with torch.no_grad():
+        for _ in range(warmup):
+            fn()
+        torch.cuda.synchronize()
+        pairs = []
+        for k in range(reps):
+            flush.fill_(k & 0xFF)  # writes 2x L2: evicts everything a previous call left there
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            pairs.append((start, end))
+        torch.cuda.synchronize()
+    return summarise([s.elapsed_time(e) / 1e3 for s, e in pairs])
