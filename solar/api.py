@@ -50,14 +50,20 @@ def load(model_or_path: Any, inputs: Sequence[Any] | None = None) -> Loaded:
     )
 
 
-def analyze_loaded(loaded: Loaded, arch: str, precision: str = "exact", clock_mhz: float | None = None) -> Report:
+def analyze_loaded(
+    loaded: Loaded,
+    arch: str,
+    precision: str = "exact",
+    clock_mhz: float | None = None,
+    cache: str = "cold",
+) -> Report:
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
     from solar.hardware import get_spec
     from solar.lift import lift
 
     spec = get_spec(arch)
-    assumptions = Assumptions(precision=precision, clock_mhz=clock_mhz, tf32_flags=loaded.flags)
+    assumptions = Assumptions(precision=precision, cache=cache, clock_mhz=clock_mhz, tf32_flags=loaded.flags)
     graph = lift(loaded.program)
     analysis = analyze_graph(graph, spec, assumptions)
     return build_report(loaded.program.name, analysis, graph)
@@ -69,16 +75,18 @@ def analyze(
     arch: str | Sequence[str] = "H100-SXM",
     precision: str = "exact",
     clock_mhz: float | None = None,
+    cache: str = "cold",
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
     `model_or_path`: a KernelBench-format file, a torch.nn.Module (with `inputs`), or an IR Program.
-    Nothing the size of the model is allocated: tracing runs on fake tensors."""
+    `precision`: "exact" | "fastest"; `clock_mhz`: a locked SM clock; `cache`: "cold" (L2 flushed
+    before the run) | "warm". Nothing the size of the model is allocated: tracing runs on fake tensors."""
     loaded = load(model_or_path, inputs)
     archs = [arch] if isinstance(arch, str) else list(arch)
     if not archs:
         raise UsageError("no GPU given; pass arch='H100-SXM' or a list of names (see `solar specs`)")
-    reports = [analyze_loaded(loaded, a, precision, clock_mhz) for a in archs]
+    reports = [analyze_loaded(loaded, a, precision, clock_mhz, cache) for a in archs]
     return reports[0] if isinstance(arch, str) else reports
 
 

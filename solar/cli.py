@@ -92,6 +92,11 @@ def _print_report(report, per_op: bool) -> None:
         f"compulsory DRAM {_fmt_count(t.dram_bytes, 'B')}, eager DRAM ≥ {_fmt_count(t.unfused_dram_bytes, 'B')}, "
         f"intensity {t.arithmetic_intensity:.1f} FLOP/B"
     )
+    if report.traffic is not None:
+        con.print(escape(report.traffic.summary()), highlight=False)
+        for f in report.traffic.forced:
+            if f.bytes > 0:
+                con.print(f"  - {escape(f.kind)}: {escape(f.detail)} (+{_fmt_count(f.bytes, 'B')})", highlight=False)
     con.print("assumptions:")
     for line in report.assumptions:
         con.print(f"  - {escape(line)}", highlight=False)
@@ -103,7 +108,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.report import reports_to_json
 
     loaded = load(args.file)
-    reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz) for a in args.arch]
+    reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache) for a in args.arch]
     if args.json:
         print(reports_to_json(reports))
     else:
@@ -232,6 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="print JSON (one object per arch; a list when several)")
     a.add_argument("--precision", choices=("exact", "fastest"), default="exact", help="tensor-core precision policy")
     a.add_argument("--clock-mhz", type=float, default=None, help="locked SM clock (scales compute rates, not DRAM)")
+    a.add_argument(
+        "--cache", choices=("cold", "warm"), default="cold",
+        help="cold: L2 flushed before the run (default); warm: inputs up to the L2 capacity may be resident",
+    )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
     a.set_defaults(fn=cmd_analyze)
     v = sub.add_parser("verify", help="compare the IR's outputs with the program's own outputs")

@@ -47,6 +47,47 @@ class TotalsReport(_Model):
     dram_bytes: float
     unfused_dram_bytes: float
     arithmetic_intensity: float  # flops per compulsory DRAM byte
+    cache_aware_dram_bytes: float = 0.0
+
+
+class ForcedReport(_Model):
+    """One pattern behind the cache-aware traffic: a dependency-forced re-read or a contraction's
+    capacity-forced I/O; `bytes` is the extra traffic it forces (0 when it fits on chip)."""
+
+    kind: str  # "dependency" | "capacity"
+    tensors: list[str]
+    statement: int
+    detail: str
+    bytes: float
+
+
+class TrafficReport(_Model):
+    """DRAM bytes per level of the cache-aware bound, and the on-chip storage S it assumes."""
+
+    onchip_bytes: float
+    l2_resident_bytes: float
+    compulsory_bytes: float
+    dependency_forced_bytes: float
+    capacity_forced_bytes: float
+    cache_aware_bytes: float
+    forced: list[ForcedReport]
+
+    def summary(self) -> str:
+        """One line for the CLI: the traffic levels in bytes."""
+        return (
+            f"DRAM traffic: compulsory {_fmt_bytes(self.compulsory_bytes)}, "
+            f"dependency-forced +{_fmt_bytes(self.dependency_forced_bytes)}, "
+            f"capacity-forced +{_fmt_bytes(self.capacity_forced_bytes)} "
+            f"-> cache-aware {_fmt_bytes(self.cache_aware_bytes)} "
+            f"(on-chip storage S = {_fmt_bytes(self.onchip_bytes)})"
+        )
+
+
+def _fmt_bytes(x: float) -> str:
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3f} {prefix}B"
+    return f"{x:.0f} B"
 
 
 class Report(_Model):
@@ -55,8 +96,9 @@ class Report(_Model):
     arch: str
     assumptions: list[str]
     totals: TotalsReport
-    bounds: dict[str, BoundReport]
+    bounds: dict[str, BoundReport]  # "fused", "cache_aware", "unfused"
     ops: list[OpReport]
+    traffic: TrafficReport | None = None
 
     @property
     def sol_seconds(self) -> float:
@@ -78,18 +120,27 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
         )
 
     t = analysis.totals
+    assumptions = analysis.assumptions.describe()
+    if analysis.traffic is not None:
+        assumptions.append(analysis.traffic.describe())
+    bounds = {"fused": bound(analysis.fused)}
+    if analysis.cache_aware is not None:
+        bounds["cache_aware"] = bound(analysis.cache_aware)
+    bounds["unfused"] = bound(analysis.unfused)
     return Report(
         program=program_name,
         arch=analysis.spec,
-        assumptions=analysis.assumptions.describe(),
+        assumptions=assumptions,
         totals=TotalsReport(
             flops=t.flops,
             contraction_flops=t.contraction_flops,
             dram_bytes=t.dram_bytes,
             unfused_dram_bytes=t.unfused_dram_bytes,
             arithmetic_intensity=t.flops / t.dram_bytes if t.dram_bytes else 0.0,
+            cache_aware_dram_bytes=t.cache_aware_dram_bytes,
         ),
-        bounds={"fused": bound(analysis.fused), "unfused": bound(analysis.unfused)},
+        bounds=bounds,
+        traffic=None if analysis.traffic is None else traffic_report(analysis.traffic, nodes),
         ops=[
             OpReport(
                 instance=op.instance,
@@ -106,6 +157,45 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
             )
             for op in analysis.ops
         ],
+    )
+
+
+def traffic_report(traffic: Any, nodes: dict) -> TrafficReport:
+    """The report view of a backend Traffic (solar.backends.cache.Traffic)."""
+    forced = [
+        ForcedReport(
+            kind="dependency",
+            tensors=[r.tensor, r.stat],
+            statement=r.consumer,
+            detail=(
+                f"{nodes[r.consumer].equation}: {r.groups} slice(s) of {r.group_elements} "
+                f"elements of {r.tensor} ({r.group_bytes:.0f} B each) needed again after {r.stat}"
+            ),
+            bytes=r.bytes,
+        )
+        for r in traffic.rereads
+    ]
+    forced += [
+        ForcedReport(
+            kind="capacity",
+            tensors=[io.a, io.b, io.c],
+            statement=io.node,
+            detail=(
+                f"{nodes[io.node].equation}: batch {io.batch}, m={io.m}, n={io.n}, k={io.k}, "
+                f"S = {io.onchip_words} words of {io.word_bits} bits (Smith et al. 2019)"
+            ),
+            bytes=io.bytes,
+        )
+        for io in traffic.contractions
+    ]
+    return TrafficReport(
+        onchip_bytes=traffic.onchip_bytes,
+        l2_resident_bytes=traffic.l2_resident_bytes,
+        compulsory_bytes=traffic.compulsory_bytes,
+        dependency_forced_bytes=traffic.dependency_forced_bytes,
+        capacity_forced_bytes=traffic.capacity_forced_bytes,
+        cache_aware_bytes=traffic.cache_aware_bytes,
+        forced=forced,
     )
 
 

@@ -1,8 +1,10 @@
-"""The fused (speed-of-light) and unfused (eager) bounds of an einsum graph on one GPU.
+"""The fused (speed-of-light), cache-aware and unfused (eager) bounds of an einsum graph on one GPU.
 
-fused   = max(compute(all work), fused DRAM bytes / BW, t_launch)
-unfused = Σ over op instances g of max(compute_g, bytes_g / BW, t_launch), plus any compulsory
-          traffic the per-kernel rules left unattributed (see `_unfused`).
+fused       = max(compute(all work), compulsory DRAM bytes / BW, t_launch)
+cache_aware = max(compute(all work), cache-aware DRAM bytes / BW, t_launch)   (>= fused)
+unfused     = Σ over op instances g of max(compute_g, bytes_g / BW, t_launch), plus any traffic
+              every implementation moves (cache-aware bytes) that the per-kernel rules left
+              unattributed (see `_unfused`); >= cache_aware.
 
 Each term is a lower bound (solar.backends.compute, solar.backends.memory); a kernel cannot
 finish before its slowest resource, so the max of lower bounds is one; eager kernels run one after
@@ -14,8 +16,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from solar.backends.assumptions import Assumptions
+from solar.backends.cache import Traffic, cache_aware_traffic
 from solar.backends.compute import ComputeTime, compute_time
-from solar.backends.memory import fused_dram_bytes, op_groups, unfused_dram_bytes
+from solar.backends.memory import op_groups, unfused_dram_bytes
 from solar.backends.work import Work, graph_work, total
 from solar.hardware import HardwareSpec
 from solar.ir.nodes import Program
@@ -63,6 +66,7 @@ class Totals:
     contraction_flops: int
     dram_bytes: float  # compulsory (fused) DRAM bytes
     unfused_dram_bytes: float  # bytes the eager execution must move (never below dram_bytes)
+    cache_aware_dram_bytes: float = 0.0  # compulsory + forced by finite on-chip storage
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,8 @@ class Analysis:
     ops: tuple[OpCost, ...]
     spec: str
     assumptions: Assumptions
+    cache_aware: Bound | None = None  # always set by analyze_graph
+    traffic: Traffic | None = None  # the DRAM traffic per level behind `cache_aware`
 
 
 def _dominant(terms: dict[Bottleneck, float]) -> Bottleneck:
@@ -87,7 +93,8 @@ def _compute(work: Work, spec: HardwareSpec, a: Assumptions) -> ComputeTime:
 def analyze_graph(
     graph: EinsumGraph, spec: HardwareSpec, assumptions: Assumptions = Assumptions()
 ) -> Analysis:
-    """Fused and unfused bounds of `graph` on `spec` under `assumptions`, with a row per op."""
+    """Fused, cache-aware and unfused bounds of `graph` on `spec` under `assumptions`, with a row
+    per op."""
     program = graph.program
     works = graph_work(graph)
     work = total(works.values())
@@ -95,22 +102,44 @@ def analyze_graph(
     launch = spec.min_kernel_seconds.value if assumptions.count_launch else 0.0
 
     ct = _compute(work, spec, assumptions)
-    dram = fused_dram_bytes(program)
-    terms = {"compute": ct.seconds, "memory": dram / bw, "launch": launch}
-    fused = Bound(
-        "fused",
+    traffic = cache_aware_traffic(graph, spec, assumptions.cache)
+    dram = traffic.compulsory_bytes
+    fused = _max_bound("fused", ct, dram / bw, launch)
+    cache_aware = _max_bound("cache_aware", ct, traffic.cache_aware_bytes / bw, launch)
+
+    ops = _op_costs(program, works, spec, assumptions, launch)
+    unfused, unfused_bytes = _unfused(ops, traffic.cache_aware_bytes, bw)
+    totals = Totals(
+        work.flops, work.contraction_flops, dram, unfused_bytes, traffic.cache_aware_bytes
+    )
+    return Analysis(
+        totals,
+        fused,
+        unfused,
+        ops,
+        spec.name,
+        assumptions,
+        cache_aware=cache_aware,
+        traffic=traffic,
+    )
+
+
+def _max_bound(level: str, ct: ComputeTime, memory_seconds: float, launch: float) -> Bound:
+    """max(compute, memory, launch): each is a lower bound on the same execution."""
+    terms: dict[Bottleneck, float] = {
+        "compute": ct.seconds,
+        "memory": memory_seconds,
+        "launch": launch,
+    }
+    return Bound(
+        level,
         max(terms.values()),
         _dominant(terms),
         ct.seconds,
-        dram / bw,
+        memory_seconds,
         launch,
         ct.binding_unit,
     )
-
-    ops = _op_costs(program, works, spec, assumptions, launch)
-    unfused, unfused_bytes = _unfused(ops, dram, bw)
-    totals = Totals(work.flops, work.contraction_flops, dram, unfused_bytes)
-    return Analysis(totals, fused, unfused, ops, spec.name, assumptions)
 
 
 def analyze(
@@ -127,7 +156,8 @@ def _op_costs(
     launch: float,
 ) -> tuple[OpCost, ...]:
     groups = op_groups(program)
-    group_bytes = unfused_dram_bytes(program, groups, spec.l2_bytes)
+    warm = assumptions.cache == "warm"
+    group_bytes = unfused_dram_bytes(program, groups, spec.l2_bytes, warm)
     rows: list[OpCost] = []
     for group, nbytes in zip(groups, group_bytes):
         work = total(works[i] for i in group.node_ids)
@@ -155,17 +185,19 @@ def _op_costs(
     return tuple(rows)
 
 
-def _unfused(ops: tuple[OpCost, ...], fused_bytes: float, bw: float) -> tuple[Bound, float]:
-    """Σ_g max(compute_g, bytes_g/BW, launch) plus the compulsory bytes no kernel was charged for.
+def _unfused(ops: tuple[OpCost, ...], total_bytes: float, bw: float) -> tuple[Bound, float]:
+    """Σ_g max(compute_g, bytes_g/BW, launch) plus the traffic no kernel was charged for.
 
-    The per-kernel byte rules may charge less in total than the fused compulsory traffic (two ops
-    reading disjoint halves of one input that fits in L2: the second half is charged to nobody).
-    Any execution moves at least max(Σ bytes_g, fused bytes), and the unattributed
-    E = fused − Σ bytes_g can hide only in the slack max(compute_g, launch) − bytes_g/BW of the
-    kernels; the smallest total time is therefore Σ_g max(...) + max(0, E/BW − Σ_g slack_g). This
-    keeps unfused >= fused."""
+    `total_bytes` is a lower bound on the DRAM traffic of ANY implementation (the cache-aware
+    bytes: compulsory plus what finite on-chip storage forces), so also of the eager one. The
+    per-kernel byte rules may charge less in total (two ops reading disjoint halves of one input
+    that fits in L2: the second half is charged to nobody; a kernel that must re-read its input).
+    Any eager execution moves at least max(Σ bytes_g, total_bytes), and the unattributed
+    E = total_bytes − Σ bytes_g can hide only in the slack max(compute_g, launch) − bytes_g/BW of
+    the kernels; the smallest total time is therefore Σ_g max(...) + max(0, E/BW − Σ_g slack_g).
+    This keeps unfused >= cache_aware >= fused."""
     charged = sum(op.dram_bytes for op in ops)
-    extra_bytes = max(0.0, fused_bytes - charged)
+    extra_bytes = max(0.0, total_bytes - charged)
     slack = sum(op.seconds - op.memory_seconds for op in ops)
     extra_seconds = max(0.0, extra_bytes / bw - slack)
     shares: dict[Bottleneck, float] = {t: 0.0 for t in TERMS}

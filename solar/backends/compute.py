@@ -35,6 +35,10 @@ UNITS: tuple[str, ...] = ("tensor", "fma", "alu", "sfu")
 #   fp8 (e4m3, e5m2) -> fp16 or bf16: fp8 values are fp16/bf16 values (A100 has no fp8 path);
 #   int4 -> int8: int4 values are int8 values, accumulation in int32 either way;
 #   fp4 (e2m1) -> fp8 (e4m3), fp16 or bf16: e2m1 values {0, ±0.5, ..., ±6} are in all three.
+# Block-scaled formats (MX fp8/fp4, NVFP4) run on the same paths as their element types: Blackwell's
+# block-scaled MMA applies the scales inside the instruction at the fp8/fp4 rate; elsewhere the
+# block's products are formed on the element type's path and the per-block scale is applied to the
+# partial sum (extra SIMT work that this bound does not charge: it can only make it lower).
 # fp64 has only its own path; int8/u8 have only int8 (fp16/fp32 accumulation is not exact for int8
 # sums in general). f32 and the mixed types that meet in f32 depend on the precision policy.
 TENSOR_PATHS: dict[DType, tuple[str, ...]] = {
@@ -43,7 +47,11 @@ TENSOR_PATHS: dict[DType, tuple[str, ...]] = {
     DType.BF16: ("bf16",),
     DType.F8E4M3: ("fp8", "fp16", "bf16"),
     DType.F8E5M2: ("fp8", "fp16", "bf16"),
+    DType.MXF8E4M3: ("fp8", "fp16", "bf16"),
+    DType.MXF8E5M2: ("fp8", "fp16", "bf16"),
     DType.FP4: ("fp4", "fp8", "fp16", "bf16"),
+    DType.MXFP4: ("fp4", "fp8", "fp16", "bf16"),
+    DType.NVFP4: ("fp4", "fp8", "fp16", "bf16"),
     DType.I8: ("int8",),
     DType.U8: ("int8",),
     DType.I4: ("int4", "int8"),

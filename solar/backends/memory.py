@@ -1,8 +1,10 @@
 """DRAM bytes that must cross the memory bus: for the whole program run as one fused kernel, and per
 eager kernel (op instance) for the unfused bound. Bytes are footprints (distinct elements, counted
-exactly by isl) times each tensor's own dtype width; 4-bit types make them fractional, hence floats.
+exactly by isl) times each tensor's own dtype width, plus the block scales of block-scaled formats
+(solar.ir.dtypes.BLOCK_SCALES); 4-bit types make them fractional, hence floats.
 
-Cold cache throughout: L2 holds nothing of the program's tensors when it starts."""
+Cold cache: L2 holds nothing of the program's tensors when it starts. Warm cache: it may hold up to
+its capacity of input/parameter bytes, which are then free (`l2_resident` below)."""
 
 from __future__ import annotations
 
@@ -18,23 +20,36 @@ def footprint_bytes(
     program: Program, tensor: str, kind: str, stmts: tuple[Stmt, ...] | None
 ) -> float:
     elements = int(polyhedral.tensor_footprint(program, tensor, kind, stmts))  # type: ignore[arg-type]
-    return elements * program.tensor(tensor).dtype.bytes
+    return program.tensor(tensor).dtype.storage_bytes(elements)
 
 
-def fused_dram_bytes(program: Program) -> float:
-    """Compulsory traffic of any implementation under a cold cache.
+def compulsory_bytes(
+    program: Program, tensors: frozenset[str] | None = None
+) -> tuple[float, float]:
+    """(read, write) compulsory bytes: the read footprint of every input/parameter and the write
+    footprint of every output (restricted to `tensors` when given)."""
+    reads = writes = 0.0
+    for t in program.tensors:
+        if tensors is not None and t.name not in tensors:
+            continue
+        if t.role in READ_ROLES:
+            reads += footprint_bytes(program, t.name, "read", None)
+        elif t.role is Role.OUTPUT:
+            writes += footprint_bytes(program, t.name, "write", None)
+    return reads, writes
 
-    Every input/parameter element the program reads is in DRAM only, so it crosses the bus at least
-    once: read footprint × width. Every output element is written at least once: write footprint ×
+
+def fused_dram_bytes(program: Program, l2_resident: float = 0.0) -> float:
+    """Compulsory traffic of any implementation.
+
+    Cold cache (`l2_resident` = 0): every input/parameter element the program reads is in DRAM
+    only, so it crosses the bus at least once: read footprint × width. Warm cache: at most
+    `l2_resident` (the L2 capacity) bytes of them can already be on chip, so at least
+    reads − l2_resident cross. Every output element is written at least once: write footprint ×
     width. Temporaries may live on chip and cost nothing, and a second read of anything is not
     counted — so no correct implementation moves fewer bytes."""
-    total = 0.0
-    for t in program.tensors:
-        if t.role in READ_ROLES:
-            total += footprint_bytes(program, t.name, "read", None)
-        elif t.role is Role.OUTPUT:
-            total += footprint_bytes(program, t.name, "write", None)
-    return total
+    reads, writes = compulsory_bytes(program)
+    return max(0.0, reads - l2_resident) + writes
 
 
 # ---- unfused: one eager kernel per op instance ---------------------------------------------------
@@ -71,14 +86,14 @@ def _accessed(stmts: tuple[Stmt, ...]) -> tuple[set[str], set[str]]:
 
 
 def unfused_dram_bytes(
-    program: Program, groups: tuple[Group, ...], l2_bytes: float
+    program: Program, groups: tuple[Group, ...], l2_bytes: float, warm: bool = False
 ) -> tuple[float, ...]:
     """Bytes each eager kernel must move across DRAM (one entry per group). With L = L2 capacity:
 
     - input/parameter read: the full read footprint in the FIRST group that reads the tensor (cold
-      cache: none of it is on chip yet); max(0, footprint − L) in later groups, since at a kernel
-      boundary at most L bytes of anything can sit in L2 (shared memory and registers do not survive
-      a kernel);
+      cache: none of it is on chip yet; warm cache: max(0, footprint − L), as in later groups);
+      max(0, footprint − L) in later groups, since at a kernel boundary at most L bytes of anything
+      can sit in L2 (shared memory and registers do not survive a kernel);
     - temporary written by one group and read by a later one: the writer pays max(0, written − L)
       (what cannot stay in L2 when the kernel ends must have gone to DRAM) and each later group that
       reads it pays max(0, read − L). A temporary used only inside its own group costs nothing (the
@@ -109,7 +124,8 @@ def unfused_dram_bytes(
             role = program.tensor(name).role
             fp = footprint_bytes(program, name, "read", stmts)
             if role in READ_ROLES:
-                total += fp if readers[name][0] == gi else beyond_l2(fp)
+                first = readers[name][0] == gi and not warm
+                total += fp if first else beyond_l2(fp)
             elif any(w < gi for w in writers.get(name, ())):
                 total += beyond_l2(fp)  # produced by an earlier kernel
         for name in sorted(writes):

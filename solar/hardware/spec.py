@@ -67,8 +67,13 @@ class HardwareSpec(_Strict):
     boost_clock_mhz: Sourced
     dram: DramLevel
     l2: MemoryLevel
-    shared_memory_per_sm: MemoryLevel
+    l1_shared_per_sm: MemoryLevel  # the unified L1 / texture / shared-memory SRAM of one SM
+    shared_memory_per_sm: MemoryLevel  # the largest shared-memory carve-out of that SRAM
     registers_per_sm: MemoryLevel
+    tensor_memory_per_sm: MemoryLevel | None = None  # Blackwell TMEM (tcgen05 accumulators)
+    # Small stores with no datasheet capacity (uniform and predicate registers, constant-cache
+    # working set): a sourced upper allowance, so that S is never below all on-chip storage.
+    other_storage_per_sm: MemoryLevel | None = None
     tensor_core_flops_per_s: dict[TensorKey, Sourced]
     simt_flops_per_s: dict[SimtKey, Sourced]
     sfu_ops_per_s: Sourced
@@ -92,6 +97,14 @@ class HardwareSpec(_Strict):
             raise ValueError("the fp32 rate is required")
         return rates
 
+    @field_validator("shared_memory_per_sm")
+    @classmethod
+    def _carveout_fits(cls, shared: MemoryLevel, info: Any) -> MemoryLevel:
+        unified = info.data.get("l1_shared_per_sm")
+        if unified is not None and shared.capacity_bytes.value > unified.capacity_bytes.value:
+            raise ValueError("the shared-memory carve-out exceeds l1_shared_per_sm, which holds it")
+        return shared
+
     # -- what the backends read ------------------------------------------------------------------
 
     @property
@@ -107,13 +120,22 @@ class HardwareSpec(_Strict):
         return self.l2.capacity_bytes.value
 
     @property
-    def onchip_bytes(self) -> float:
-        """L2 plus every SM's shared memory and registers: storage S of the cache-aware bound."""
-        per_sm = (
-            self.shared_memory_per_sm.capacity_bytes.value
+    def sm_storage_bytes(self) -> float:
+        """On-chip data storage of one SM: the whole unified L1/shared SRAM (not only the largest
+        shared-memory carve-out: data cached in L1 is on chip too), the register file, the tensor
+        memory where the SM has one, and the allowance for small undocumented stores."""
+        optional = (self.tensor_memory_per_sm, self.other_storage_per_sm)
+        return (
+            self.l1_shared_per_sm.capacity_bytes.value
             + self.registers_per_sm.capacity_bytes.value
+            + sum(level.capacity_bytes.value for level in optional if level is not None)
         )
-        return self.l2_bytes + self.sm_count.value * per_sm
+
+    @property
+    def onchip_bytes(self) -> float:
+        """S of the cache-aware bound: L2 plus every SM's storage. A larger S only lowers the
+        cache-aware bound, so every data store the vendor documents is included."""
+        return self.l2_bytes + self.sm_count.value * self.sm_storage_bytes
 
     def tensor_rate(self, key: str) -> float | None:
         """Dense tensor-core peak for dtype `key` (flops/s; int: ops/s); None: no tensor path."""

@@ -363,8 +363,9 @@ def test_memory_and_compute_bound_cases() -> None:
 
 
 def test_assumptions() -> None:
-    with pytest.raises(UsageError, match="warm-cache bound is not implemented"):
-        Assumptions(cache="warm")
+    with pytest.raises(UsageError, match="unknown cache state 'hot'; use one of"):
+        Assumptions(cache="hot")
+    assert "warm" in "\n".join(Assumptions(cache="warm").describe())
     with pytest.raises(UsageError, match="precision"):
         Assumptions(precision="fast")
     a = Assumptions(clock_mhz=1000, tf32_flags=(("torch.backends.cuda.matmul.allow_tf32", False),))

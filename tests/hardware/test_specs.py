@@ -104,15 +104,84 @@ def test_tensor_peaks_are_dense_not_sparse(spec: HardwareSpec):
 
 @pytest.mark.parametrize("spec", list_specs(), ids=lambda s: s.name)
 def test_derived_quantities(spec: HardwareSpec):
+    tmem = spec.tensor_memory_per_sm
     per_sm = (
-        spec.shared_memory_per_sm.capacity_bytes.value
+        spec.l1_shared_per_sm.capacity_bytes.value
         + spec.registers_per_sm.capacity_bytes.value
+        + (0 if tmem is None else tmem.capacity_bytes.value)
+        + spec.other_storage_per_sm.capacity_bytes.value
     )
+    assert spec.sm_storage_bytes == per_sm
     assert spec.onchip_bytes == spec.l2_bytes + spec.sm_count.value * per_sm
+    # the whole unified L1/shared SRAM counts, not only its largest shared-memory carve-out
+    assert (
+        spec.shared_memory_per_sm.capacity_bytes.value < spec.l1_shared_per_sm.capacity_bytes.value
+    )
+    assert spec.onchip_bytes == int(spec.onchip_bytes)  # whole bytes: exact integer bounds
     assert spec.sm_clock_hz == spec.boost_clock_mhz.value * 1e6
     sfu = 16 * spec.sm_count.value * spec.sm_clock_hz
     assert math.isclose(spec.sfu_ops_per_s.value, sfu, rel_tol=1e-9)
     assert spec.min_kernel_seconds.value <= 1.12e-6  # below the H200 measurement: a lower bound
+
+
+# Unified L1/shared per SM (KiB) by architecture; tensor memory (TMEM) only on Blackwell.
+L1_SHARED_KIB = {"Ada": 128, "Ampere": 192, "Hopper": 256, "Blackwell": 256}
+
+
+@pytest.mark.parametrize("spec", list_specs(), ids=lambda s: s.name)
+def test_on_chip_storage_levels(spec: HardwareSpec):
+    assert spec.l1_shared_per_sm.capacity_bytes.value == L1_SHARED_KIB[spec.architecture] * 1024
+    assert spec.registers_per_sm.capacity_bytes.value == 65536 * 4
+    # uniform/predicate registers and the constant-cache working set: an allowance of 32 KiB
+    assert spec.other_storage_per_sm.capacity_bytes.value == 32 * 1024
+    has_tmem = spec.tensor_memory_per_sm is not None
+    assert has_tmem == (spec.architecture == "Blackwell")
+    if has_tmem:
+        assert spec.tensor_memory_per_sm.capacity_bytes.value == 128 * 512 * 4
+
+
+@pytest.mark.parametrize("spec", list_specs(), ids=lambda s: s.name)
+def test_shared_memory_bandwidth_is_128_bytes_per_clock(spec: HardwareSpec):
+    bw = spec.l1_shared_per_sm.bandwidth_bytes_per_s
+    assert bw is not None and math.isclose(bw.value, 128 * spec.sm_clock_hz, rel_tol=1e-9)
+    assert spec.l2.bandwidth_bytes_per_s is None  # NVIDIA publishes no L2 bandwidth
+
+
+# The dense tensor-core paths of each GPU, per operand dtype (datasheets / whitepapers).
+TENSOR_KEYS = {
+    "L4": {"tf32", "fp16", "bf16", "fp8", "int8", "int4"},
+    "A100-SXM4-80GB": {"fp64", "tf32", "fp16", "bf16", "int8", "int4"},
+    "A100-PCIe-40GB": {"fp64", "tf32", "fp16", "bf16", "int8", "int4"},
+    "H100-SXM": {"fp64", "tf32", "fp16", "bf16", "fp8", "int8"},
+    "H100-PCIe": {"fp64", "tf32", "fp16", "bf16", "fp8", "int8"},
+    "H200-SXM": {"fp64", "tf32", "fp16", "bf16", "fp8", "int8"},
+    "B200": {"fp64", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"},
+}
+
+
+@pytest.mark.parametrize("gpu", sorted(TENSOR_KEYS))
+def test_every_tensor_path_of_each_gpu_has_a_peak(gpu):
+    assert set(get_spec(gpu).tensor_core_flops_per_s) == TENSOR_KEYS[gpu]
+
+
+ONCHIP = [  # L2 + SMs x (L1/shared + registers [+ TMEM] + 32 KiB allowance), exact bytes
+    ("H200-SXM", 62914560 + 132 * (262144 + 262144 + 32768)),
+    ("H100-SXM", 52428800 + 132 * (262144 + 262144 + 32768)),
+    ("L4", 50331648 + 58 * (131072 + 262144 + 32768)),
+    ("A100-SXM4-80GB", 41943040 + 108 * (196608 + 262144 + 32768)),
+    ("B200", 132644864 + 148 * (262144 + 262144 + 262144 + 32768)),
+]
+
+
+@pytest.mark.parametrize(("gpu", "expected"), ONCHIP, ids=[g for g, _ in ONCHIP])
+def test_onchip_bytes(gpu, expected):
+    assert get_spec(gpu).onchip_bytes == expected
+
+
+def test_carveout_larger_than_the_unified_sram_is_refused(tmp_path):
+    data = _good()
+    data["shared_memory_per_sm"]["capacity_bytes"]["value"] = 300000
+    _fails(_write(tmp_path, data), "shared_memory_per_sm", "exceeds l1_shared_per_sm")
 
 
 # -- lookup ---------------------------------------------------------------------------------------

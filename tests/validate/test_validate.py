@@ -109,3 +109,29 @@ def test_validate_matmul_on_gpu():
 
     result = validate_file(ROOT / "examples/matmul.py", reps=5)
     assert result.violations == []
+
+
+# Measured ceilings (solar calibrate on a real H200) against the peaks the bounds use: a measurement
+# above a peak would mean the bound could be beaten.
+CEILINGS = {
+    "dram_copy_bytes_per_s": lambda s: s.dram_bytes_per_s,
+    "gemm_fp32_flops_per_s": lambda s: s.simt_rate("fp32"),
+    "gemm_tf32_flops_per_s": lambda s: s.tensor_rate("tf32"),
+    "gemm_fp16_flops_per_s": lambda s: s.tensor_rate("fp16"),
+    "gemm_bf16_flops_per_s": lambda s: s.tensor_rate("bf16"),
+    "gemm_fp8_flops_per_s": lambda s: s.tensor_rate("fp8"),
+    "gemm_int8_flops_per_s": lambda s: s.tensor_rate("int8"),
+}
+
+
+def test_calibrated_h200_spec_matches_datasheet_and_stays_below_its_peaks():
+    from solar.hardware import get_spec
+
+    calibrated = get_spec(str(ROOT / "hardware_specs/calibrated/H200-SXM.yaml"))
+    datasheet = get_spec("H200-SXM")
+    assert calibrated.model_dump(exclude={"calibrated"}) == datasheet.model_dump(exclude={"calibrated"})
+    for key, peak in CEILINGS.items():
+        measured = calibrated.calibrated[key]
+        assert measured.source.startswith("measured 2026-11-30")
+        assert measured.value < peak(datasheet), key
+    assert calibrated.calibrated["min_kernel_seconds"].value > datasheet.min_kernel_seconds.value

@@ -1,0 +1,124 @@
+"""Plain accesses and the def-use queries the cache-aware bounds share.
+
+A *plain* access of a statement with a box domain (no guards) indexes every dimension of its tensor
+either by one loop variable (coefficient 1, no offset) whose extent equals the dimension's size, or
+by the constant 0 on a dimension of size 1, with no variable used twice. Such an access is a
+bijection between the values of its variables and ALL elements of the tensor, which makes the
+element-level facts the cache-aware bounds need (which elements a reduction folds together, which
+element a consumer reads) exact without enumerating points: a set of elements is a product of
+variable ranges."""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+from solar.ir.nodes import Indirect, Load, Program, Role, Stmt
+from solar.ir.scalar_ops import Update
+
+DRAM_ROLES = (Role.INPUT, Role.PARAM)  # tensors that start in DRAM
+
+
+@dataclass(frozen=True, slots=True)
+class Plain:
+    """A plain access: the loop variable indexing each dimension (None: a size-1 dimension read or
+    written at 0)."""
+
+    tensor: str
+    dims: tuple[str | None, ...]
+
+    @property
+    def vars(self) -> frozenset[str]:
+        return frozenset(v for v in self.dims if v is not None)
+
+    def dim_of(self, var: str) -> int | None:
+        return self.dims.index(var) if var in self.dims else None
+
+
+def is_box(stmt: Stmt) -> bool:
+    """The iteration domain is the full product of the loop ranges (no guards)."""
+    return not stmt.guards
+
+
+def plain(program: Program, stmt: Stmt, tensor: str, index: tuple) -> Plain | None:
+    """The plain form of an access of `stmt` (a Load's or the Store's index), or None."""
+    shape = program.shape(tensor)
+    extents = program.extents(stmt)
+    if len(index) != len(shape) or not is_box(stmt):
+        return None
+    dims: list[str | None] = []
+    for size, term in zip(shape, index):
+        if isinstance(term, Indirect):
+            return None
+        if term.is_plain_var:
+            v = term.terms[0][0]
+            if extents.get(v) != size or v in dims:
+                return None
+            dims.append(v)
+        elif term.is_const and term.const == 0 and size == 1:
+            dims.append(None)
+        else:
+            return None
+    return Plain(tensor, tuple(dims))
+
+
+def plain_load(program: Program, stmt: Stmt, load: Load) -> Plain | None:
+    return plain(program, stmt, load.tensor, load.index)
+
+
+def plain_store(program: Program, stmt: Stmt) -> Plain | None:
+    return plain(program, stmt, stmt.target.tensor, stmt.target.index)
+
+
+def extent_product(program: Program, stmt: Stmt, variables: frozenset[str]) -> int:
+    extents = program.extents(stmt)
+    return math.prod(extents[v] for v in variables)
+
+
+def folds_every_point(stmt: Stmt) -> bool:
+    """Every point's value reaches the target's final value: an accumulating update folds all of
+    them in; a plain assignment must write each point to its own element (no reduced variable),
+    or later points would overwrite earlier ones."""
+    return stmt.update is not Update.ASSIGN or not stmt.reduced_vars
+
+
+class DefUse:
+    """Writer/reader positions of every tensor, for def-use queries on a program's statements."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.writers: dict[str, list[int]] = {}
+        self.readers: dict[str, list[int]] = {}
+        for i, stmt in enumerate(program.stmts):
+            self.writers.setdefault(stmt.target.tensor, []).append(i)
+            for name in dict.fromkeys(ld.tensor for ld in stmt.loads()):
+                self.readers.setdefault(name, []).append(i)
+
+    def last_writer_before(self, tensor: str, position: int) -> int | None:
+        """The statement whose value of `tensor` a statement at `position` reads (the latest
+        earlier writer), or None."""
+        earlier = [w for w in self.writers.get(tensor, ()) if w < position]
+        return earlier[-1] if earlier else None
+
+    def next_writer_after(self, tensor: str, position: int) -> int | None:
+        later = [w for w in self.writers.get(tensor, ()) if w > position]
+        return later[0] if later else None
+
+    def readers_of_value(self, tensor: str, writer: int) -> list[int]:
+        """Statements after `writer` that read the value it wrote (no other writer between them;
+        the next writer itself reads it when it updates in place)."""
+        stop = self.next_writer_after(tensor, writer)
+        return [
+            r for r in self.readers.get(tensor, ()) if r > writer and (stop is None or r <= stop)
+        ]
+
+    @functools.cached_property
+    def dram(self) -> frozenset[str]:
+        """Inputs and parameters that no statement overwrites: their values are the ones in DRAM
+        when the program starts."""
+        return frozenset(
+            t.name
+            for t in self.program.tensors
+            if t.role in DRAM_ROLES and t.name not in self.writers
+        )

@@ -1,0 +1,121 @@
+"""Capacity-forced traffic of contractions whose operands come from DRAM: the I/O lower bound of
+Smith, Lowery, Langou and van de Geijn, "A Tight I/O Lower Bound for Matrix Multiplication"
+(arXiv:1702.02017, 2019): computing C := A·B + C (A m×k, B k×n, distinct matrices, every one of the
+m·n·k multiply-adds performed) with a fast memory of S words moves at least 2mnk/√S − 2S words
+between slow and fast memory.
+
+Applied only where its conditions hold, seen from the statement's structure: one contraction
+statement `C[..] += A[..] * B[..]` without guards whose three accesses are plain (bijective, see
+solar.backends.access), A and B distinct inputs/parameters, C a third tensor, and every loop variable
+in at least two of the three accesses. The variables then split into batch (all three), M (A and C),
+N (B and C) and K (A and B, reduced); each batch element is an independent m×n×k product over
+disjoint data. Convolutions (affine windows) and guarded contractions are left out.
+
+Units: S is all on-chip storage in words of the narrowest of the three dtypes (more words only
+lowers the bound), and each word moved is priced at that width. The theorem's C starts and ends in
+slow memory; here C may start as zeros made on chip and end consumed on chip, which saves at most
+m·n reads and m·n writes, so per batch element
+
+    Q >= ceil(2mnk / sqrt(S_w)) − 2·S_w − 2·m·n   words
+
+(exact integers; never below zero). See docs/BOUNDS.md §9."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from solar.backends.access import DefUse, extent_product, is_box, plain_load, plain_store
+from solar.ir.nodes import Program
+from solar.lift.einsum import EinsumGraph, contraction_loads
+
+
+@dataclass(frozen=True, slots=True)
+class ContractionIO:
+    """The I/O bound of one contraction statement (`node`), in words of `word_bits` bits."""
+
+    node: int
+    a: str
+    b: str
+    c: str
+    batch: int
+    m: int
+    n: int
+    k: int
+    word_bits: int
+    onchip_words: int
+
+    @property
+    def words_per_batch(self) -> int:
+        return max(0, smith_words(self.m, self.n, self.k, self.onchip_words) - 2 * self.m * self.n)
+
+    @property
+    def bytes(self) -> float:
+        """Lower bound on the DRAM bytes moved for A, B and C's partial sums (the final values of C
+        excluded): batch × words × word width."""
+        return self.batch * self.words_per_batch * self.word_bits / 8
+
+
+def ceil_sqrt(x: int) -> int:
+    """The smallest integer r with r*r >= x (x >= 0)."""
+    r = math.isqrt(x)
+    return r if r * r == x else r + 1
+
+
+def smith_words(m: int, n: int, k: int, s_words: int) -> int:
+    """ceil(2mnk / sqrt(S)) − 2S in exact integer arithmetic: the smallest integer q with
+    q >= 2mnk/sqrt(S) is the smallest q with q*q*S >= (2mnk)^2."""
+    top = 2 * m * n * k
+    return ceil_sqrt(-(-(top * top) // s_words)) - 2 * s_words
+
+
+def onchip_words(onchip_bytes: float, word_bits: int) -> int:
+    """How many words of `word_bits` bits fit in `onchip_bytes` (rounded down: a partial word holds
+    no value)."""
+    bits = onchip_bytes * 8
+    if bits != int(bits):
+        raise ValueError(f"on-chip capacity {onchip_bytes!r} is not a whole number of bytes")
+    return int(bits) // word_bits
+
+
+def contraction_io(graph: EinsumGraph, onchip_bytes: float) -> tuple[ContractionIO, ...]:
+    """The Smith et al. bound of every contraction node that meets its conditions."""
+    program = graph.program
+    dram = DefUse(program).dram
+    out: list[ContractionIO] = []
+    for node in graph.nodes():
+        found = _one(program, node.id, dram, onchip_bytes) if node.is_contraction else None
+        if found is not None:
+            out.append(found)
+    return tuple(out)
+
+
+def _one(program: Program, i: int, dram: frozenset[str], onchip: float) -> ContractionIO | None:
+    stmt = program.stmts[i]
+    pair = contraction_loads(stmt)
+    if pair is None or not is_box(stmt):
+        return None
+    la, lb = pair
+    pa, pb = plain_load(program, stmt, la), plain_load(program, stmt, lb)
+    pc = plain_store(program, stmt)
+    if pa is None or pb is None or pc is None:
+        return None
+    names = {pa.tensor, pb.tensor, pc.tensor}
+    if len(names) != 3 or pa.tensor not in dram or pb.tensor not in dram:
+        return None
+    va, vb, vc = pa.vars, pb.vars, pc.vars
+    if any(((v in va) + (v in vb) + (v in vc)) < 2 for v in stmt.loop_vars):
+        return None
+    bits = min(program.tensor(t).dtype.bits for t in names)
+    return ContractionIO(
+        node=i,
+        a=pa.tensor,
+        b=pb.tensor,
+        c=pc.tensor,
+        batch=extent_product(program, stmt, va & vb & vc),
+        m=extent_product(program, stmt, (va & vc) - vb),
+        n=extent_product(program, stmt, (vb & vc) - va),
+        k=extent_product(program, stmt, (va & vb) - vc),
+        word_bits=bits,
+        onchip_words=onchip_words(onchip, bits),
+    )
