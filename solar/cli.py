@@ -17,6 +17,7 @@ EXAMPLES = """examples:
   solar calibrate                               (on a CUDA GPU)
   solar ir examples/matmul.py
   solar einsum examples/attention.py
+  solar kernelbench benchmarks/suite --arch H200-SXM --out report/ --jobs 2
   solar specs
   solar ops
 """
@@ -262,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=text)
         c.add_argument("file")
         c.set_defaults(fn=fn)
+    from solar.kernelbench.cli import add_parser as add_kernelbench
+
+    add_kernelbench(sub)  # `solar kernelbench ROOT ...`: headroom reports over a KernelBench tree
     sub.add_parser("specs", help="list the GPU specs").set_defaults(fn=cmd_specs)
     sub.add_parser("ops", help="list the supported ops").set_defaults(fn=cmd_ops)
     return p

@@ -1,0 +1,57 @@
+"""KernelBench suites: bound every problem of a KernelBench-layout folder in isolated subprocesses,
+join measured run times, and report coverage, headroom (measured / bound) and violations.
+
+The names below are imported on first use, so that `solar`'s CLI can register the subcommand
+(solar.kernelbench.cli) without paying for pydantic or matplotlib at start-up."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Context": "summary",
+    "Entry": "headroom",
+    "Joined": "headroom",
+    "Violation": "headroom",
+    "join": "headroom",
+    "MeasuredFile": "measured",
+    "Measurement": "measured",
+    "load_measured": "measured",
+    "Problem": "problems",
+    "find_problems": "problems",
+    "write_report": "report",
+    "Row": "results",
+    "read_rows": "results",
+    "RunConfig": "runner",
+    "RunStats": "runner",
+    "resolve_archs": "runner",
+    "run_analysis": "runner",
+}
+
+__all__ = [
+    "Context",
+    "Entry",
+    "Joined",
+    "MeasuredFile",
+    "Measurement",
+    "Problem",
+    "Row",
+    "RunConfig",
+    "RunStats",
+    "Violation",
+    "find_problems",
+    "join",
+    "load_measured",
+    "read_rows",
+    "resolve_archs",
+    "run_analysis",
+    "write_report",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'solar.kernelbench' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"solar.kernelbench.{module}"), name)

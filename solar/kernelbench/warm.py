@@ -1,0 +1,71 @@
+"""Imported only by the kernelbench fork server (solar.kernelbench.zygote.PRELOAD): importing it runs
+`solar analyze` once on a tiny program so that the lazy imports of tracing and analysis are done
+before the server forks per-problem workers. It goes through the CLI, like the workers, and never
+raises: a failed warm-up only makes the workers slower.
+
+It also hides the GPUs from the server and its children (CUDA_VISIBLE_DEVICES=""), before torch is
+imported: analysis never uses a GPU, and a fork server that had initialised CUDA would leave every
+child unable to trace ("Cannot re-initialize CUDA in forked subprocess")."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import tempfile
+from pathlib import Path
+
+os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything in this process imports torch
+
+TINY_PROGRAM = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, w):
+        return torch.softmax(torch.relu(x @ w) + 1.0, dim=-1).sum(0)
+
+
+def get_inputs():
+    return [torch.randn(8, 8), torch.randn(8, 8)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+#: the warm-up gives up after this long (the fork server forks nothing until it is done).
+LIMIT_S = 120
+
+
+class _TooLong(Exception):
+    pass
+
+
+def _give_up(signum: int, frame: object) -> None:
+    raise _TooLong
+
+
+def warm_up() -> None:
+    previous = signal.signal(signal.SIGALRM, _give_up)
+    signal.alarm(LIMIT_S)
+    try:
+        from solar.cli import main
+
+        with tempfile.TemporaryDirectory(prefix="solar-kb-warm-") as tmp:
+            path = Path(tmp, "warm.py")
+            path.write_text(TINY_PROGRAM)
+            sink = io.StringIO()
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                main(["analyze", str(path), "--arch", "H100-SXM", "--json"])
+    except BaseException:  # noqa: BLE001, S110 - see the module docstring
+        pass
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+warm_up()

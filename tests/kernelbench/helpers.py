@@ -1,0 +1,157 @@
+"""Tiny KernelBench-layout suites and hand-made result rows for the kernelbench tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from solar.kernelbench.results import Row
+
+HEADER = "import torch\nimport torch.nn as nn\n\n\n"
+FOOTER = "\n\ndef get_init_inputs():\n    return []\n"
+
+RELU = (
+    HEADER
+    + """class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(64, 32)]
+"""
+    + FOOTER
+)
+
+MATMUL = (
+    HEADER
+    + """class Model(nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+
+def get_inputs():
+    return [torch.randn(16, 8), torch.randn(8, 4)]
+"""
+    + FOOTER
+)
+
+FFT = (
+    HEADER
+    + """class Model(nn.Module):
+    def forward(self, x):
+        return torch.fft.fft(x).real
+
+
+def get_inputs():
+    return [torch.randn(16, 16)]
+"""
+    + FOOTER
+)
+
+SVD = (
+    HEADER
+    + """class Model(nn.Module):
+    def forward(self, x):
+        return torch.linalg.svd(x)[1]
+
+
+def get_inputs():
+    return [torch.randn(8, 8)]
+"""
+    + FOOTER
+)
+
+EXIT3 = (
+    HEADER
+    + """import os
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        os._exit(3)
+
+
+def get_inputs():
+    return [torch.randn(4)]
+"""
+    + FOOTER
+)
+
+SEGFAULT = (
+    HEADER
+    + """import ctypes
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        ctypes.string_at(0)
+        return x
+
+
+def get_inputs():
+    return [torch.randn(4)]
+"""
+    + FOOTER
+)
+
+
+def sleeper(pid_file: Path) -> str:
+    """A problem that starts a grandchild (writing its pid to `pid_file`) and then sleeps forever."""
+    return (
+        HEADER
+        + f"""import subprocess
+import time
+
+child = subprocess.Popen(["sleep", "600"])
+open({str(pid_file)!r}, "w").write(str(child.pid))
+time.sleep(600)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+
+
+def get_inputs():
+    return [torch.randn(4)]
+"""
+        + FOOTER
+    )
+
+
+def write_suite(root: Path, files: dict[str, str]) -> Path:
+    """Write {relative path: source} under `root` and return `root`."""
+    for rel, source in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    return root
+
+
+def make_row(
+    problem: str,
+    arch: str = "H100-SXM",
+    status: str = "ok",
+    fused: float = 1e-3,
+    unfused: float = 2e-3,
+    flops: float = 1e9,
+    dram_bytes: float = 1e6,
+    level: int | None = 1,
+    **extra,
+) -> Row:
+    ok = status == "ok"
+    bounds = {
+        "fused": {"seconds": fused, "bottleneck": "compute"},
+        "unfused": {"seconds": unfused, "bottleneck": "memory"},
+    }
+    bounds.update(extra.pop("more_bounds", {}))
+    return Row(
+        problem=problem,
+        level=level,
+        arch=arch,
+        status=status,
+        seconds=0.5,
+        totals={"flops": flops, "dram_bytes": dram_bytes} if ok else None,
+        bounds=bounds if ok else None,
+        **extra,
+    )
