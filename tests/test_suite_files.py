@@ -32,7 +32,9 @@ MAX_SHRUNK_NUMEL = 1 << 22
 SUITE = ROOT / "benchmarks" / "suite"
 EXAMPLES = ROOT / "examples"
 HUGE = [p for p in list_problems(SUITE) if "huge" in p.relative_to(SUITE).parts]
-RUNNABLE = list_problems(EXAMPLES) + [p for p in list_problems(SUITE) if p not in HUGE]
+# PyTorch files only: examples/jax/ holds JAX programs, run by tests/frontends/jax.
+TORCH_EXAMPLES = [p for p in list_problems(EXAMPLES) if "jax" not in p.relative_to(EXAMPLES).parts]
+RUNNABLE = TORCH_EXAMPLES + [p for p in list_problems(SUITE) if p not in HUGE]
 
 
 def _id(path: Path) -> str:

@@ -1,0 +1,404 @@
+"""Walks a closed jaxpr and lowers every equation through the one lowering table
+(solar.frontends.jax.lowerings.LOWERINGS, keyed by primitive objects) into an IR Program.
+
+Each equation's statements carry an Origin: the primitive's name, the instance of the user-level
+call it came from (consecutive equations traced from one call site of the user's code, and every
+equation inlined from one jit / custom_jvp / custom_vjp / checkpoint call or one loop, share it:
+they form one kernel in the unfused bound), the user's source line and whether the op may use TF32."""
+
+from __future__ import annotations
+
+import linecache
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from jax.extend.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal
+
+from solar.errors import SolarError, UnsupportedOpError
+from solar.frontends import views
+from solar.frontends.builder import ProgramBuilder, loop_vars
+from solar.frontends.jax import precision
+from solar.frontends.jax.primitives import P
+from solar.frontends.views import View
+from solar.ir.affine import Affine
+from solar.ir.dtypes import DType
+from solar.ir.nodes import Cast, Index, Origin, Program, Role
+from solar.ir.scalar_ops import Update
+from solar.ir.verify import verify
+
+DTYPES: dict[np.dtype, DType] = {
+    np.dtype("float64"): DType.F64,
+    np.dtype("float32"): DType.F32,
+    np.dtype("float16"): DType.F16,
+    np.dtype("int64"): DType.I64,
+    np.dtype("int32"): DType.I32,
+    np.dtype("int16"): DType.I16,
+    np.dtype("int8"): DType.I8,
+    np.dtype("uint8"): DType.U8,
+    np.dtype("bool"): DType.BOOL,
+}
+
+
+def _ml_dtypes() -> None:
+    import ml_dtypes
+
+    DTYPES[np.dtype(ml_dtypes.bfloat16)] = DType.BF16
+    DTYPES[np.dtype(ml_dtypes.float8_e4m3fn)] = DType.F8E4M3
+    DTYPES[np.dtype(ml_dtypes.float8_e5m2)] = DType.F8E5M2
+
+
+_ml_dtypes()
+
+# Directories whose frames are never the user's (libraries and solar itself).
+_LIBRARY_MARKERS = (
+    "site-packages",
+    "dist-packages",
+    "<frozen",
+    str(Path(__file__).parents[2]) + os.sep,
+)
+
+
+def dtype_of(dtype: Any) -> DType:
+    try:
+        return DTYPES[np.dtype(dtype)]
+    except (KeyError, TypeError):
+        raise SolarError(
+            f"arrays of dtype {dtype} are not supported yet; use a float, int or bool dtype"
+        ) from None
+
+
+# ---- values ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexValue:
+    """An integer scalar known as an affine function of loop variables: a loop counter inside a
+    time loop. It stays an index (no statements) until it is used as data."""
+
+    expr: Affine
+    dtype: DType
+
+
+def as_view(x: Any, shape: Sequence[int] = (), dtype: DType | None = None) -> View:
+    """A lowering operand as a view: views pass through, an IndexValue reads its index as data, a
+    Python scalar becomes a constant of `shape` and `dtype`."""
+    if isinstance(x, View):
+        return x
+    if isinstance(x, IndexValue):
+        v = View((), x.dtype, lambda idx, e=x.expr, d=x.dtype: (((), Cast(d, Index(e))),))
+        return views.expand(v, shape) if shape else v
+    if dtype is None:
+        raise SolarError(f"cannot tell the dtype of the constant {x!r}")
+    return views.constant(x, shape, dtype)
+
+
+# ---- where an equation came from -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    key: tuple[Any, int]  # (code object, bytecode offset): one call site
+
+
+def user_frames(eqn: JaxprEqn, source_file: str | None) -> list[Frame]:
+    """The user's frames of the traceback that produced `eqn`, innermost first: frames in the
+    user's file when known, else every frame outside libraries and solar."""
+    tb = eqn.source_info.traceback
+    if tb is None:
+        return []
+    codes, lastis = tb.raw_frames()
+    frames = [
+        Frame(f.file_name, f.line_num, (code, lasti))
+        for f, code, lasti in zip(tb.frames, codes, lastis)
+    ]
+    if source_file:
+        mine = [f for f in frames if f.file == source_file]
+        if mine:
+            return mine
+    return [f for f in frames if not any(m in f.file for m in _LIBRARY_MARKERS)]
+
+
+def source_text(frame: Frame | None) -> str:
+    """`file.py:LINE: code` (quotes made single: the IR text quotes sources with ")."""
+    if frame is None:
+        return ""
+    code = linecache.getline(frame.file, frame.line).strip().replace('"', "'")
+    return f"{Path(frame.file).name}:{frame.line}: {code}"
+
+
+# ---- the converter -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Where the data of an input/param tensor comes from: the traced jaxpr's flat argument
+    `index` ("input" or "param"), or its closed-over constant `index` ("const")."""
+
+    kind: str
+    index: int
+
+
+@dataclass
+class Lowering:
+    """The state of one conversion: the root builder, what was read at trace time, the bindings
+    of input tensors, and the counters for op instances and time variables."""
+
+    b: ProgramBuilder
+    source_file: str | None = None
+    tf32_default: bool = True
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    ranges: dict[str, tuple[int, int]] = field(default_factory=dict)  # time variable -> [lo, hi]
+    _instances: int = 0
+    _last_key: Any = None
+    _time_vars: int = 0
+
+    def instance_for(self, frames: list[Frame]) -> int:
+        """A new instance unless the previous top-level equation came from the same call site."""
+        key = tuple(f.key for f in frames) or None
+        if key is None or key != self._last_key:
+            self._instances += 1
+        self._last_key = key
+        return self._instances - 1
+
+    def fresh_instance(self) -> int:
+        self._last_key = None
+        self._instances += 1
+        return self._instances - 1
+
+    def time_var(self, extent: int) -> str:
+        """A fresh time variable running over 0..extent-1."""
+        self._time_vars += 1
+        name = f"t{self._time_vars - 1}"
+        self.ranges[name] = (0, extent - 1)
+        return name
+
+
+@dataclass(frozen=True)
+class LowerCtx:
+    """What a lowering rule sees: the builder to emit into, the primitive's output shapes and
+    dtypes, its op instance (for inlined sub-jaxprs) and the converter state."""
+
+    state: Lowering
+    b: Any  # ProgramBuilder, or a TimeBuilder inside a loop body
+    prim: Any
+    out_avals: tuple[tuple[tuple[int, ...], DType], ...]
+    instance: int
+    source: str = ""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.out_avals[0][0]
+
+    @property
+    def dtype(self) -> DType:
+        return self.out_avals[0][1]
+
+    @property
+    def hint(self) -> str:
+        return self.prim.name
+
+    def meta(self, k: int) -> tuple[tuple[int, ...], DType]:
+        return self.out_avals[k]
+
+    def origin(self) -> None:
+        """Set the origin of the statements the rule emits next (after lowering a sub-jaxpr)."""
+        self.state.b.origin = Origin(self.prim.name, self.instance, self.source)
+
+    def inline(self, jaxpr: Jaxpr | ClosedJaxpr, args: Sequence[Any], b: Any = None) -> list[Any]:
+        """Lower a sub-jaxpr in place, its equations sharing this call's instance."""
+        if isinstance(jaxpr, ClosedJaxpr):
+            consts = [constant_value(c) for c in jaxpr.consts]
+            jaxpr = jaxpr.jaxpr
+        else:
+            consts = []
+        return lower_jaxpr(
+            self.state, b or self.b, jaxpr, consts, list(args), self.instance, self.source
+        )
+
+
+def avals(outvars: Sequence[Any]) -> tuple[tuple[tuple[int, ...], DType], ...]:
+    return tuple((tuple(int(s) for s in v.aval.shape), dtype_of(v.aval.dtype)) for v in outvars)
+
+
+def constant_value(c: Any) -> Any:
+    """A closed-over constant as a lowering operand: Python scalars stay scalars; arrays must have
+    been declared as tensors by the converter (see convert)."""
+    arr = np.asarray(c)
+    if arr.ndim == 0:
+        return arr.item()
+    raise SolarError(
+        f"a closed-over constant array of shape {arr.shape} inside a sub-computation is not "
+        "supported yet; pass it to the function as an input instead"
+    )
+
+
+def literal_value(lit: Literal) -> Any:
+    arr = np.asarray(lit.val)
+    if arr.ndim == 0:
+        return arr.item()
+    raise SolarError(f"a non-scalar literal of shape {arr.shape} is not supported yet")
+
+
+def lower_jaxpr(
+    state: Lowering,
+    b: Any,
+    jaxpr: Jaxpr,
+    consts: Sequence[Any],
+    args: Sequence[Any],
+    instance: int | None,
+    source: str = "",
+) -> list[Any]:
+    """Lower every equation of `jaxpr` (constvars bound to `consts`, invars to `args`) and return
+    the values of its outputs. `instance=None`: the top level (instances from call sites);
+    `source`: the caller's line, for equations whose own trace shows no user frame (a library
+    function traced once and cached)."""
+    env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+
+    def read(v: Any) -> Any:
+        return literal_value(v) if isinstance(v, Literal) else env[v]
+
+    saved = state.b.origin
+    for eqn in jaxpr.eqns:
+        outs = lower_eqn(state, b, eqn, [read(v) for v in eqn.invars], instance, source)
+        for v, value in zip(eqn.outvars, outs):
+            if not isinstance(v, DropVar):
+                env[v] = value
+    state.b.origin = saved
+    return [read(v) for v in jaxpr.outvars]
+
+
+def lower_eqn(
+    state: Lowering, b: Any, eqn: JaxprEqn, args: list[Any], instance: int | None, source: str = ""
+) -> list[Any]:
+    frames = user_frames(eqn, state.source_file)
+    src = source_text(frames[0]) if frames else source
+    inst = state.instance_for(frames) if instance is None else instance
+    return lower_prim(state, b, eqn.primitive, eqn.params, args, avals(eqn.outvars), inst, src)
+
+
+def lower_prim(
+    state: Lowering,
+    b: Any,
+    prim: Any,
+    params: dict[str, Any],
+    args: list[Any],
+    out_avals: tuple[tuple[tuple[int, ...], DType], ...],
+    instance: int,
+    src: str,
+) -> list[Any]:
+    """Apply the lowering rule of `prim` (one equation) and return its output values."""
+    from solar.frontends.jax.lowerings import LOWERINGS
+
+    # TF32 only matters for contractions, which are the primitives with a precision parameter
+    tf32 = "precision" in params and precision.allow_tf32(params["precision"], state.tf32_default)
+    state.b.origin = Origin(prim.name, instance, src, tf32)
+    rule = LOWERINGS.get(prim)
+    if rule is None:
+        raise UnsupportedOpError(
+            f"unsupported JAX primitive '{prim.name}'"
+            + (f" at {src}" if src else "")
+            + "; solar has no lowering for it yet (`solar ops` lists the supported ops)"
+        )
+    ctx = LowerCtx(state, b, prim, out_avals, instance, src)
+    try:
+        out = rule(ctx, *args, **params)
+    except SolarError as exc:
+        first, *rest = str(exc).split("\n", 1)
+        where = f" (while lowering JAX primitive '{prim.name}' at {src or 'the program'})"
+        raise type(exc)("\n".join([first + where, *rest])) from None
+    return list(out) if prim.multiple_results else [out]
+
+
+def convert(traced: Any) -> tuple[Program, dict[str, Binding], tuple[str, ...]]:
+    """The program of a JaxTraced, for each input/param tensor where its data comes from, and the
+    output tensors in the order of the traced function's outputs."""
+    closed: ClosedJaxpr = traced.jaxpr
+    jaxpr = closed.jaxpr
+    b = ProgramBuilder.new(traced.name)
+    state = Lowering(b, traced.source_file, precision.config_allows_tf32(traced.precision_config))
+    args = []
+    for k, (v, arg) in enumerate(zip(jaxpr.invars, traced.args)):
+        shape, dtype = avals([v])[0]
+        role = Role.PARAM if arg.kind == "param" else Role.INPUT
+        name = b.declare(arg.name, shape, dtype, role)
+        state.bindings[name] = Binding(arg.kind, k)
+        args.append(views.tensor(name, shape, dtype))
+    consts = []
+    for k, (v, c) in enumerate(zip(jaxpr.constvars, closed.consts)):
+        if np.ndim(c) == 0:
+            consts.append(np.asarray(c).item())
+            continue
+        shape, dtype = avals([v])[0]
+        name = b.declare(f"const{k}", shape, dtype, Role.PARAM)
+        state.bindings[name] = Binding("const", k)
+        consts.append(views.tensor(name, shape, dtype))
+    jaxpr, consts, args = _unwrap_jit(jaxpr, consts, args)
+    outs = lower_jaxpr(state, b, jaxpr, consts, args, None)
+    names = materialise_outputs(b, outs, avals(jaxpr.outvars))
+    program = b.program(names)
+    verify(program)
+    return program, state.bindings, tuple(names)
+
+
+def _unwrap_jit(jaxpr: Jaxpr, consts: list, args: list) -> tuple[Jaxpr, list, list]:
+    """A program that is one jit call (a jax.jit-decorated forward) is lowered as its body, so its
+    equations get instances of their own call sites instead of one for the whole program."""
+    if len(jaxpr.eqns) != 1 or jaxpr.eqns[0].primitive is not P.jit_p:
+        return jaxpr, consts, args
+    eqn = jaxpr.eqns[0]
+    if list(eqn.outvars) != list(jaxpr.outvars):
+        return jaxpr, consts, args
+    env = dict(zip(jaxpr.constvars, consts)) | dict(zip(jaxpr.invars, args))
+    inner = eqn.params["jaxpr"]
+    inner_args = [literal_value(v) if isinstance(v, Literal) else env[v] for v in eqn.invars]
+    inner_consts = [constant_value(c) for c in inner.consts]
+    return inner.jaxpr, inner_consts, inner_args
+
+
+def materialise_outputs(
+    b: ProgramBuilder, outputs: Sequence[Any], out_avals: Sequence[tuple[tuple[int, ...], DType]]
+) -> list[str]:
+    """Each program output must be a tensor the program writes. A temporary returned as is (or a
+    row-major reshape of it) becomes the output; anything else (another view, an input, a value
+    returned twice, a constant) is copied into a fresh output tensor (one zero-FLOP statement)."""
+    names: list[str] = []
+    for k, (v, (shape, dtype)) in enumerate(zip(outputs, out_avals)):
+        if isinstance(v, View):
+            same = v.base or v.contiguous_of
+            decl = b.tensors.get(same) if same else None
+            if decl is not None and decl.role is Role.TEMP and same not in names:
+                names.append(same)
+                continue
+        v = as_view(v, shape, dtype)
+        b.origin = Origin("output_copy", -1 - k)
+        loops, idx = loop_vars("i", v.shape)
+        out = b.temp(f"out{k}", v.shape, v.dtype)
+        b.emit(loops, out.base, idx, Update.ASSIGN, v.at(idx))
+        names.append(out.base)
+    b.origin = None
+    return names
+
+
+__all__ = [
+    "DTYPES",
+    "Binding",
+    "IndexValue",
+    "LowerCtx",
+    "Lowering",
+    "as_view",
+    "convert",
+    "dtype_of",
+    "lower_eqn",
+    "lower_jaxpr",
+    "lower_prim",
+    "materialise_outputs",
+    "source_text",
+    "user_frames",
+]
