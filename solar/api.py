@@ -20,18 +20,35 @@ class Loaded:
     flags: tuple[tuple[str, bool], ...]
     source_file: str | None
     traced: Any = None
+    notes: tuple[str, ...] = ()  # assumption lines from the frontend (module mode, structure used)
 
 
-def load(model_or_path: Any, inputs: Sequence[Any] | None = None) -> Loaded:
-    """Lower a model file path, or an in-memory torch module with example inputs, to the IR."""
+def load(
+    model_or_path: Any,
+    inputs: Sequence[Any] | None = None,
+    mode: str | None = None,
+    infer_structure: bool = False,
+) -> Loaded:
+    """Lower a model file path, or an in-memory torch module with example inputs, to the IR.
+
+    mode: "train" | "eval" puts the module in that mode before tracing (None: as constructed).
+    infer_structure: sample the inputs once and use the structure found (see trace_file)."""
     if isinstance(model_or_path, (str, Path)):
         if inputs is not None:
             raise UsageError("inputs are taken from the file's get_inputs(); pass inputs=None with a path")
-        from solar.frontends.torch import lower_file
+        from solar.frontends.detect import framework_of
 
-        program, traced = lower_file(model_or_path)
-        return Loaded(program, traced.flags, traced.source_file, traced)
+        if framework_of(model_or_path) == "jax":
+            if mode is not None or infer_structure:
+                raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to JAX files")
+            from solar.frontends.jax import lower_file as lower_jax_file
+
+            program, traced = lower_jax_file(model_or_path)
+            return Loaded(program, traced.flags, traced.source_file, traced)
+        return _load_torch_file(model_or_path, mode, infer_structure)
     if isinstance(model_or_path, Program):
+        if mode is not None or infer_structure:
+            raise UsageError("mode and infer_structure apply to PyTorch programs, not to an IR Program")
         return Loaded(model_or_path, (), None)
     try:
         import torch
@@ -40,13 +57,19 @@ def load(model_or_path: Any, inputs: Sequence[Any] | None = None) -> Loaded:
     if torch is not None and isinstance(model_or_path, torch.nn.Module):
         if inputs is None:
             raise UsageError("an in-memory module needs example inputs: solar.analyze(model, inputs, arch=...)")
-        from solar.frontends.torch import lower_module
+        return _load_torch_module(model_or_path, inputs, mode, infer_structure)
+    from solar.frontends.jax import is_jax_object
 
-        program, traced = lower_module(model_or_path, inputs)
-        return Loaded(program, traced.flags, None, traced)
+    if is_jax_object(model_or_path):
+        if inputs is None:
+            raise UsageError("a JAX function or Flax module needs example inputs: solar.analyze(fn, inputs, arch=...)")
+        from solar.frontends.jax import lower_callable
+
+        program, traced = lower_callable(model_or_path, inputs)
+        return Loaded(program, traced.flags, traced.source_file, traced)
     raise UsageError(
         f"cannot analyse a {type(model_or_path).__name__}; pass a model file path, a torch.nn.Module "
-        "with inputs, or a solar IR Program"
+        "or a JAX function / Flax module with inputs, or a solar IR Program"
     )
 
 
@@ -66,7 +89,7 @@ def analyze_loaded(
     assumptions = Assumptions(precision=precision, cache=cache, clock_mhz=clock_mhz, tf32_flags=loaded.flags)
     graph = lift(loaded.program)
     analysis = analyze_graph(graph, spec, assumptions)
-    return build_report(loaded.program.name, analysis, graph)
+    return _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
 
 
 def analyze(
@@ -76,13 +99,17 @@ def analyze(
     precision: str = "exact",
     clock_mhz: float | None = None,
     cache: str = "cold",
+    mode: str | None = None,
+    infer_structure: bool = False,
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
-    `model_or_path`: a KernelBench-format file, a torch.nn.Module (with `inputs`), or an IR Program.
+    `model_or_path`: a KernelBench-format file or a JAX file, a torch.nn.Module or a JAX callable /
+    Flax module (with `inputs`), or an IR Program.
     `precision`: "exact" | "fastest"; `clock_mhz`: a locked SM clock; `cache`: "cold" (L2 flushed
-    before the run) | "warm". Nothing the size of the model is allocated: tracing runs on fake tensors."""
-    loaded = load(model_or_path, inputs)
+    before the run) | "warm". Nothing the size of the model is allocated: tracing runs on fake tensors.
+    `mode` ("train" | "eval" | None: as constructed) and `infer_structure`: see `load`."""
+    loaded = load(model_or_path, inputs, mode, infer_structure)
     archs = [arch] if isinstance(arch, str) else list(arch)
     if not archs:
         raise UsageError("no GPU given; pass arch='H100-SXM' or a list of names (see `solar specs`)")
@@ -90,11 +117,41 @@ def analyze(
     return reports[0] if isinstance(arch, str) else reports
 
 
-def ir_text(model_or_path: Any, inputs: Sequence[Any] | None = None) -> str:
-    return str(load(model_or_path, inputs).program)
+def ir_text(
+    model_or_path: Any, inputs: Sequence[Any] | None = None, mode: str | None = None,
+    infer_structure: bool = False,
+) -> str:
+    return str(load(model_or_path, inputs, mode, infer_structure).program)
 
 
-def einsum_text(model_or_path: Any, inputs: Sequence[Any] | None = None) -> str:
+def einsum_text(
+    model_or_path: Any, inputs: Sequence[Any] | None = None, mode: str | None = None,
+    infer_structure: bool = False,
+) -> str:
     from solar.lift import format_graph, lift
 
-    return format_graph(lift(load(model_or_path, inputs).program))
+    return format_graph(lift(load(model_or_path, inputs, mode, infer_structure).program))
+
+
+# ---- PyTorch loading with a module mode and inferred structure -----------------------------------
+
+
+def _load_torch_file(path: str | Path, mode: str | None, infer_structure: bool) -> Loaded:
+    from solar.frontends.torch import lower_traced, trace_file
+
+    traced = trace_file(path, mode, infer_structure)
+    return Loaded(lower_traced(traced), traced.flags, traced.source_file, traced, tuple(traced.notes()))
+
+
+def _load_torch_module(model: Any, inputs: Sequence[Any], mode: str | None, infer_structure: bool) -> Loaded:
+    from solar.frontends.torch import lower_traced, trace_module
+
+    traced = trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
+    return Loaded(lower_traced(traced), traced.flags, None, traced, tuple(traced.notes()))
+
+
+def _with_notes(report: Report, loaded: Loaded) -> Report:
+    """The report with the frontend's assumption lines appended."""
+    if not loaded.notes:
+        return report
+    return report.model_copy(update={"assumptions": [*report.assumptions, *loaded.notes]})

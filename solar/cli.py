@@ -13,6 +13,7 @@ EXAMPLES = """examples:
   solar analyze examples/matmul.py --arch H100-SXM
   solar analyze model.py --arch L4 A100-SXM4-80GB H200-SXM --json
   solar verify examples/mlp.py
+  solar analyze model.py --mode eval --infer-structure
   solar validate examples/mlp.py --compile      (on a CUDA GPU)
   solar calibrate                               (on a CUDA GPU)
   solar ir examples/matmul.py
@@ -108,7 +109,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.api import analyze_loaded, load
     from solar.report import reports_to_json
 
-    loaded = load(args.file)
+    loaded = load(args.file, mode=args.mode, infer_structure=args.infer_structure)
     reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache) for a in args.arch]
     if args.json:
         print(reports_to_json(reports))
@@ -121,9 +122,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from solar.frontends.torch.check import check_file
+    from solar.frontends.detect import framework_of
 
-    result = check_file(args.file, seed=args.seed)
+    if framework_of(args.file) == "jax":
+        from solar.frontends.jax import check_file as check_jax_file
+
+        result = check_jax_file(args.file, seed=args.seed)
+    else:
+        from solar.frontends.torch.check import check_file
+
+        result = check_file(args.file, seed=args.seed, mode=args.mode, infer_structure=args.infer_structure)
     table = Table(title=f"verify {result.program}: IR interpreter vs PyTorch", title_justify="left")
     for col in ("op", "shapes", "mode", "rel. error", "tolerance", "result", "source"):
         table.add_column(col, overflow="fold")
@@ -179,14 +187,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def cmd_ir(args: argparse.Namespace) -> int:
     from solar.api import ir_text
 
-    print(ir_text(args.file), end="")
+    print(ir_text(args.file, mode=args.mode, infer_structure=args.infer_structure), end="")
     return 0
 
 
 def cmd_einsum(args: argparse.Namespace) -> int:
     from solar.api import einsum_text
 
-    print(einsum_text(args.file))
+    print(einsum_text(args.file, mode=args.mode, infer_structure=args.infer_structure))
     return 0
 
 
@@ -217,11 +225,31 @@ def cmd_specs(args: argparse.Namespace) -> int:
 def cmd_ops(args: argparse.Namespace) -> int:
     from solar.frontends.torch.lowerings import LOWERINGS
 
+    from solar.frontends.jax import supported_primitives
+
     names = sorted(str(op) for op in LOWERINGS)
     print(f"{len(names)} PyTorch core-ATen ops have a lowering:")
     for n in names:
         print(f"  {n}")
+    prims = sorted(supported_primitives())
+    print(f"{len(prims)} JAX primitives have a lowering:")
+    for n in prims:
+        print(f"  {n}")
     return 0
+
+
+def _add_mode_flags(p: argparse.ArgumentParser) -> None:
+    """--mode and --infer-structure (PyTorch model files)."""
+    p.add_argument(
+        "--mode", choices=("train", "eval"), default=None,
+        help="put the module in train or eval mode before tracing (default: as constructed, i.e. "
+        "training mode, no gradients, as KernelBench runs it)",
+    )
+    p.add_argument(
+        "--infer-structure", action="store_true",
+        help="sample get_inputs() once and use value structure found there (e.g. a triangular "
+        "input) as a stated assumption",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -243,10 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="cold: L2 flushed before the run (default); warm: inputs up to the L2 capacity may be resident",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    _add_mode_flags(a)
     a.set_defaults(fn=cmd_analyze)
     v = sub.add_parser("verify", help="compare the IR's outputs with the program's own outputs")
     v.add_argument("file")
     v.add_argument("--seed", type=int, default=0)
+    _add_mode_flags(v)
     v.set_defaults(fn=cmd_verify)
     val = sub.add_parser("validate", help="time the real CUDA kernels and check no bound is beaten")
     val.add_argument("file")
@@ -262,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, fn, text in (("ir", cmd_ir, "print the Affine Loop IR"), ("einsum", cmd_einsum, "print the einsum graph")):
         c = sub.add_parser(name, help=text)
         c.add_argument("file")
+        _add_mode_flags(c)
         c.set_defaults(fn=fn)
     from solar.kernelbench.cli import add_parser as add_kernelbench
 

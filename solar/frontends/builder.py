@@ -157,9 +157,11 @@ class ProgramBuilder:
             )
 
     def program(self, outputs: Sequence[str]) -> Program:
+        """The program; outputs are declared last, in the order given (the order returned)."""
         for name in outputs:
             self.set_role(name, Role.OUTPUT)
-        return Program(self.name, tuple(self.tensors.values()), tuple(self.stmts))
+        rest = tuple(t for name, t in self.tensors.items() if name not in outputs)
+        return Program(self.name, rest + tuple(self.tensors[n] for n in outputs), tuple(self.stmts))
 
 
 def _prune(guards: list[Constraint], ranges: dict[str, tuple[int, int]]) -> list[Constraint] | None:

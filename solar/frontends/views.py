@@ -1,6 +1,8 @@
 """Lazy tensor views: a shape, a dtype and an index map from the view's index to guarded
 alternatives of IR expressions. View ops (reshape, permute, expand, slice, select, cat, repeat, ...)
-compose index maps and never copy; a consumer statement reads the base tensors directly.
+compose index maps and never copy; a consumer statement reads the base tensors directly. Also:
+views at data-dependent positions (`indirect`) and tensors whose values are known to depend on
+position (`Band`, `detect_band`, `banded`).
 
 An alternative is `(guards, expr)`: where the guards hold, the element is `expr`. Most views have a
 single unguarded alternative; `cat` has one alternative per piece, guarded by the piece's range, and
@@ -12,10 +14,13 @@ from dataclasses import dataclass
 from math import prod
 from typing import Callable, Sequence
 
+import numpy as np
+
 from solar.errors import SolarError
-from solar.ir.affine import Affine, Constraint, ge, lt
+from solar.ir.affine import Affine, Constraint, ge, lt, var
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Const, Expr, Load
+from solar.ir.nodes import Call, Cast, Const, Expr, Indirect, Load
+from solar.ir.nodes import Index as IndexValue
 
 Index = tuple[Affine, ...]
 Alt = tuple[tuple[Constraint, ...], Expr]
@@ -216,3 +221,164 @@ def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
                     raise SolarError(f"shapes {[tuple(x) for x in shapes]} do not broadcast")
                 out[pos] = size
     return tuple(out)
+
+
+# ---- data-dependent indexing ---------------------------------------------------------------------
+
+SourceIndex = tuple[Affine | Expr, ...]  # per source dim: an affine index, or an integer-valued Expr
+
+
+def _resolve(expr: Expr, slots: dict[str, Expr]) -> Expr:
+    """Turn accesses that use a placeholder variable `p` (as `p + affine`) into indirect terms."""
+    match expr:
+        case Load(name, index):
+            terms = []
+            for t in index:
+                if isinstance(t, Indirect):
+                    if t.offset.variables & slots.keys():
+                        raise SolarError("an indirect index nested in an indirect offset")
+                    terms.append(Indirect(_resolve(t.value, slots), t.offset))
+                    continue
+                used = t.variables & slots.keys()
+                if not used:
+                    terms.append(t)
+                    continue
+                p = next(iter(used))
+                rest = t - var(p)
+                if len(used) > 1 or t.coefficient(p) != 1 or rest.variables & slots.keys():
+                    raise SolarError(f"data-dependent index used non-linearly in {t}")
+                terms.append(Indirect(slots[p], rest))
+            return Load(name, tuple(terms))
+        case IndexValue(e) if e.variables & slots.keys():
+            raise SolarError("a data-dependent index used as a value")
+        case Call(op, args):
+            return Call(op, tuple(_resolve(a, slots) for a in args))
+        case Cast(dtype, arg):
+            return Cast(dtype, _resolve(arg, slots))
+    return expr
+
+
+def indirect(v: View, shape: Sequence[int], fn: Callable[[Index], SourceIndex]) -> View | None:
+    """A view of `v` at data-dependent positions (gather, embedding, advanced indexing):
+    `fn(idx)` gives, per dimension of `v`, an affine index or an integer-valued expression (a load
+    of an index tensor). The loads of `v`'s base tensors get indirect index terms; None when `v`'s
+    index map uses a data-dependent dimension non-linearly (the caller materialises `v` first)."""
+
+    def at(idx: Index) -> tuple[Alt, ...]:
+        slots: dict[str, Expr] = {}
+        src: list[Affine] = []
+        for k, s in enumerate(fn(tuple(idx))):
+            if isinstance(s, Affine):
+                src.append(s)
+            else:
+                slots[f"_ind{k}"] = s
+                src.append(var(f"_ind{k}"))
+        alts = v.at(tuple(src))
+        if any(g.variables & slots.keys() for guards, _ in alts for g in guards):
+            raise SolarError("a data-dependent index selects between pieces of a view")
+        return tuple((guards, _resolve(e, slots)) for guards, e in alts)
+
+    out = View(tuple(shape), v.dtype, at)
+    try:
+        out.at(tuple(var(f"_probe{k}") for k in range(len(shape))))
+    except SolarError:
+        return None
+    return out
+
+
+# ---- index structure of known values -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Band:
+    """Values known to depend on position: over the last two dims (i, j), the elements with
+    lo <= j - i <= hi (None: unbounded) hold `inside` (None: the tensor's own values) and every
+    other element holds `outside`; equal for every index of the leading dims."""
+
+    lo: int | None
+    hi: int | None
+    inside: float | bool | None
+    outside: float | bool
+
+    def describe(self) -> str:
+        kept = " and ".join(
+            text for text in (
+                None if self.lo is None else f"j - i >= {self.lo}",
+                None if self.hi is None else f"j - i <= {self.hi}",
+            ) if text
+        )
+        shape = {(None, 0): "lower-triangular", (0, None): "upper-triangular"}.get(
+            (self.lo, self.hi), "banded"
+        )
+        value = "its values" if self.inside is None else repr(self.inside)
+        return f"{shape}: {value} where {kept}, {self.outside!r} elsewhere (last two dims i, j)"
+
+
+def _band_of(keep: np.ndarray) -> tuple[int | None, int | None] | None:
+    """The band lo <= j - i <= hi that `keep` (2-D bool) is exactly, if it is one with a nonempty
+    complement (unbounded sides as None)."""
+    n, m = keep.shape
+    if not keep.any() or keep.all():
+        return None
+    d = np.arange(m)[None, :] - np.arange(n)[:, None]
+    lo, hi = int(d[keep].min()), int(d[keep].max())
+    if not np.array_equal(keep, (d >= lo) & (d <= hi)):
+        return None
+    return (None if lo <= -(n - 1) else lo), (None if hi >= m - 1 else hi)
+
+
+def detect_band(values: np.ndarray, constant_inside: bool) -> Band | None:
+    """The Band structure of `values` (rank >= 2), if any. `constant_inside`: both parts must be
+    constants (a mask such as tril(ones)); else the outside must be zero and the inside is the
+    tensor's own values (a triangular matrix), found from where the nonzeros lie."""
+    a = np.asarray(values)
+    if a.ndim < 2 or a.shape[-1] < 2 or a.shape[-2] < 2:
+        return None
+    if constant_inside:
+        first = a.reshape(-1, *a.shape[-2:])[0]
+        if not (a == first).all():
+            return None
+        distinct = np.unique(first)
+        if len(distinct) != 2:
+            return None
+        for inside, outside in ((distinct[1], distinct[0]), (distinct[0], distinct[1])):
+            band = _band_of(first == inside)
+            if band is not None:
+                return Band(*band, inside.item(), outside.item())
+        return None
+    nonzero = (a != 0).reshape(-1, *a.shape[-2:]).any(axis=0)
+    if not nonzero.any():
+        return None
+    n, m = nonzero.shape
+    d = np.arange(m)[None, :] - np.arange(n)[:, None]
+    lo, hi = int(d[nonzero].min()), int(d[nonzero].max())
+    band = (None if lo <= -(n - 1) else lo), (None if hi >= m - 1 else hi)
+    if band == (None, None):
+        return None
+    return Band(*band, None, np.zeros((), a.dtype).item())
+
+
+def banded(v: View, band: Band) -> View:
+    """`v` with its Band structure as guarded pieces: consumers split into a piece per region, and
+    the constant regions cost nothing."""
+    inner = v.at
+
+    def at(idx: Index) -> tuple[Alt, ...]:
+        d = idx[-1] - idx[-2]
+        keep = tuple(
+            c for c in (
+                None if band.lo is None else ge(d, band.lo),
+                None if band.hi is None else ge(band.hi, d),
+            ) if c is not None
+        )
+        if band.inside is None:
+            alts = tuple((keep + g, e) for g, e in inner(idx))
+        else:
+            alts = ((keep, Const(band.inside)),)
+        if band.lo is not None:
+            alts += (((lt(d, band.lo),), Const(band.outside)),)
+        if band.hi is not None:
+            alts += (((ge(d, band.hi + 1),), Const(band.outside)),)
+        return alts
+
+    return View(v.shape, v.dtype, at)

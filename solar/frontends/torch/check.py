@@ -5,6 +5,8 @@ it; otherwise every distinct op instance on its own, at its shapes or at reduced
 from __future__ import annotations
 
 import math
+import pkgutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,39 +67,71 @@ def _flat_tensors(x: Any) -> list[torch.Tensor]:
     return []
 
 
-def check_file(path: str | Path, seed: int = 0) -> CheckResult:
-    traced = loader.trace_file(path)
-    program, bindings = convert_with_bindings(traced)
-    if program_cost(program) <= FULL_BUDGET:
+def random_ops() -> frozenset:
+    """Ops whose outputs are random draws (each lowering module's RANDOM_OPS): never compared."""
+    from solar.frontends.torch import lowerings
+
+    out: set = set()
+    for info in pkgutil.iter_modules(lowerings.__path__):
+        module = sys.modules.get(f"{lowerings.__name__}.{info.name}")
+        out |= set(getattr(module, "RANDOM_OPS", ()))
+    return frozenset(out)
+
+
+def _whole_affordable(traced: loader.Traced, program) -> bool:
+    randoms = random_ops()
+    if any(n.target in randoms for n in traced.exported.graph.nodes):
+        return False  # random draws: compare op by op, the random ones skipped
+    return program_cost(program) <= FULL_BUDGET
+
+
+def check_file(
+    path: str | Path, seed: int = 0, mode: str | None = None, infer_structure: bool = False
+) -> CheckResult:
+    """Compare a model file's IR with the model (see the module docstring). The IR checked is the
+    executable form of the analysed program (recurrences unrolled)."""
+    traced = loader.trace_file(path, mode, infer_structure)
+    if _whole_affordable(traced, convert_with_bindings(traced)[0]):  # the analysis form: as costly
+        program, bindings = convert_with_bindings(traced, executable=True)
         module = loader.import_model_file(path)
         torch.manual_seed(seed)
-        init = getattr(module, "get_init_inputs", lambda: [])()
-        model = module.Model(*init)
-        inputs = list(module.get_inputs())
+        with loader.on_cpu():
+            init = getattr(module, "get_init_inputs", lambda: [])()
+            model = module.Model(*init)
+            loader.set_mode(model, mode)
+            inputs = list(module.get_inputs())
         return CheckResult(program.name, (_check_whole(program, bindings, model, inputs),))
-    return CheckResult(program.name, check_ops(traced, seed))
+    return CheckResult(traced.name, check_ops(traced, seed))
 
 
-def check_module(model: torch.nn.Module, inputs: Any, seed: int = 0) -> CheckResult:
-    traced = loader.trace_module(model, inputs)
-    program, bindings = convert_with_bindings(traced)
-    if program_cost(program) <= FULL_BUDGET:
+def check_module(
+    model: torch.nn.Module, inputs: Any, seed: int = 0, mode: str | None = None,
+    infer_structure: bool = False,
+) -> CheckResult:
+    traced = loader.trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
+    if _whole_affordable(traced, convert_with_bindings(traced)[0]):
+        program, bindings = convert_with_bindings(traced, executable=True)
         return CheckResult(program.name, (_check_whole(program, bindings, model, list(inputs)),))
-    return CheckResult(program.name, check_ops(traced, seed))
+    return CheckResult(traced.name, check_ops(traced, seed))
+
+
+def _state(model: torch.nn.Module, key: str) -> torch.Tensor | None:
+    """A parameter, buffer or tensor attribute (a constant torch.export lifted) by its name."""
+    obj: Any = model
+    for part in key.split("."):
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, torch.Tensor) else None
 
 
 def _check_whole(program, bindings, model: torch.nn.Module, inputs: list[Any]) -> Check:
-    state = dict(model.named_parameters()) | dict(model.named_buffers())
     tensors_in = _flat_tensors(inputs)
     feed = {}
     for name, (kind, key) in bindings.items():
-        if kind == "input":
-            feed[name] = _to_numpy(tensors_in[key])
-        elif key in state:
-            feed[name] = _to_numpy(state[key])
-        else:
+        value = tensors_in[key] if kind == "input" else _state(model, key)
+        if value is None:
             return Check("whole program", "", "", "unchecked", math.inf, 0.0, f"no data for {key}")
-    with torch.no_grad():
+        feed[name] = _to_numpy(value)
+    with torch.no_grad(), loader.on_cpu():
         ref = _flat_tensors(model(*inputs))
     outs = run(program, feed)
     names = [t.name for t in program.tensors if t.role is Role.OUTPUT]
@@ -115,8 +149,9 @@ def check_ops(traced: loader.Traced, seed: int = 0) -> tuple[Check, ...]:
 
     seen: set[str] = set()
     checks: list[Check] = []
+    randoms = random_ops()
     for node in traced.exported.graph.nodes:
-        if node.op != "call_function" or node.target not in LOWERINGS:
+        if node.op != "call_function" or node.target not in LOWERINGS or node.target in randoms:
             continue
         args_meta = torch.fx.node.map_arg(node.args, lambda n: n.meta.get("val"))
         key = f"{node.target}|{_describe(args_meta)}|{node.kwargs}"
@@ -137,10 +172,13 @@ def _describe(x: Any) -> str:
     return repr(x)
 
 
-def _lower_node(node, args: Any, out: Any) -> tuple[Any, list[str], dict[str, np.ndarray], int]:
+def _lower_node(
+    node, args: Any, out: Any, executable: bool = True
+) -> tuple[Any, list[str], dict[str, np.ndarray], int]:
     """Lower one node on its own: its tensor arguments become program inputs (fed with their data
     when they are real tensors). Also returns how many statements the op itself emitted (0 for a
-    pure view, whose outputs are then copies made only for the check)."""
+    pure view, whose outputs are then copies made only for the check). `executable=False` gives
+    the analysis form (as costly, and small for recurrences)."""
     from solar.frontends.torch.lowerings import LOWERINGS
 
     b = ProgramBuilder.new(str(node.name))
@@ -155,7 +193,8 @@ def _lower_node(node, args: Any, out: Any) -> tuple[Any, list[str], dict[str, np
         return views.tensor(name, shape, dtype_of(t.dtype))
 
     ir_args = _map_tensors(args, declare)
-    result = LOWERINGS[node.target](LowerCtx(b, _FakeNode(node.name, out)), *ir_args, **node.kwargs)
+    ctx = LowerCtx(b, _FakeNode(node.name, out), executable=executable)
+    result = LOWERINGS[node.target](ctx, *ir_args, **node.kwargs)
     own = len(b.stmts)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     names = _materialise_outputs(b, outs)
@@ -164,7 +203,7 @@ def _lower_node(node, args: Any, out: Any) -> tuple[Any, list[str], dict[str, np
 
 def _check_node(node, args_meta, traced, seed: int) -> Check | None:
     src = source_line(node, traced.source_file)
-    program, _, _, own = _lower_node(node, args_meta, node.meta.get("val"))
+    program, _, _, own = _lower_node(node, args_meta, node.meta.get("val"), executable=False)
     if own == 0:
         return None  # a pure view: checked by the lowering-table tests and every program using it
     caps = (None,) if program_cost(program) <= OP_BUDGET else REDUCED_CAPS
@@ -244,7 +283,35 @@ def _shrink_convolution(args: Any, cap: int) -> Any:
     return (xs, ws, bs, stride, padding, dilation, transposed, output_padding, g)
 
 
+def _shrink_recurrent(args: Any, cap: int) -> Any:
+    """A smaller recurrent net of the same kind: fewer steps, a smaller batch, input and hidden
+    size; layers, directions, gates and flags stay (the weights are rebuilt to match)."""
+    x, hx, params, has_biases, layers, dropout, train, bidirectional, batch_first = args
+    states = list(hx) if isinstance(hx, (list, tuple)) else [hx]
+    hidden = int(states[0].shape[-1])
+    gates = int(params[1].shape[0]) // hidden
+    dirs = 2 if bidirectional else 1
+    steps, batch = (x.shape[1], x.shape[0]) if batch_first else (x.shape[0], x.shape[1])
+    t, b, i, h = min(int(steps), cap), min(int(batch), 4), min(int(x.shape[2]), 8), min(hidden, 8)
+    xs = _Shape((b, t, i) if batch_first else (t, b, i), x.dtype)
+    hs = [_Shape((layers * dirs, b, h), st.dtype) for st in states]
+    ps = []
+    for layer in range(layers):
+        width = i if layer == 0 else h * dirs
+        for _ in range(dirs):
+            ps += [_Shape((gates * h, width), params[0].dtype), _Shape((gates * h, h), params[0].dtype)]
+            ps += [_Shape((gates * h,), params[0].dtype)] * 2 if has_biases else []
+    return (xs, hs if isinstance(hx, (list, tuple)) else hs[0], ps, has_biases, layers, dropout, train, bidirectional, batch_first)
+
+
+def _recurrent_ops() -> list:
+    from solar.frontends.torch.lowerings.recurrent import CELLS
+
+    return list(CELLS)
+
+
 SHRINKERS = {torch.ops.aten.convolution.default: _shrink_convolution}
+SHRINKERS.update({op: _shrink_recurrent for op in _recurrent_ops()})
 
 
 @dataclass

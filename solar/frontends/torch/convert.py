@@ -1,11 +1,16 @@
 """Walks a core-ATen ExportedProgram and lowers every node through the one lowering table
-(solar.frontends.torch.lowerings.LOWERINGS, keyed by OpOverload) into an IR Program."""
+(solar.frontends.torch.lowerings.LOWERINGS, keyed by OpOverload) into an IR Program, then runs the
+IR passes (solar.passes: structure propagation, demand) on it.
+
+Two forms of one program: the *analysis* form (default) keeps the IR's size independent of trip
+counts (a recurrent net's time loop is a loop variable), the *executable* form is what the
+interpreter runs exactly (recurrences unrolled step by step). Their counts are equal (tested)."""
 
 from __future__ import annotations
 
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +58,12 @@ def dtype_of(t: torch.dtype) -> DType:
 
 @dataclass
 class LowerCtx:
-    """What a lowering rule sees: the builder, the node being lowered and its output metadata."""
+    """What a lowering rule sees: the builder, the node being lowered and its output metadata, and
+    whether to emit the executable form (see the module docstring)."""
 
     b: ProgramBuilder
     node: torch.fx.Node
+    executable: bool = False
 
     @property
     def val(self) -> Any:
@@ -114,14 +121,25 @@ def _original_op(node: torch.fx.Node) -> str:
     return str(node.target)
 
 
-def convert(traced: Traced) -> Program:
-    return convert_with_bindings(traced)[0]
+def convert(traced: Traced, executable: bool = False) -> Program:
+    return convert_with_bindings(traced, executable)[0]
 
 
-def convert_with_bindings(traced: Traced) -> tuple[Program, dict[str, tuple[str, Any]]]:
+def _structured(traced: Traced, kind: str, key: Any, view: View) -> View:
+    for s in traced.structure:
+        if s.kind == kind and s.key == key:
+            return views.banded(view, s.band)
+    return view
+
+
+def convert_with_bindings(
+    traced: Traced, executable: bool = False, optimize: bool = True
+) -> tuple[Program, dict[str, tuple[str, Any]]]:
     """The program, and for each input/param tensor where its data comes from: ("param", state-dict
-    key) or ("input", position among the user's tensor inputs)."""
+    key or constant name) or ("input", position among the user's tensor inputs). Inputs and params
+    the program never reads are left out. `optimize=False` skips the IR passes."""
     from solar.frontends.torch.lowerings import LOWERINGS
+    from solar.passes import optimize as run_passes
 
     ep = traced.exported
     b = ProgramBuilder.new(traced.name)
@@ -145,12 +163,15 @@ def convert_with_bindings(traced: Traced) -> tuple[Program, dict[str, tuple[str,
             role = Role.INPUT if kind == InputKind.USER_INPUT else Role.PARAM
             hint = targets.get(node.name) or node.name
             name = b.declare(hint, val.shape, dtype_of(val.dtype), role)
+            view = views.tensor(name, tuple(int(s) for s in val.shape), dtype_of(val.dtype))
             if role is Role.INPUT:
                 bindings[name] = ("input", user_inputs)
+                view = _structured(traced, "input", user_inputs, view)
                 user_inputs += 1
             else:
                 bindings[name] = ("param", hint)
-            env[node.name] = views.tensor(name, tuple(int(s) for s in val.shape), dtype_of(val.dtype))
+                view = _structured(traced, "param", hint, view)
+            env[node.name] = view
         elif node.op == "call_function":
             key = _instance_key(node)
             instance = instances.setdefault(key, len(instances))
@@ -175,7 +196,7 @@ def convert_with_bindings(traced: Traced) -> tuple[Program, dict[str, tuple[str,
                     + (f" at {src}" if src else "")
                     + "; solar has no lowering for it yet (`solar ops` lists the supported ops)"
                 )
-            ctx = LowerCtx(b, node)
+            ctx = LowerCtx(b, node, executable)
             try:
                 env[node.name] = rule(ctx, *args, **kwargs)
             except SolarError as exc:
@@ -186,8 +207,19 @@ def convert_with_bindings(traced: Traced) -> tuple[Program, dict[str, tuple[str,
     b.origin = None
     out_names = _materialise_outputs(b, outputs)
     program = b.program(out_names)
+    if optimize:
+        program = run_passes(program)
+    program = _drop_unread(program)
     verify(program)
-    return program, bindings
+    kept = {t.name for t in program.tensors}
+    return program, {k: v for k, v in bindings.items() if k in kept}
+
+
+def _drop_unread(program: Program) -> Program:
+    """Leave out inputs and params no statement reads (e.g. a mask buffer used as structure)."""
+    read = {ld.tensor for s in program.stmts for ld in s.loads()}
+    keep = tuple(t for t in program.tensors if t.role not in (Role.INPUT, Role.PARAM) or t.name in read)
+    return program if len(keep) == len(program.tensors) else replace(program, tensors=keep)
 
 
 def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:

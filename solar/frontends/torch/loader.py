@@ -1,12 +1,20 @@
 """Loading PyTorch programs without allocating them: a KernelBench-format file (Model, get_inputs,
 get_init_inputs) or an in-memory module, traced with torch.export under a fake-tensor mode and
-decomposed to core ATen."""
+decomposed to core ATen — except the ops the lowering table lowers whole (each lowering module's
+PRESERVE set: attention, recurrent nets, triangles, ...).
+
+While the model is built, the loader records how tensors derive from constants (ones, arange, tril,
+view, ...): a small buffer or tensor attribute built that way is recomputed for real and, when its
+values form a band (a causal mask), becomes position-dependent structure instead of data to load.
+With `infer_structure` the inputs are sampled once from get_inputs() and a band found there is
+recorded as a stated assumption."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
 import io
+import pkgutil
 import sys
 import traceback
 import warnings
@@ -14,22 +22,63 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode, unset_fake_temporarily
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map
 
-from solar.errors import ModelFileError, SolarError
+from solar.errors import ModelFileError, SolarError, UsageError
+from solar.frontends.views import Band, detect_band
 
 REQUIRED = ("Model", "get_inputs")
+MODES = ("train", "eval")
+# Largest buffer (elements) recomputed for real to look for structure.
+REPLAY_LIMIT = 1 << 25
+aten = torch.ops.aten
+# Ops whose output memory is uninitialised: nothing is known about their values.
+UNINITIALISED = frozenset(
+    {aten.empty, aten.empty_like, aten.empty_strided, aten.new_empty, aten.new_empty_strided}
+)
+
+
+@dataclass(frozen=True)
+class KnownStructure:
+    """Position-dependent values of a program input: kind "param" (a buffer or tensor constant,
+    by its state-dict name) or "input" (by position among the tensor inputs)."""
+
+    kind: str
+    key: str | int
+    band: Band
+    why: str
+
+    def describe(self) -> str:
+        what = f"buffer {self.key!r}" if self.kind == "param" else f"input {self.key}"
+        return f"{what} is {self.band.describe()} ({self.why})"
 
 
 @dataclass(frozen=True)
 class Traced:
-    """A core-ATen ExportedProgram plus what the analysis must know about how it was traced."""
+    """A core-ATen ExportedProgram plus what the analysis must know about how it was traced:
+    the framework flags, the module mode it was traced in (None: as constructed) and the known
+    structure of its inputs."""
 
     exported: torch.export.ExportedProgram
     name: str
     source_file: str | None
     flags: tuple[tuple[str, bool], ...]
+    mode: str | None = None
+    structure: tuple[KnownStructure, ...] = ()
+
+    def notes(self) -> list[str]:
+        """Assumption lines for the report: the module mode and the structure used."""
+        mode = {
+            None: "module mode: as constructed (training mode unless the file says otherwise), no gradients",
+            "train": "module mode: train (model.train()), no gradients",
+            "eval": "module mode: eval (model.eval()), no gradients",
+        }[self.mode]
+        return [mode] + [f"structure: {s.describe()}" for s in self.structure]
 
 
 def framework_flags() -> tuple[tuple[str, bool], ...]:
@@ -38,6 +87,54 @@ def framework_flags() -> tuple[tuple[str, bool], ...]:
         ("torch.backends.cuda.matmul.allow_tf32", bool(torch.backends.cuda.matmul.allow_tf32)),
         ("torch.backends.cudnn.allow_tf32", bool(torch.backends.cudnn.allow_tf32)),
     )
+
+
+def _lowering_tables(attr: str) -> list[Any]:
+    """`attr` of every lowering module that defines it."""
+    from solar.frontends.torch import lowerings
+
+    modules = (sys.modules.get(f"{lowerings.__name__}.{m.name}") for m in pkgutil.iter_modules(lowerings.__path__))
+    return [getattr(m, attr) for m in modules if hasattr(m, attr)]
+
+
+def preserved_ops() -> frozenset:
+    """The union of the PRESERVE sets of the lowering modules: ops lowered whole."""
+    return frozenset().union(*_lowering_tables("PRESERVE"))
+
+
+def redirects() -> dict[Any, Any]:
+    """torch functions routed to custom ops while tracing (the REDIRECT tables of the lowering
+    modules): the custom ops have cheap fake implementations and are kept whole by export."""
+    out: dict[Any, Any] = {}
+    for table in _lowering_tables("REDIRECT"):
+        out.update(table)
+    return out
+
+
+class Redirect(TorchFunctionMode):
+    """Routes calls of the redirected torch functions to their custom ops (when the argument count
+    matches the op's schema)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = redirects()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        op = self.table.get(func)
+        if op is not None and len(args) + len(kwargs) == len(op._schema.arguments):
+            return op(*args, **kwargs)
+        return func(*args, **kwargs)
+
+
+def decomposition_table() -> Any:
+    table = torch.export.default_decompositions()
+    for op in preserved_ops():
+        table.pop(op, None)
+    return table
+
+
+# ---- model files ---------------------------------------------------------------------------------
 
 
 def _one_line(exc: BaseException) -> str:
@@ -94,9 +191,210 @@ def _as_tuple(x: Any) -> tuple:
     return (x,)
 
 
-def trace_file(path: str | Path) -> Traced:
+def _check_mode(mode: str | None) -> None:
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"unknown module mode {mode!r}; use 'train' or 'eval' (or None: as constructed)")
+
+
+def set_mode(model: torch.nn.Module, mode: str | None) -> None:
+    if mode is not None:
+        model.train(mode == "train")
+
+
+# ---- recording how tensors derive from constants -------------------------------------------------
+
+
+def _cpu(kwargs: dict) -> dict:
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "cpu":
+        return dict(kwargs, device=torch.device("cpu"))
+    return kwargs
+
+
+class Recorder(TorchDispatchMode):
+    """Keeps every tensor on the CPU (device arguments of ops are rewritten) and records, for tensors derived from constants by deterministic ops, the
+    op that made them. A mutated tensor forgets its recipe, with every view sharing its storage."""
+
+    def __init__(self, record: bool = True) -> None:
+        super().__init__()
+        self.record = record
+        self.recipes: dict[int, tuple] = {}  # id -> (tensor, op, args, kwargs, output position)
+        self.storage: dict[int, int] = {}  # id -> id of the tensor that owns its storage
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = _cpu(kwargs or {})
+        out = func(*args, **kwargs)
+        if self.record:
+            self._note(func, args, kwargs, out)
+        return out
+
+    def _forget(self, t: torch.Tensor) -> None:
+        root = self.storage.get(id(t), id(t))
+        for key in [k for k, r in self.storage.items() if r == root] + [id(t)]:
+            self.recipes.pop(key, None)
+
+    def _note(self, func, args, kwargs, out) -> None:
+        schema = func._schema
+        if schema.is_mutable:
+            for arg, value in zip(schema.arguments, args):
+                if arg.alias_info is not None and arg.alias_info.is_write and isinstance(value, torch.Tensor):
+                    self._forget(value)
+            return
+        if torch.Tag.nondeterministic_seeded in func.tags or func.overloadpacket in UNINITIALISED:
+            return
+        tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        if not all(id(t) in self.recipes for t in tensors):
+            return
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        for k, t in enumerate(outs):
+            if isinstance(t, torch.Tensor):
+                self.recipes[id(t)] = (t, func, args, kwargs, k if out is not t else None)
+                if func.is_view and tensors:
+                    self.storage[id(t)] = self.storage.get(id(tensors[0]), id(tensors[0]))
+
+    def replay(self, t: torch.Tensor, limit: int = REPLAY_LIMIT) -> torch.Tensor | None:
+        """The real value of a recorded tensor (None when unknown or too large)."""
+        memo: dict[int, torch.Tensor] = {}
+
+        def real(x: Any) -> Any:
+            if not isinstance(x, torch.Tensor):
+                return x
+            if id(x) in memo:
+                return memo[id(x)]
+            recipe = self.recipes.get(id(x))
+            if recipe is None or x.numel() > limit:
+                raise LookupError
+            _, func, args, kwargs, k = recipe
+            value = func(*tree_map(real, args), **tree_map(real, kwargs))
+            memo[id(x)] = value if k is None else value[k]
+            return memo[id(x)]
+
+        with unset_fake_temporarily(), torch.no_grad():
+            try:
+                return real(t)
+            except LookupError:
+                return None
+
+
+def _cpu_device(x: Any) -> Any:
+    if isinstance(x, torch.device) and x.type != "cpu":
+        return torch.device("cpu")
+    if isinstance(x, str):
+        try:
+            return "cpu" if torch.device(x).type != "cpu" else x
+        except (RuntimeError, ValueError):
+            return x
+    return x
+
+
+class CpuFunctions(TorchFunctionMode):
+    """Keeps user code on the CPU above the dispatcher, where device moves fail without a GPU:
+    `.cuda()` is a copy, `.to("cuda")` and `device=` arguments become the CPU. A move returns a
+    new tensor, as it would across devices (Module.cuda() swaps each parameter with its move)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        moved = _cpu(kwargs or {})
+        if func is torch.Tensor.cuda:
+            return args[0].clone()
+        if func is torch.Tensor.to:
+            cpu_args = tuple(_cpu_device(a) for a in args)
+            out = func(*cpu_args, **moved)
+            rewritten = cpu_args != args or moved is not kwargs
+            return out.clone() if rewritten and out is args[0] else out
+        return func(*args, **moved)
+
+
+@contextlib.contextmanager
+def on_cpu(record: bool = False):
+    """Run user code on the CPU (see CpuFunctions, Recorder); yields the Recorder."""
+    with CpuFunctions(), Recorder(record) as rec:
+        yield rec
+
+
+def _tensor_attributes(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, str, torch.Tensor]]:
+    """Tensors held as plain attributes (neither parameters nor buffers): (module, attribute,
+    qualified name, tensor)."""
+    out = []
+    for prefix, mod in model.named_modules():
+        for attr, value in vars(mod).items():
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                out.append((mod, attr, f"{prefix}.{attr}" if prefix else attr, value))
+    return out
+
+
+def _constant_structure(name: str, values: torch.Tensor | None, why: str) -> KnownStructure | None:
+    if values is None or values.dim() < 2 or values.is_complex():
+        return None
+    with unset_fake_temporarily():  # a real tensor, read while the fake mode may be active
+        band = detect_band(_numpy(values), constant_inside=True)
+    return None if band is None else KnownStructure("param", name, band, why)
+
+
+def _recorded_structure(model: torch.nn.Module, rec: Recorder) -> list[KnownStructure]:
+    """Structure of the buffers and tensor attributes built from constants while `model` was built
+    (under the fake mode), and real stand-ins for fake tensor attributes, which torch.export lifts
+    as constants (a fake one from another fake mode breaks the trace)."""
+    found: list[KnownStructure] = []
+    why = "built from constants when the model is constructed; never loaded"
+    for name, buf in model.named_buffers():
+        s = _constant_structure(name, rec.replay(buf), why)
+        if s is not None:
+            found.append(s)
+    for mod, attr, name, value in _tensor_attributes(model):
+        if not isinstance(value, FakeTensor):
+            continue
+        real = rec.replay(value)
+        s = _constant_structure(name, real, why)
+        if s is not None:
+            found.append(s)
+        if real is None:
+            with unset_fake_temporarily():
+                real = torch.empty(value.shape, dtype=value.dtype)  # lazily mapped, never touched
+        setattr(mod, attr, real)
+    return found
+
+
+def _real_structure(model: torch.nn.Module) -> list[KnownStructure]:
+    """Structure of the real buffers and tensor attributes of an in-memory module."""
+    why = "values of the module's own constant; never loaded"
+    named = list(model.named_buffers()) + [(n, v) for _, _, n, v in _tensor_attributes(model)]
+    out = []
+    for name, value in named:
+        if isinstance(value, FakeTensor) or value.numel() > REPLAY_LIMIT:
+            continue
+        s = _constant_structure(name, value, why)
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def _input_structure(inputs: Sequence[Any], why: str) -> list[KnownStructure]:
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    out = []
+    for k, t in enumerate(tensors):
+        if t.dim() < 2 or isinstance(t, FakeTensor) or t.is_complex():
+            continue
+        band = detect_band(_numpy(t), constant_inside=False)
+        if band is not None:
+            out.append(KnownStructure("input", k, band, why))
+    return out
+
+
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    t = t.detach()
+    return (t.float() if t.dtype in (torch.bfloat16, torch.float16) else t).cpu().numpy()
+
+
+# ---- tracing -------------------------------------------------------------------------------------
+
+
+def trace_file(path: str | Path, mode: str | None = None, infer_structure: bool = False) -> Traced:
     """Trace a KernelBench-format file: build Model(*get_init_inputs()) and its inputs under a
-    fake-tensor mode, so neither parameters nor inputs are ever allocated."""
+    fake-tensor mode, so neither parameters nor inputs are ever allocated.
+
+    mode: "train" or "eval" puts the module in that mode before tracing (None: as constructed).
+    infer_structure: sample get_inputs() once for real and use the band structure found there."""
+    _check_mode(mode)
     module = import_model_file(path)
     missing = [n for n in REQUIRED if not hasattr(module, n)]
     if missing:
@@ -106,32 +404,52 @@ def trace_file(path: str | Path) -> Traced:
         )
     spath = str(Path(path).resolve())
     init_fn = getattr(module, "get_init_inputs", lambda: [])
-    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
-        init_args = _as_tuple(_call_user(init_fn, "get_init_inputs()", spath))
-        model = _call_user(module.Model, "building Model(*get_init_inputs())", spath, *init_args)
-        if not isinstance(model, torch.nn.Module):
-            raise ModelFileError(f"{Path(path).name}: Model(...) is not a torch.nn.Module")
-        inputs = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
-        model = _fakeify_module(model, mode)
-        inputs = tuple(_fakeify(x, mode) for x in inputs)
+    structure: list[KnownStructure] = []
+    if infer_structure:
+        with on_cpu():
+            sample = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
+        structure += _input_structure(sample, "assumed: seen in a sample of get_inputs(), --infer-structure")
+    with FakeTensorMode(allow_non_fake_inputs=True) as fake:
+        with on_cpu(record=True) as rec:
+            init_args = _as_tuple(_call_user(init_fn, "get_init_inputs()", spath))
+            model = _call_user(module.Model, "building Model(*get_init_inputs())", spath, *init_args)
+            if not isinstance(model, torch.nn.Module):
+                raise ModelFileError(f"{Path(path).name}: Model(...) is not a torch.nn.Module")
+            inputs = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
+        structure = _recorded_structure(model, rec) + structure
+        set_mode(model, mode)
+        model = _fakeify_module(model, fake)
+        inputs = tuple(_fakeify(x, fake) for x in inputs)
         exported = _export(model, inputs, spath)
-    return Traced(exported, Path(path).stem, spath, framework_flags())
+    return Traced(exported, Path(path).stem, spath, framework_flags(), mode, tuple(structure))
 
 
-def trace_module(model: torch.nn.Module, inputs: Sequence[Any], name: str | None = None) -> Traced:
+def trace_module(
+    model: torch.nn.Module,
+    inputs: Sequence[Any],
+    name: str | None = None,
+    mode: str | None = None,
+    infer_structure: bool = False,
+) -> Traced:
     """Trace an in-memory module with example inputs; real tensors are replaced by fake ones of the
-    same shape and dtype before tracing, so tracing allocates nothing more."""
+    same shape and dtype before tracing, so tracing allocates nothing more. With `mode` the module
+    is put in that mode (and left so)."""
     if not isinstance(model, torch.nn.Module):
         raise ModelFileError(f"expected a torch.nn.Module, got {type(model).__name__}")
-    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
-        fake_inputs = tuple(_fakeify(x, mode) for x in _as_tuple(inputs))
-        model = _fakeify_module(model, mode)
+    _check_mode(mode)
+    set_mode(model, mode)
+    structure = _real_structure(model)
+    if infer_structure:
+        structure += _input_structure(_as_tuple(inputs), "assumed: seen in the example inputs, --infer-structure")
+    with FakeTensorMode(allow_non_fake_inputs=True) as fake:
+        fake_inputs = tuple(_fakeify(x, fake) for x in _as_tuple(inputs))
+        model = _fakeify_module(model, fake)
         exported = _export(model, fake_inputs, None)
-    return Traced(exported, name or type(model).__name__, None, framework_flags())
+    return Traced(exported, name or type(model).__name__, None, framework_flags(), mode, tuple(structure))
 
 
 def _fakeify(x: Any, mode: FakeTensorMode) -> Any:
-    if isinstance(x, torch.Tensor) and not isinstance(x, torch._subclasses.fake_tensor.FakeTensor):
+    if isinstance(x, torch.Tensor) and not isinstance(x, FakeTensor):
         return mode.from_tensor(x)
     return x
 
@@ -144,11 +462,14 @@ def _fakeify_module(model: torch.nn.Module, mode: FakeTensorMode) -> torch.nn.Mo
     reals = [
         t
         for t in list(model.parameters(recurse=True)) + list(model.buffers(recurse=True))
-        if not isinstance(t, torch._subclasses.fake_tensor.FakeTensor)
+        if not isinstance(t, FakeTensor)
     ]
     if not reals:
         return model
     memo = {id(t): _fake_like(t, mode) for t in reals}
+    # Tensor attributes stay as they are (torch.export lifts them as constants; copying a real
+    # one under the fake mode fails, and would allocate).
+    memo.update({id(t): t for _, _, _, t in _tensor_attributes(model)})
     return copy.deepcopy(model, memo)
 
 
@@ -160,10 +481,10 @@ def _fake_like(t: torch.Tensor, mode: FakeTensorMode) -> torch.Tensor:
 def _export(model: torch.nn.Module, inputs: tuple, path: str | None) -> torch.export.ExportedProgram:
     where = Path(path).name if path else type(model).__name__
     try:
-        with torch.no_grad(), warnings.catch_warnings():
+        with torch.no_grad(), warnings.catch_warnings(), Redirect():
             warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
             ep = torch.export.export(model, inputs, strict=False)
-            return ep.run_decompositions()
+            return ep.run_decompositions(decomposition_table())
     except SolarError:
         raise
     except Exception as exc:

@@ -1,0 +1,102 @@
+"""Data-dependent indexing as views: embedding, gather, index_select and advanced indexing
+(index.Tensor) read their source at positions given by an index tensor, as indirect index terms
+(`W[ind(idx[i]), d]`). No statement is emitted: consumers read the source directly, and the bytes of
+the source are its indirect footprint (one element per indirect dimension, a lower bound: the index
+data could all be equal). Index values must lie in range (negative indices are not wrapped; the
+interpreter reports them as out of bounds).
+
+Scatter-type ops (scatter, scatter_add, index_put) write at data-dependent positions, which the
+IR's affine stores cannot express; they have no lowering yet."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+
+from solar.errors import SolarError
+from solar.frontends import views
+from solar.frontends.builder import elementwise
+from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.lowerings.registry import lower
+from solar.frontends.views import SourceIndex, View
+from solar.ir.affine import Affine, var
+from solar.ir.nodes import Expr
+
+aten = torch.ops.aten
+
+Index = tuple[Affine, ...]
+
+
+def _materialise(ctx: LowerCtx, v: View, hint: str) -> View:
+    """`v` copied into a temp (a view whose index map an indirect access cannot go through)."""
+    return elementwise(ctx.b, f"{ctx.hint}_{hint}", v.shape, v.dtype, [v], lambda t: t)
+
+
+def _simple(v: View) -> bool:
+    """True when every element of `v` is one unguarded expression (no pieces)."""
+    alts = v.at(tuple(var(f"_probe{k}") for k in range(v.rank)))
+    return len(alts) == 1 and not alts[0][0]
+
+
+def _values(ctx: LowerCtx, index: View) -> Callable[[Index], Expr]:
+    """The expression of an index tensor's element (materialised first if it is piecewise)."""
+    if index.dtype.kind != "int":
+        raise SolarError(f"indexing with a {index.dtype.text} tensor is not supported (integer indices only)")
+    if not _simple(index):
+        index = _materialise(ctx, index, "index")
+    return lambda idx: index.at(tuple(idx))[0][1]
+
+
+def _take(ctx: LowerCtx, source: View, fn: Callable[[Index], SourceIndex]) -> View:
+    out = views.indirect(source, ctx.shape, fn)
+    if out is None:
+        out = views.indirect(_materialise(ctx, source, "source"), ctx.shape, fn)
+    assert out is not None  # a materialised tensor is indexed directly
+    return out
+
+
+@lower(aten.embedding.default)
+def _embedding(ctx: LowerCtx, weight: View, indices: View, padding_idx: int = -1, scale_grad_by_freq: bool = False, sparse: bool = False) -> View:
+    at = _values(ctx, indices)
+    n = indices.rank
+    return _take(ctx, weight, lambda idx: (at(idx[:n]), idx[n]))
+
+
+@lower(aten.gather.default)
+def _gather(ctx: LowerCtx, x: View, dim: int, index: View, sparse_grad: bool = False) -> View:
+    d = dim % max(x.rank, 1)
+    at = _values(ctx, index)
+    return _take(ctx, x, lambda idx: idx[:d] + (at(idx),) + idx[d + 1 :])
+
+
+@lower(aten.index_select.default)
+def _index_select(ctx: LowerCtx, x: View, dim: int, index: View) -> View:
+    d = dim % max(x.rank, 1)
+    at = _values(ctx, views.reshape(index, (index.numel,)))
+    return _take(ctx, x, lambda idx: idx[:d] + (at(idx[d : d + 1]),) + idx[d + 1 :])
+
+
+@lower(aten.index.Tensor)
+def _index(ctx: LowerCtx, x: View, indices: Sequence[View | None]) -> View:
+    """numpy advanced indexing: index tensors broadcast together; their dims replace the indexed
+    dims in place when the indexed dims are adjacent, else they come first."""
+    indices = list(indices) + [None] * (x.rank - len(indices))
+    pos = [k for k, t in enumerate(indices) if t is not None]
+    if any(indices[k].dtype.kind == "bool" for k in pos):
+        raise SolarError("indexing with a boolean mask has a data-dependent shape; not supported")
+    bshape = views.broadcast_shape(*(indices[k].shape for k in pos))
+    values = {k: _values(ctx, views.expand(indices[k], bshape)) for k in pos}
+    rest = [k for k in range(x.rank) if indices[k] is None]
+    first = pos[0] if pos == list(range(pos[0], pos[-1] + 1)) else 0
+    nb = len(bshape)
+
+    def fn(idx: Index) -> tuple[Any, ...]:
+        b_idx = idx[first : first + nb]
+        others = dict(zip(rest, idx[:first] + idx[first + nb :]))
+        return tuple(values[k](b_idx) if k in values else others[k] for k in range(x.rank))
+
+    return _take(ctx, x, fn)
+
+
+__all__: list[str] = []

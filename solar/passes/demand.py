@@ -1,0 +1,181 @@
+"""Demand analysis (a backward pass): work whose result never reaches a program output costs
+nothing.
+
+- A temporary whose values never reach an output is dead: its writers are removed (unused
+  outputs of multi-output ops such as max-pool indices or a variance nobody reads, dead branches).
+- A temporary read only in part (`tril(A @ B)` reads the product where j <= i; a slice; a causal
+  softmax reads the scores where j <= i) gets the demanded part as guards on its writers. The
+  guards come from the readers' own guards and index ranges, moved into the tensor's index space;
+  one is kept only when isl proves that every reader stays inside it, so no needed element is ever
+  dropped. Readers with data-dependent indices demand the whole tensor.
+
+Tensors are visited consumers first, so demand travels back through chains in one sweep."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, replace
+
+from solar.ir.affine import Affine, Constraint, value_range, var
+from solar.ir.nodes import Indirect, Load, Program, Role, Stmt
+from solar.passes.regions import axis, box_ranges, holds_on_box, is_empty, points, pull, with_guards
+
+MAX_SWEEPS = 4
+
+
+def restrict(program: Program) -> Program:
+    live = live_tensors(program)
+    stmts: list[Stmt | None] = [s if s.target.tensor in live else None for s in program.stmts]
+    # Restricting a statement changes its guards only, never its loads: index them once.
+    loads = [tuple(dict.fromkeys(s.loads())) for s in program.stmts]
+    readers: defaultdict[str, list[int]] = defaultdict(list)
+    writers: defaultdict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(program.stmts):
+        writers[s.target.tensor].append(i)
+        for t in dict.fromkeys(ld.tensor for ld in loads[i]):
+            readers[t].append(i)
+    index = _Index(loads, readers, writers)
+    for _ in range(MAX_SWEEPS):
+        changed = False
+        for tensor in _temps_consumers_first(program, stmts):
+            changed |= _restrict_tensor(program, stmts, index, tensor)
+        if not changed:
+            break
+    return replace(program, stmts=tuple(s for s in stmts if s is not None))
+
+
+@dataclass(frozen=True)
+class _Index:
+    loads: list[tuple[Load, ...]]  # per statement
+    readers: dict[str, list[int]]  # tensor -> statements that load it
+    writers: dict[str, list[int]]  # tensor -> statements that write it
+
+
+def live_tensors(program: Program) -> set[str]:
+    """Tensors whose values reach an output: the outputs, and everything a statement writing a
+    live tensor reads (a temp read only by its own writers is dead)."""
+    writers: defaultdict[str, list[Stmt]] = defaultdict(list)
+    for s in program.stmts:
+        writers[s.target.tensor].append(s)
+    live = {t.name for t in program.with_role(Role.OUTPUT)}
+    work = list(live)
+    while work:
+        for s in writers.get(work.pop(), ()):
+            for ld in s.loads():
+                if ld.tensor not in live:
+                    live.add(ld.tensor)
+                    work.append(ld.tensor)
+    return live
+
+
+def _temps_consumers_first(program: Program, stmts: list[Stmt | None]) -> list[str]:
+    last: dict[str, int] = {}
+    for i, s in enumerate(stmts):
+        if s is not None and program.tensor(s.target.tensor).role is Role.TEMP:
+            last[s.target.tensor] = i
+    return sorted(last, key=last.__getitem__, reverse=True)
+
+
+def _restrict_tensor(program: Program, stmts: list[Stmt | None], index: _Index, tensor: str) -> bool:
+    writers = [i for i in index.writers.get(tensor, ()) if stmts[i] is not None]
+    readers = [
+        (stmts[i], ld)
+        for i in index.readers.get(tensor, ())
+        if stmts[i] is not None
+        for ld in index.loads[i]
+        if ld.tensor == tensor
+    ]
+    if not readers:
+        for i in writers:
+            stmts[i] = None
+        return bool(writers)
+    if any(isinstance(t, Indirect) for _, ld in readers for t in ld.index):
+        return False
+    cuts = _useful_candidates(program, [stmts[i] for i in writers], readers)
+    kept = [c for c in cuts if all(_inside(program, s, ld, c) for s, ld in readers)]
+    if not kept:
+        return False
+    changed = False
+    removed: list[tuple[int, Stmt]] = []
+    for i in writers:
+        s = stmts[i]
+        pulled = pull(tuple(kept), s.target.index)
+        new = with_guards(program, s, pulled) if pulled is not None else s
+        if new is s:
+            continue
+        if is_empty(program, new):
+            removed.append((i, s))
+            stmts[i] = None
+            changed = True
+        elif points(program, new) < points(program, s):
+            stmts[i] = new
+            changed = True
+    _keep_well_formed(stmts, index, tensor, removed)
+    return changed
+
+
+def _keep_well_formed(
+    stmts: list[Stmt | None], index: _Index, tensor: str, removed: list[tuple[int, Stmt]]
+) -> None:
+    """Restore the earliest removed writer when a reader would now precede every writer. A
+    sequential program never needs this (a reader of demanded elements follows their writers); the
+    analysis form of a recurrence does, where a loop-carried read comes before its write in
+    program order. The restored statement computes elements nobody reads."""
+    if not removed:
+        return
+    first_write = next((i for i in index.writers[tensor] if stmts[i] is not None), None)
+    first_read = next((i for i in index.readers[tensor] if stmts[i] is not None), None)
+    if first_read is not None and (first_write is None or first_read < first_write):
+        i, s = removed[0]
+        stmts[i] = s
+
+
+def _candidates(program: Program, stmt: Stmt, load: Load) -> list[Constraint]:
+    """Constraints in the tensor's index space that the reader's accesses might all satisfy: the
+    range of each index term, and the reader's guards on variables that index one dimension alone
+    (as `v + c`)."""
+    ranges = box_ranges(program, stmt)
+    uses: defaultdict[str, int] = defaultdict(int)
+    for term in load.index:
+        for v in term.variables:
+            uses[v] += 1
+    out: list[Constraint] = []
+    mapping: dict[str, Affine] = {}
+    for k, term in enumerate(load.index):
+        x = var(axis(k))
+        lo, hi = value_range(term, ranges)
+        out += [Constraint(x - lo), Constraint(hi - x)]
+        if len(term.terms) == 1 and isinstance(term.terms[0][0], str) and term.terms[0][1] == 1:
+            v = term.terms[0][0]
+            if uses[v] == 1:
+                mapping[v] = x - term.const
+    out += [g.substitute(mapping) for g in stmt.guards if g.variables and g.variables <= set(mapping)]
+    return out
+
+
+def _useful_candidates(
+    program: Program, writers: list[Stmt], readers: list[tuple[Stmt, Load]]
+) -> list[Constraint]:
+    """Candidates that would remove some point of some writer."""
+    found: dict[Constraint, None] = {}
+    for s, ld in readers:
+        for c in _candidates(program, s, ld):
+            found.setdefault(c)
+    useful = []
+    for c in found:
+        for w in writers:
+            pulled = pull((c,), w.target.index)
+            if pulled is not None and not holds_on_box(program, w, pulled[0]):
+                useful.append(c)
+                break
+    return useful
+
+
+def _inside(program: Program, stmt: Stmt, load: Load, c: Constraint) -> bool:
+    """Every access of `load` over the statement's domain satisfies `c` (exact, by counting)."""
+    pulled = pull((c,), load.index)
+    if pulled is None:
+        return False
+    if holds_on_box(program, stmt, pulled[0]):
+        return True
+    return points(program, replace(stmt, guards=stmt.guards + pulled)) == points(program, stmt)
