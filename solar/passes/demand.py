@@ -76,7 +76,9 @@ def _temps_consumers_first(program: Program, stmts: list[Stmt | None]) -> list[s
     return sorted(last, key=last.__getitem__, reverse=True)
 
 
-def _restrict_tensor(program: Program, stmts: list[Stmt | None], index: _Index, tensor: str) -> bool:
+def _restrict_tensor(
+    program: Program, stmts: list[Stmt | None], index: _Index, tensor: str
+) -> bool:
     writers = [i for i in index.writers.get(tensor, ()) if stmts[i] is not None]
     readers = [
         (stmts[i], ld)
@@ -149,7 +151,9 @@ def _candidates(program: Program, stmt: Stmt, load: Load) -> list[Constraint]:
             v = term.terms[0][0]
             if uses[v] == 1:
                 mapping[v] = x - term.const
-    out += [g.substitute(mapping) for g in stmt.guards if g.variables and g.variables <= set(mapping)]
+    out += [
+        g.substitute(mapping) for g in stmt.guards if g.variables and g.variables <= set(mapping)
+    ]
     return out
 
 

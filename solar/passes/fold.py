@@ -228,7 +228,10 @@ def fold(expr: Expr) -> Expr:
             if any(isinstance(t, Indirect) for t in index):
                 return Load(
                     tensor,
-                    tuple(Indirect(fold(t.value), t.offset) if isinstance(t, Indirect) else t for t in index),
+                    tuple(
+                        Indirect(fold(t.value), t.offset) if isinstance(t, Indirect) else t
+                        for t in index
+                    ),
                 )
     return expr
 

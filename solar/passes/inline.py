@@ -3,8 +3,8 @@ one unguarded assignment over its whole box, and read at fewer points than it ha
 gather of one class per row after log_softmax, a few rows of a large elementwise result), is
 computed where it is read instead. That costs the producer's ops per *read* point, not per
 element, which is what an implementation that computes only the needed elements does; the temp
-then becomes dead. Data-dependent reads are followed: `T[n, ind(t[n])]` with T[n, c] = x[n, c] - s[n]
-becomes x[n, ind(t[n])] - s[n]."""
+then becomes dead. Data-dependent reads are followed: `T[n, ind(t[n])]` with
+T[n, c] = x[n, c] - s[n] becomes x[n, ind(t[n])] - s[n]."""
 
 from __future__ import annotations
 
@@ -63,7 +63,9 @@ def _definition(program: Program, stmt: Stmt) -> tuple[str, ...] | None:
     return tuple(names) if len(set(names)) == len(names) == len(stmt.loop_vars) else None
 
 
-def _cheaper(program: Program, producer: Stmt, tensor: str, readers: list[tuple[int, Stmt]]) -> bool:
+def _cheaper(
+    program: Program, producer: Stmt, tensor: str, readers: list[tuple[int, Stmt]]
+) -> bool:
     reads = sum(
         points(program, s) * sum(1 for ld in s.loads() if ld.tensor == tensor) for _, s in readers
     )
@@ -71,7 +73,11 @@ def _cheaper(program: Program, producer: Stmt, tensor: str, readers: list[tuple[
 
 
 def _rewrite(
-    program: Program, stmts: list[Stmt], w: int, names: tuple[str, ...], tensor: str,
+    program: Program,
+    stmts: list[Stmt],
+    w: int,
+    names: tuple[str, ...],
+    tensor: str,
     readers: list[tuple[int, Stmt]],
 ) -> dict[int, Stmt] | None:
     producer = stmts[w]

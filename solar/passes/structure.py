@@ -141,9 +141,7 @@ def _split_conditions(program: Program, stmt: Stmt) -> list[Stmt]:
 # ---- constant regions ----------------------------------------------------------------------------
 
 
-def _const_regions(
-    program: Program, tensor: str, by_tensor: dict, cache: dict
-) -> list[Region]:
+def _const_regions(program: Program, tensor: str, by_tensor: dict, cache: dict) -> list[Region]:
     """Regions of `tensor` where the statements emitted so far leave a known constant."""
     if tensor in cache:
         return cache[tensor]

@@ -21,11 +21,15 @@ L2_BYTES = 4096.0  # small, so that the unfused per-kernel rules see temps spill
 
 
 class Net(nn.Module):
-    def __init__(self, kind: str, layers: int, bidirectional: bool, batch_first: bool, with_state: bool):
+    def __init__(
+        self, kind: str, layers: int, bidirectional: bool, batch_first: bool, with_state: bool
+    ):
         super().__init__()
         cls = {"lstm": nn.LSTM, "gru": nn.GRU, "tanh": nn.RNN, "relu": nn.RNN}[kind]
         extra = {"nonlinearity": kind} if kind in ("tanh", "relu") else {}
-        self.rnn = cls(5, 6, num_layers=layers, bidirectional=bidirectional, batch_first=batch_first, **extra)
+        self.rnn = cls(
+            5, 6, num_layers=layers, bidirectional=bidirectional, batch_first=batch_first, **extra
+        )
         self.kind, self.with_state = kind, with_state
 
     def forward(self, x, h):
@@ -83,7 +87,9 @@ def test_lstm_macs_are_exact(with_state, skipped):
     model, inputs = _model("lstm", 1, False, False, with_state, steps=steps, batch=batch)
     work = total(graph_work(lift(convert(trace_module(model, inputs)))).values())
     gates = 4 * hidden
-    assert work.mac_count == steps * batch * gates * inp + (steps - skipped) * batch * gates * hidden
+    assert (
+        work.mac_count == steps * batch * gates * inp + (steps - skipped) * batch * gates * hidden
+    )
 
 
 def test_lstm_over_512_steps_analyses_quickly():

@@ -90,7 +90,9 @@ class BufferMask(nn.Module):
 
     def __init__(self, max_seq: int):
         super().__init__()
-        self.register_buffer("bias", torch.tril(torch.ones(max_seq, max_seq)).view(1, 1, max_seq, max_seq))
+        self.register_buffer(
+            "bias", torch.tril(torch.ones(max_seq, max_seq)).view(1, 1, max_seq, max_seq)
+        )
 
     def forward(self, q, k, v):
         t = q.size(-2)
@@ -110,7 +112,9 @@ def test_causal_attention_counts_the_kept_triangle_per_head(model):
     work = _work(program)
     assert work.mac_count == HEADS * KEPT * D * 2  # q k^T and p v, each over j <= i only
     assert _simt(work, CostClass.TRANSCENDENTAL) >= HEADS * KEPT  # one exp per kept score
-    assert _simt(work, CostClass.TRANSCENDENTAL) <= HEADS * (KEPT + S)  # ... plus a reciprocal per row
+    assert _simt(work, CostClass.TRANSCENDENTAL) <= HEADS * (
+        KEPT + S
+    )  # ... plus a reciprocal per row
     assert "bias" not in {t.name for t in program.tensors}  # a structured mask is never loaded
     assert check_module(model, (q, k, v)).ok
 
@@ -122,7 +126,8 @@ def test_non_causal_sdpa_counts_every_score():
 
 def test_buffer_mask_from_a_file_is_recomputed_and_used_as_structure(tmp_path: Path):
     path = tmp_path / "mingpt_attention.py"
-    path.write_text(textwrap.dedent(f"""
+    path.write_text(
+        textwrap.dedent(f"""
         import math
         import torch
         import torch.nn as nn
@@ -144,7 +149,8 @@ def test_buffer_mask_from_a_file_is_recomputed_and_used_as_structure(tmp_path: P
 
         def get_init_inputs():
             return []
-    """))
+    """)
+    )
     traced = trace_file(path)
     assert [s.key for s in traced.structure] == ["bias"]
     assert any("bias" in line and "lower-triangular" in line for line in traced.notes())
@@ -253,7 +259,9 @@ def test_infer_structure_counts_the_triangle_and_states_the_assumption(tmp_path:
     assert dense.totals.contraction_flops == 2 * 24 * 24 * 10
     assert tri.totals.contraction_flops == 2 * (24 * 25 // 2) * 10
     assert tri.totals.dram_bytes == 4 * (24 * 25 // 2 + 24 * 10 + 24 * 10)
-    assert any("input 0 is lower-triangular" in a and "--infer-structure" in a for a in tri.assumptions)
+    assert any(
+        "input 0 is lower-triangular" in a and "--infer-structure" in a for a in tri.assumptions
+    )
     assert not any(a.startswith("structure") for a in dense.assumptions)
     assert check_file(path, infer_structure=True).ok
 

@@ -73,5 +73,7 @@ def test_complement_is_disjoint_pieces():
 
 def test_noops_and_op_counts():
     assert is_noop(Update.ADD, parse_expr("0.0")) and is_noop(Update.MAX, parse_expr("-inf"))
-    assert not is_noop(Update.ASSIGN, parse_expr("0.0")) and not is_noop(Update.ADD, parse_expr("1.0"))
+    assert not is_noop(Update.ASSIGN, parse_expr("0.0")) and not is_noop(
+        Update.ADD, parse_expr("1.0")
+    )
     assert op_count(parse_expr("exp(a[i] - b[i]) * f32(c[i])")) == 3

@@ -182,7 +182,10 @@ def _inputs(program, seed: int = 0) -> dict[str, np.ndarray]:
 
 def _same_outputs(before, after) -> None:
     feed = _inputs(before)
-    ref, got = run(before, feed), run(after, {k: v for k, v in feed.items() if k in {t.name for t in after.tensors}})
+    ref, got = (
+        run(before, feed),
+        run(after, {k: v for k, v in feed.items() if k in {t.name for t in after.tensors}}),
+    )
     for name, value in ref.items():
         np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6)
 
@@ -234,7 +237,9 @@ def test_causal_mask_reaches_both_contractions_and_the_softmax():
     assert _macs(after) == kept * 4 + kept * 3
     for s in after.stmts:
         if {"i", "j"} <= set(s.loop_vars):
-            assert polyhedral.domain_size(after, s) <= kept * program.extents(s).get("c", 1) * program.extents(s).get("d", 1)
+            assert polyhedral.domain_size(after, s) <= kept * program.extents(s).get(
+                "c", 1
+            ) * program.extents(s).get("d", 1)
     # no statement writes the masked region any more: it is never read
     assert all(not (s.target.tensor == "t" and "-inf" in str(s.value)) for s in after.stmts)
 

@@ -16,7 +16,9 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
 
-    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: torch.Tensor
+    ) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
 
 

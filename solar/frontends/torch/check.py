@@ -1,6 +1,8 @@
 """Output comparison for PyTorch programs (`solar verify`): run the IR with the interpreter and the
 program itself on the same random inputs and compare. At full size when the interpreter can afford
-it; otherwise every distinct op instance on its own, at its shapes or at reduced shapes."""
+it; otherwise every distinct op instance on its own, at its shapes or at reduced shapes. The IR run
+is the executable form (recurrences unrolled, see convert.py); ops whose outputs are random draws
+(each lowering module's RANDOM_OPS) are never compared."""
 
 from __future__ import annotations
 

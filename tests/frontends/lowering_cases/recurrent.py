@@ -30,15 +30,56 @@ def _cases(gates: int, states: int) -> list[tuple[tuple, dict]]:
 
     return [
         # time-major, one layer
-        ((F(5, 2, 4), hx(1, 2), _params(gates, 4, 3, 1, 1, True), True, 1, 0.0, False, False, False), {}),
+        (
+            (
+                F(5, 2, 4),
+                hx(1, 2),
+                _params(gates, 4, 3, 1, 1, True),
+                True,
+                1,
+                0.0,
+                False,
+                False,
+                False,
+            ),
+            {},
+        ),
         # batch-first, two layers, bidirectional
-        ((F(2, 4, 3), hx(4, 2), _params(gates, 3, 3, 2, 2, True), True, 2, 0.0, False, True, True), {}),
+        (
+            (
+                F(2, 4, 3),
+                hx(4, 2),
+                _params(gates, 3, 3, 2, 2, True),
+                True,
+                2,
+                0.0,
+                False,
+                True,
+                True,
+            ),
+            {},
+        ),
         # no biases, three layers
-        ((F(4, 1, 2), hx(3, 1), _params(gates, 2, 3, 3, 1, False), False, 3, 0.0, False, False, False), {}),
+        (
+            (
+                F(4, 1, 2),
+                hx(3, 1),
+                _params(gates, 2, 3, 3, 1, False),
+                False,
+                3,
+                0.0,
+                False,
+                False,
+                False,
+            ),
+            {},
+        ),
     ]
 
 
-solar = torch.ops.solar  # the custom ops the loader routes torch's kernels to (registered on import)
+solar = (
+    torch.ops.solar
+)  # the custom ops the loader routes torch's kernels to (registered on import)
 
 CASES: dict[Any, list[tuple[tuple, dict]]] = {
     aten.lstm.input: _cases(4, 2),

@@ -11,7 +11,6 @@ their own. Fully masked rows give 0, as PyTorch does (a per-row check, never per
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import torch
 
@@ -33,7 +32,8 @@ NEG_INF = -math.inf
 
 
 def _accumulator(dtype: DType) -> DType:
-    """Scores and row statistics of half-precision attention are kept in f32 (as fused kernels do)."""
+    """Scores and row statistics of half-precision attention are kept in f32 (as fused kernels
+    do)."""
     return DType.F32 if dtype.is_float and dtype.bits < 32 else dtype
 
 
@@ -54,8 +54,14 @@ def _keys(x: View, batch: tuple[int, ...], heads_q: int, gqa: bool) -> View:
 
 @lower(aten.scaled_dot_product_attention.default)
 def _sdpa(
-    ctx: LowerCtx, q: View, k: View, v: View, attn_mask: View | None = None,
-    dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+    ctx: LowerCtx,
+    q: View,
+    k: View,
+    v: View,
+    attn_mask: View | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
     enable_gqa: bool = False,
 ) -> View:
     if dropout_p:
@@ -80,7 +86,11 @@ def _sdpa(
         return [ge(qi, kj)] if is_causal else []
 
     s = contract(
-        b, f"{ctx.hint}_scores", scores_shape, acc, (e_dim,),
+        b,
+        f"{ctx.hint}_scores",
+        scores_shape,
+        acc,
+        (e_dim,),
         lambda o, r: q.at(o[:-1] + (r[0],)),
         lambda o, r: kk.at(o[:-2] + (o[-1], r[0])),
         guards=lambda o, r: causal(o[-2], o[-1]),
@@ -103,7 +113,13 @@ def _sdpa(
     b.emit(loops, m.base, row_idx, Update.MAX, logits, guards)
     if mask is not None:  # a fully masked row: exp(-inf - 0) = 0 below, not NaN
         m_at = m.at(row_idx)
-        b.emit(rows, m.base, row_idx, Update.ASSIGN, call(S.WHERE, call(S.EQ, m_at, NEG_INF), 0.0, m_at))
+        b.emit(
+            rows,
+            m.base,
+            row_idx,
+            Update.ASSIGN,
+            call(S.WHERE, call(S.EQ, m_at, NEG_INF), 0.0, m_at),
+        )
 
     p = b.temp(f"{ctx.hint}_probs", scores_shape, acc)
     centred = sub(s.at(idx), m.at(row_idx))
@@ -123,7 +139,11 @@ def _sdpa(
 
     out_shape = batch + (length, ev)
     o = contract(
-        b, f"{ctx.hint}_acc" if acc is not ctx.dtype else ctx.hint, out_shape, acc, (keys,),
+        b,
+        f"{ctx.hint}_acc" if acc is not ctx.dtype else ctx.hint,
+        out_shape,
+        acc,
+        (keys,),
         lambda o_, r: p.at(o_[:-1] + (r[0],)),
         lambda o_, r: vv.at(o_[:-2] + (r[0], o_[-1])),
         guards=lambda o_, r: causal(o_[-2], r[0]),

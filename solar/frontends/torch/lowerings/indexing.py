@@ -42,7 +42,9 @@ def _simple(v: View) -> bool:
 def _values(ctx: LowerCtx, index: View) -> Callable[[Index], Expr]:
     """The expression of an index tensor's element (materialised first if it is piecewise)."""
     if index.dtype.kind != "int":
-        raise SolarError(f"indexing with a {index.dtype.text} tensor is not supported (integer indices only)")
+        raise SolarError(
+            f"indexing with a {index.dtype.text} tensor is not supported (integer indices only)"
+        )
     if not _simple(index):
         index = _materialise(ctx, index, "index")
     return lambda idx: index.at(tuple(idx))[0][1]
@@ -57,7 +59,14 @@ def _take(ctx: LowerCtx, source: View, fn: Callable[[Index], SourceIndex]) -> Vi
 
 
 @lower(aten.embedding.default)
-def _embedding(ctx: LowerCtx, weight: View, indices: View, padding_idx: int = -1, scale_grad_by_freq: bool = False, sparse: bool = False) -> View:
+def _embedding(
+    ctx: LowerCtx,
+    weight: View,
+    indices: View,
+    padding_idx: int = -1,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> View:
     at = _values(ctx, indices)
     n = indices.rank
     return _take(ctx, weight, lambda idx: (at(idx[:n]), idx[n]))

@@ -53,30 +53,56 @@ def _output_like(x: Tensor, hx: Tensor, bidirectional: bool) -> Tensor:
 
 @torch.library.custom_op("solar::lstm", mutates_args=())
 def solar_lstm(
-    input: Tensor, hx: list[Tensor], params: list[Tensor], has_biases: bool, num_layers: int,
-    dropout: float, train: bool, bidirectional: bool, batch_first: bool,
+    input: Tensor,
+    hx: list[Tensor],
+    params: list[Tensor],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    return torch._VF.lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+    return torch._VF.lstm(
+        input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+    )
 
 
 @solar_lstm.register_fake
-def _lstm_shapes(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
-    return _output_like(input, hx[0], bidirectional), torch.empty_like(hx[0]), torch.empty_like(hx[1])
+def _lstm_shapes(
+    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+):
+    return (
+        _output_like(input, hx[0], bidirectional),
+        torch.empty_like(hx[0]),
+        torch.empty_like(hx[1]),
+    )
 
 
 def _single_state(name: str, kernel: Callable) -> Any:
     """A custom op for GRU / Elman RNN kernels (one state tensor)."""
 
     def impl(
-        input: Tensor, hx: Tensor, params: list[Tensor], has_biases: bool, num_layers: int,
-        dropout: float, train: bool, bidirectional: bool, batch_first: bool,
+        input: Tensor,
+        hx: Tensor,
+        params: list[Tensor],
+        has_biases: bool,
+        num_layers: int,
+        dropout: float,
+        train: bool,
+        bidirectional: bool,
+        batch_first: bool,
     ) -> tuple[Tensor, Tensor]:
-        return kernel(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+        return kernel(
+            input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+        )
 
     op = torch.library.custom_op(f"solar::{name}", impl, mutates_args=())
 
     @op.register_fake
-    def _shapes(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    def _shapes(
+        input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+    ):
         return _output_like(input, hx, bidirectional), torch.empty_like(hx)
 
     return op
@@ -169,10 +195,14 @@ GRU = Cell(3, False, True, _gru)
 RNN_TANH = Cell(1, False, False, _simple(_tanh))
 RNN_RELU = Cell(1, False, False, _simple(lambda t: call(S.MAX, t, 0.0)))
 CELLS: dict[Any, Cell] = {
-    aten.lstm.input: LSTM, solar.lstm.default: LSTM,
-    aten.gru.input: GRU, solar.gru.default: GRU,
-    aten.rnn_tanh.input: RNN_TANH, solar.rnn_tanh.default: RNN_TANH,
-    aten.rnn_relu.input: RNN_RELU, solar.rnn_relu.default: RNN_RELU,
+    aten.lstm.input: LSTM,
+    solar.lstm.default: LSTM,
+    aten.gru.input: GRU,
+    solar.gru.default: GRU,
+    aten.rnn_tanh.input: RNN_TANH,
+    solar.rnn_tanh.default: RNN_TANH,
+    aten.rnn_relu.input: RNN_RELU,
+    solar.rnn_relu.default: RNN_RELU,
 }
 
 
@@ -186,13 +216,25 @@ def _project(
     t, bi, g, r = var("i0"), var("i1"), var("i2"), var("r0")
     loops = [("i0", steps), ("i1", batch), ("i2", rows)]
     b.emit(loops, out.base, (t, bi, g), Update.ASSIGN, init(g))
-    b.emit(loops + [("r0", x.shape[2])], out.base, (t, bi, g), Update.ADD, mul(x.at((t, bi, r)), w.at((g, r))))
+    b.emit(
+        loops + [("r0", x.shape[2])],
+        out.base,
+        (t, bi, g),
+        Update.ADD,
+        mul(x.at((t, bi, r)), w.at((g, r))),
+    )
     return out
 
 
 def _direction(
-    ctx: LowerCtx, cell: Cell, x: View, h0: View, c0: View | None, weights: Sequence[View],
-    reverse: bool, tag: str,
+    ctx: LowerCtx,
+    cell: Cell,
+    x: View,
+    h0: View,
+    c0: View | None,
+    weights: Sequence[View],
+    reverse: bool,
+    tag: str,
 ) -> tuple[View, View | None]:
     """One layer in one direction: the hidden states [T+1, B, H] (and cell states)."""
     b, dtype = ctx.b, x.dtype
@@ -206,7 +248,13 @@ def _direction(
         xg_init = lambda g: b_ih.at((g,))  # noqa: E731
     else:  # both biases summed once, not at every step
         bsum = b.temp(f"{ctx.hint}_{tag}_bias", b_ih.shape, dtype)
-        b.emit([("i0", b_ih.shape[0])], bsum.base, (var("i0"),), Update.ASSIGN, add(b_ih.at((var("i0"),)), b_hh.at((var("i0"),))))
+        b.emit(
+            [("i0", b_ih.shape[0])],
+            bsum.base,
+            (var("i0"),),
+            Update.ASSIGN,
+            add(b_ih.at((var("i0"),)), b_hh.at((var("i0"),))),
+        )
         xg_init = lambda g: bsum.at((g,))  # noqa: E731
     xg = _project(b, f"{ctx.hint}_{tag}_x", x, w_ih, xg_init, dtype)
 
@@ -219,7 +267,11 @@ def _direction(
         if target is not None:
             b.emit(bj, target.base, (Affine(), bi, j), Update.ASSIGN, init.at((bi, j)))
     hg = b.temp(f"{ctx.hint}_{tag}_hh", xg.shape, dtype) if cell.separate_hidden else None
-    n = b.temp(f"{ctx.hint}_{tag}_n", (steps, batch, hidden), dtype) if cell.separate_hidden else None
+    n = (
+        b.temp(f"{ctx.hint}_{tag}_n", (steps, batch, hidden), dtype)
+        if cell.separate_hidden
+        else None
+    )
 
     def emit_step(prefix: list[tuple[str, int]], s: Affine) -> None:
         tau = (steps - 1) - s if reverse else s
@@ -248,13 +300,24 @@ def _outputs(h: View, reverse: bool) -> View:
     """The output of one direction, [T, B, H]: the state after reading time t."""
     steps = h.shape[0] - 1
     if reverse:
-        return View((steps,) + h.shape[1:], h.dtype, lambda idx: h.at((steps - idx[0],) + tuple(idx[1:])))
+        return View(
+            (steps,) + h.shape[1:], h.dtype, lambda idx: h.at((steps - idx[0],) + tuple(idx[1:]))
+        )
     return views.slice_(h, 0, 1, steps + 1)
 
 
 def _rnn(
-    ctx: LowerCtx, op: Any, x: View, hx: View | Sequence[View], params: Sequence[View], has_biases: bool,
-    num_layers: int, dropout: float, train: bool, bidirectional: bool, batch_first: bool,
+    ctx: LowerCtx,
+    op: Any,
+    x: View,
+    hx: View | Sequence[View],
+    params: Sequence[View],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
 ) -> tuple[View, ...]:
     cell = CELLS[op]
     if dropout and train and num_layers > 1:
@@ -277,8 +340,14 @@ def _rnn(
             k = layer * dirs + d
             states = [views.select(s, 0, k) for s in hx]
             h, c = _direction(
-                ctx, cell, layer_in, states[0], states[1] if cell.has_cell else None,
-                params[k * per : (k + 1) * per], reverse=d == 1, tag=f"l{layer}{'r' if d else ''}",
+                ctx,
+                cell,
+                layer_in,
+                states[0],
+                states[1] if cell.has_cell else None,
+                params[k * per : (k + 1) * per],
+                reverse=d == 1,
+                tag=f"l{layer}{'r' if d else ''}",
             )
             outs.append(_outputs(h, d == 1))
             for slot, st in zip(finals, (h, c)):
