@@ -5,12 +5,7 @@ jax.eval_shape(model.init, ...), nnx through nnx.eval_shape and an abstract stat
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import inspect
-import io
-import sys
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,45 +41,9 @@ class JaxTraced:
 # ---- files ---------------------------------------------------------------------------------------
 
 
-def _one_line(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
-def _user_frame(exc: BaseException, path: str | None) -> str:
-    if path is None:
-        return "the program"
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if frame.filename == path:
-            return f"{Path(path).name}:{frame.lineno}"
-    return Path(path).name
-
-
-def import_model_file(path: str | Path) -> Any:
-    """Import a model file as a fresh module; any failure is a ModelFileError naming file and line."""
-    p = Path(path)
-    if not p.is_file():
-        raise ModelFileError(f"{path}: no such file; pass the path of a Python model file")
-    if p.suffix != ".py":
-        raise ModelFileError(f"{path}: not a Python file; solar analyses .py model files")
-    name = f"solar_jax_model_{abs(hash(str(p.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, p)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise ModelFileError(
-            f"{p.name}:{exc.lineno}: syntax error: {exc.msg}; fix the model file"
-        ) from None
-    except Exception as exc:
-        raise ModelFileError(
-            f"{_user_frame(exc, str(p.resolve()))}: importing the model file failed: {_one_line(exc)}"
-        ) from None
-    finally:
-        sys.modules.pop(name, None)
-    return module
+from solar.frontends.files import import_model_file  # noqa: E402  (shared by every frontend)
+from solar.frontends.files import one_line as _one_line  # noqa: E402
+from solar.frontends.files import user_frame as _user_frame  # noqa: E402
 
 
 def _call_user(fn: Callable, what: str, path: str | None, *args: Any) -> Any:
