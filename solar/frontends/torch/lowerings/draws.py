@@ -50,6 +50,11 @@ RANDOM_OPS = frozenset(
         aten.randperm.default,
     }
 )
+NOTES = {
+    op: "random draws: priced as their output bytes and one ALU op per element (a floor under any "
+    "generator's work; the values drawn are not assumed to have any structure)"
+    for op in RANDOM_OPS
+}
 # Ops whose values are undefined: read as zeros (one admissible content); what fills them (a
 # draw, an in-place copy) is what the program computes.
 UNINITIALISED = frozenset({aten.empty.memory_format, aten.empty_like.default, aten.empty_strided.default})

@@ -34,6 +34,10 @@ from solar.ir.scalar_ops import Update
 
 aten = torch.ops.aten
 
+NOTES = {
+    aten._embedding_bag.default: "embedding_bag: table rows at the smallest footprint any index data "
+    "gives (one row); one update per (index, feature)"
+}
 MODES = {0: Update.ADD, 1: Update.ADD, 2: Update.MAX}  # sum, mean, max
 
 

@@ -27,6 +27,10 @@ from solar.ir.scalar_ops import Update
 
 aten = torch.ops.aten
 
+NOTES = {
+    aten.grid_sampler_2d.default: "grid_sample: the sampled image's bytes at the smallest footprint "
+    "any grid gives (one element per sampled dim)"
+}
 MODES = {0: "bilinear", 1: "nearest"}
 PADDING = {0: "zeros", 1: "border"}
 

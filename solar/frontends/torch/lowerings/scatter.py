@@ -35,6 +35,15 @@ aten = torch.ops.aten
 Index = tuple[Affine, ...]
 StoreIndex = Callable[[Index], tuple[Affine | Indirect, ...]]
 
+NOTES = {
+    op: "data-dependent stores (scatter, index_put): one update per index element; the elements "
+    "written count at the smallest footprint any index data gives (one per indirect dim)"
+    for op in (
+        aten.scatter.src, aten.scatter.value, aten.scatter_add.default, aten.scatter.reduce,
+        aten.scatter.value_reduce, aten.scatter_reduce.two, aten.index_put.default,
+        aten.index_add.default, aten.index_copy.default, aten.index_fill.int_Scalar,
+    )
+}
 REDUCE = {
     "sum": Update.ADD,
     "add": Update.ADD,
