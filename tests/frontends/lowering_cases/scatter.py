@@ -37,4 +37,5 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
     aten.index_add.default: [((F(6, 3), 0, Ix(4), F(4, 3)), {}), ((F(2, 7), 1, Ix(5), F(2, 5)), {"alpha": 0.5})],
     aten.index_copy.default: [((F(6, 3), 0, Ix(1), F(1, 3)), {})],
     aten.index_fill.int_Scalar: [((F(2, 7), 1, Ix(3), -1.0), {})],
+    aten.masked_scatter.default: [((F(3, 4), B(3, 4), F(12)), {}), ((F(3, 4), B(4), F(15)), {}), ((F(2, 3), B(2, 3), F(2, 3)), {})],
 }

@@ -47,6 +47,10 @@ RANDOM_OPS = frozenset(
         aten.randint_like.low_dtype,
         aten.uniform.default,
         aten.normal_functional.default,
+        aten.normal.Tensor_float,
+        aten.normal.float_Tensor,
+        aten.normal.Tensor_Tensor,
+        aten.normal.float_float,
         aten.randperm.default,
     }
 )
@@ -137,6 +141,40 @@ def _uniform(ctx: LowerCtx, x: View, low: float = 0.0, high: float = 1.0, **kwar
 def _normal(ctx: LowerCtx, x: View, mean: float = 0.0, std: float = 1.0, **kwargs: Any) -> View:
     _require_float(ctx, "normal_")
     return _draw(ctx, S.RANDN, scale=float(std), shift=float(mean))
+
+
+@lower(aten.normal.float_float)
+def _normal_sized(ctx: LowerCtx, mean: float, std: float, size: Sequence[int], **kwargs: Any) -> View:
+    _require_float(ctx, "normal")
+    return _draw(ctx, S.RANDN, scale=float(std), shift=float(mean))
+
+
+def _normal_tensors(ctx: LowerCtx, mean: View | float, std: View | float) -> View:
+    """mean + std * randn with tensor (broadcast) mean and/or std."""
+    _require_float(ctx, "normal")
+    z = _draw(ctx, S.RANDN)
+    loops, idx = loop_vars("i", ctx.shape)
+
+    def at(v: View | float) -> Term:
+        return views.expand(v, ctx.shape).at(idx) if isinstance(v, View) else float(v)
+
+    ctx.b.emit(loops, z.base, idx, Update.ASSIGN, cast(ctx.dtype, add(at(mean), mul(at(std), z.at(idx)))))
+    return z
+
+
+@lower(aten.normal.Tensor_float)
+def _normal_tf(ctx: LowerCtx, mean: View, std: float = 1.0, **kwargs: Any) -> View:
+    return _normal_tensors(ctx, mean, std)
+
+
+@lower(aten.normal.float_Tensor)
+def _normal_ft(ctx: LowerCtx, mean: float, std: View, **kwargs: Any) -> View:
+    return _normal_tensors(ctx, mean, std)
+
+
+@lower(aten.normal.Tensor_Tensor)
+def _normal_tt(ctx: LowerCtx, mean: View, std: View, **kwargs: Any) -> View:
+    return _normal_tensors(ctx, mean, std)
 
 
 @lower(aten.randperm.default)

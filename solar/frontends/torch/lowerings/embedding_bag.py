@@ -12,8 +12,6 @@ is not supported (entries to skip are data-dependent)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -25,6 +23,7 @@ from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.indexing import _values
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.torch.lowerings.scans import scan
+from solar.frontends.torch.lowerings.scatter import int_ctx
 from solar.frontends.views import View
 from solar.ir.affine import Affine
 from solar.ir.dtypes import DType
@@ -105,7 +104,7 @@ def _embedding_bag(
         ml, (m0,) = loop_vars("i", (bags - 1,))
         start_of = _values(ctx, offsets)
         b.emit(ml, starts.base, (Indirect(start_of((m0 + 1,))),), Update.ADD, const(1))
-        bag = scan(_int_ctx(ctx, f"{ctx.hint}_bag", n), views.slice_(starts, 0, 0, n), 0, Update.ADD)
+        bag = scan(int_ctx(ctx, f"{ctx.hint}_bag", n), views.slice_(starts, 0, 0, n), 0, Update.ADD)
         at_bag = _values(ctx, bag)
         end = lambda k: views.reshape(offsets, (offsets.numel,)).at((k,))  # noqa: E731
         last = (lambda k: end(k + 1)) if include_last_offset else None
@@ -136,12 +135,6 @@ def _embedding_bag(
     else:
         max_indices = _argmax_rows(ctx, out, count, bag, row, weight, n, mi_shape, mi_dtype)
     return out, offset2bag, bag_size, max_indices
-
-
-def _int_ctx(ctx: LowerCtx, name: str, n: int) -> LowerCtx:
-    """A context for a helper rule whose output is an int64 vector of n elements (metadata only)."""
-    val = torch.empty((n,), dtype=torch.int64, device="meta")
-    return replace(ctx, node=SimpleNamespace(name=name, meta={"val": val}))
 
 
 def _argmax_rows(ctx: LowerCtx, out: View, count: View, bag: View, row: Any, weight: View, n: int, shape: Any, dtype: DType) -> View:

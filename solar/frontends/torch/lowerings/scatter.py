@@ -14,6 +14,9 @@ indirect dim, docs/BOUNDS.md), inside the output's full copy. Index values must 
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 import torch
@@ -22,11 +25,12 @@ from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import Term, call, cast, const, elementwise, identity, loop_vars, mul
 from solar.frontends.torch.convert import LowerCtx
-from solar.frontends.torch.lowerings.indexing import _values
+from solar.frontends.torch.lowerings.indexing import _materialise, _values
 from solar.frontends.torch.lowerings.registry import lower
+from solar.frontends.torch.lowerings.scans import scan
 from solar.frontends.views import View
 from solar.ir.affine import Affine
-from solar.ir.nodes import Indirect
+from solar.ir.nodes import Call, Const, Indirect
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
 
@@ -42,6 +46,7 @@ NOTES = {
         aten.scatter.src, aten.scatter.value, aten.scatter_add.default, aten.scatter.reduce,
         aten.scatter.value_reduce, aten.scatter_reduce.two, aten.index_put.default,
         aten.index_add.default, aten.index_copy.default, aten.index_fill.int_Scalar,
+        aten.masked_scatter.default,
     )
 }
 REDUCE = {
@@ -204,6 +209,35 @@ def _index_dim(ctx: LowerCtx, x: View, dim: int, index: View, src: Any, update: 
     where = lambda idx: idx[:d] + (Indirect(at(idx[d : d + 1])),) + idx[d + 1 :]  # noqa: E731
     _scatter_into(ctx, out, shape, where, value, update)
     return out
+
+
+@lower(aten.masked_scatter.default)
+def _masked_scatter(ctx: LowerCtx, x: View, mask: View, source: View) -> View:
+    """The k-th true element of the mask (row-major) takes source element k: its position is a
+    scan of the mask (count[j] = trues up to j), read as a data-dependent index."""
+    n, s = math.prod(ctx.shape), source.numel
+    m = views.reshape(views.expand(mask, ctx.shape), (n,))
+    count = scan(int_ctx(ctx, f"{ctx.hint}_count", n), m, 0, Update.ADD)
+    at = _values(ctx, count)
+
+    def shifted_read(flat: View) -> View | None:
+        shifted = View((s + 1,), flat.dtype, lambda idx: flat.at((idx[0] - 1,)))  # [k] = flat[k-1]
+        return views.indirect(shifted, (n,), lambda idx: (Call(S.MAX, (at(idx), Const(1))),))
+
+    flat = views.reshape(source, (s,))
+    read = shifted_read(flat) or shifted_read(_materialise(ctx, flat, "source"))
+    assert read is not None  # a materialised tensor is indexed directly
+    out = elementwise(
+        ctx.b, ctx.hint, (n,), ctx.dtype, [m, read, views.reshape(x, (n,))],
+        lambda mt, rt, xt: call(S.WHERE, mt, cast(ctx.dtype, rt), xt),
+    )
+    return views.reshape(out, ctx.shape)
+
+
+def int_ctx(ctx: LowerCtx, name: str, n: int) -> LowerCtx:
+    """A context for a helper rule whose output is an int64 vector of n elements (metadata only)."""
+    val = torch.empty((n,), dtype=torch.int64, device="meta")
+    return replace(ctx, node=SimpleNamespace(name=name, meta={"val": val}))
 
 
 @lower(aten.index_add.default)

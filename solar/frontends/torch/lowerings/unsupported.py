@@ -52,6 +52,11 @@ UNSUPPORTED: dict[object, str] = {
         "it repacks a weight into a CUDA-only tiled layout (a constructor-time step); not supported "
         "in forward"
     ),
+    **{
+        op: "no draw form whose work is a floor: the inverse transform costs a logarithm that "
+        "ziggurat-style samplers avoid; not supported"
+        for op in (aten.exponential.default, aten.log_normal.default, aten.cauchy.default, aten.geometric.default)
+    },
     aten.multinomial.default: (
         "sampling from a distribution is a data-dependent search; not supported"
     ),
