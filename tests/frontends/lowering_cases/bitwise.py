@@ -12,7 +12,7 @@ from tests.frontends.lowering_cases import B, T
 aten = torch.ops.aten
 
 
-def I(*shape: int, dtype: torch.dtype = torch.int64) -> T:  # noqa: E743
+def I(*shape: int, dtype: torch.dtype = torch.int64) -> T:
     return T(shape, dtype, positive=True)
 
 

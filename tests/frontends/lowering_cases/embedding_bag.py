@@ -16,11 +16,7 @@ aten = torch.ops.aten
 OFF = torch.tensor([0, 2, 2, 5])
 OFF_LAST = torch.tensor([0, 3, 3, 6, 7])
 CASES: dict[Any, list[tuple[tuple, dict]]] = {
-    aten._embedding_bag.default: [
-        ((F(8, 5), Ix(7), OFF, False, mode), {}) for mode in (0, 1, 2)
-    ]
-    + [
-        ((F(8, 5), Ix(7), OFF_LAST, False, mode, False, None, True), {}) for mode in (0, 1, 2)
-    ]
+    aten._embedding_bag.default: [((F(8, 5), Ix(7), OFF, False, mode), {}) for mode in (0, 1, 2)]
+    + [((F(8, 5), Ix(7), OFF_LAST, False, mode, False, None, True), {}) for mode in (0, 1, 2)]
     + [((F(8, 5), Ix(7), OFF, False, 0, False, F(7)), {})],
 }

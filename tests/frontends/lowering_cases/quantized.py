@@ -17,7 +17,10 @@ def I8(*shape: int) -> T:
 
 
 CASES: dict[Any, list[tuple[tuple, dict]]] = {
-    aten._int_mm.default: [((I8(17, 32), I8(32, 8)), {}), ((I8(32, 16), T((16, 24), torch.int8, transpose=True)), {})],
+    aten._int_mm.default: [
+        ((I8(17, 32), I8(32, 8)), {}),
+        ((I8(32, 16), T((16, 24), torch.int8, transpose=True)), {}),
+    ],
     aten._weight_int8pack_mm.default: [
         ((F(3, 16), I8(8, 16), F(8)), {}),
         ((T((2, 32), torch.bfloat16), I8(16, 32), T((16,), torch.bfloat16)), {}),

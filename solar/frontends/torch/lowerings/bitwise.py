@@ -5,12 +5,13 @@ ops. One BIT-class op per element."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
 from solar.errors import SolarError
-from solar.frontends.builder import Term, call, elementwise
+from solar.frontends.builder import call, elementwise
 from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
@@ -46,7 +47,9 @@ SHIFTS: dict[Any, S] = {
 def _check_dtype(ctx: LowerCtx, what: str) -> DType:
     dtype = ctx.dtype
     if dtype.kind not in ("int", "bool"):
-        raise SolarError(f"{what} of {dtype.text} tensors: bitwise ops take bool or integer tensors")
+        raise SolarError(
+            f"{what} of {dtype.text} tensors: bitwise ops take bool or integer tensors"
+        )
     return dtype
 
 

@@ -13,7 +13,18 @@ from typing import Any
 import torch
 
 from solar.frontends import views
-from solar.frontends.builder import Term, add, call, cast, const, contract, loop_vars, mul, reduce, sub
+from solar.frontends.builder import (
+    Term,
+    add,
+    call,
+    cast,
+    const,
+    contract,
+    loop_vars,
+    mul,
+    reduce,
+    sub,
+)
 from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
@@ -43,10 +54,30 @@ def _cdist(ctx: LowerCtx, x1: View, x2: View, p: float, compute_mode: Any = None
 
     if p == 2:
         dot = contract(ctx.b, f"{ctx.hint}_dot", shape, dtype, (m,), left, right)
-        sq_a = reduce(ctx.b, f"{ctx.hint}_sq1", a, [a.rank - 1], False, Update.ADD, dtype, value=lambda t, i: mul(t, t))
-        sq_c = reduce(ctx.b, f"{ctx.hint}_sq2", c, [c.rank - 1], False, Update.ADD, dtype, value=lambda t, i: mul(t, t))
+        sq_a = reduce(
+            ctx.b,
+            f"{ctx.hint}_sq1",
+            a,
+            [a.rank - 1],
+            False,
+            Update.ADD,
+            dtype,
+            value=lambda t, i: mul(t, t),
+        )
+        sq_c = reduce(
+            ctx.b,
+            f"{ctx.hint}_sq2",
+            c,
+            [c.rank - 1],
+            False,
+            Update.ADD,
+            dtype,
+            value=lambda t, i: mul(t, t),
+        )
         loops, idx = loop_vars("i", shape)
-        d2 = sub(add(sq_a.at(idx[: nb + 1]), sq_c.at(idx[:nb] + idx[nb + 1 :])), mul(dot.at(idx), 2.0))
+        d2 = sub(
+            add(sq_a.at(idx[: nb + 1]), sq_c.at(idx[:nb] + idx[nb + 1 :])), mul(dot.at(idx), 2.0)
+        )
         ctx.b.emit(loops, dot.base, idx, Update.ASSIGN, call(S.SQRT, call(S.MAX, d2, 0.0)))
         return dot
     loops, o = loop_vars("i", shape)

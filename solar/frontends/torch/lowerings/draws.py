@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -61,7 +62,9 @@ NOTES = {
 }
 # Ops whose values are undefined: read as zeros (one admissible content); what fills them (a
 # draw, an in-place copy) is what the program computes.
-UNINITIALISED = frozenset({aten.empty.memory_format, aten.empty_like.default, aten.empty_strided.default})
+UNINITIALISED = frozenset(
+    {aten.empty.memory_format, aten.empty_like.default, aten.empty_strided.default}
+)
 
 
 def _position(shape: Sequence[int], idx: tuple[Affine, ...]) -> Affine:
@@ -71,7 +74,9 @@ def _position(shape: Sequence[int], idx: tuple[Affine, ...]) -> Affine:
     return linear
 
 
-def _draw(ctx: LowerCtx, op: S, scale: float = 1.0, shift: float = 0.0, integer: bool = False) -> View:
+def _draw(
+    ctx: LowerCtx, op: S, scale: float = 1.0, shift: float = 0.0, integer: bool = False
+) -> View:
     """out = shift + scale * draw (floored first for integer outputs), at every element."""
     shape, dtype = ctx.shape, ctx.dtype
     stream = zlib.crc32(ctx.hint.encode()) & 0xFFFF
@@ -90,7 +95,9 @@ def _draw(ctx: LowerCtx, op: S, scale: float = 1.0, shift: float = 0.0, integer:
 
 def _require_float(ctx: LowerCtx, what: str) -> None:
     if not ctx.dtype.is_float:
-        raise SolarError(f"{what} makes {ctx.dtype.text} values; only floating-point draws are defined")
+        raise SolarError(
+            f"{what} makes {ctx.dtype.text} values; only floating-point draws are defined"
+        )
 
 
 @lower(aten.rand.default, aten.rand_like.default)
@@ -144,7 +151,9 @@ def _normal(ctx: LowerCtx, x: View, mean: float = 0.0, std: float = 1.0, **kwarg
 
 
 @lower(aten.normal.float_float)
-def _normal_sized(ctx: LowerCtx, mean: float, std: float, size: Sequence[int], **kwargs: Any) -> View:
+def _normal_sized(
+    ctx: LowerCtx, mean: float, std: float, size: Sequence[int], **kwargs: Any
+) -> View:
     _require_float(ctx, "normal")
     return _draw(ctx, S.RANDN, scale=float(std), shift=float(mean))
 
@@ -158,7 +167,9 @@ def _normal_tensors(ctx: LowerCtx, mean: View | float, std: View | float) -> Vie
     def at(v: View | float) -> Term:
         return views.expand(v, ctx.shape).at(idx) if isinstance(v, View) else float(v)
 
-    ctx.b.emit(loops, z.base, idx, Update.ASSIGN, cast(ctx.dtype, add(at(mean), mul(at(std), z.at(idx)))))
+    ctx.b.emit(
+        loops, z.base, idx, Update.ASSIGN, cast(ctx.dtype, add(at(mean), mul(at(std), z.at(idx))))
+    )
     return z
 
 

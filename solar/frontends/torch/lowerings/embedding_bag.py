@@ -70,7 +70,9 @@ def _embedding_bag(
     padding_idx: int = -1,
 ) -> tuple[View, View, View, View]:
     if padding_idx is not None and padding_idx >= 0:
-        raise SolarError("embedding_bag with padding_idx is not supported (skipped entries are data-dependent)")
+        raise SolarError(
+            "embedding_bag with padding_idx is not supported (skipped entries are data-dependent)"
+        )
     b = ctx.b
     (out_shape, dtype), (o2b_shape, i_dtype), (bs_shape, bs_dtype), (mi_shape, mi_dtype) = (
         ctx.meta(k) for k in range(4)
@@ -93,7 +95,13 @@ def _embedding_bag(
     if size is not None:
         b.emit(loops[:1], count.base, (ib,), Update.ASSIGN, const(size))
         bag = View((n,), i_dtype, lambda idx: (((), Cast(i_dtype, Index(idx[0] // size))),))
-        b.emit(loops, out.base, (ib, idim), Update.ASSIGN, const(identity(update, dtype) if size else 0.0))
+        b.emit(
+            loops,
+            out.base,
+            (ib, idim),
+            Update.ASSIGN,
+            const(identity(update, dtype) if size else 0.0),
+        )
         red = [("r0", size)]
         j = ib * size + Affine.make((("r0", 1),))
         b.emit(loops + red, out.base, (ib, idim), update, contribution(j, idim))
@@ -106,38 +114,75 @@ def _embedding_bag(
         b.emit(ml, starts.base, (Indirect(start_of((m0 + 1,))),), Update.ADD, const(1))
         bag = scan(int_ctx(ctx, f"{ctx.hint}_bag", n), views.slice_(starts, 0, 0, n), 0, Update.ADD)
         at_bag = _values(ctx, bag)
-        end = lambda k: views.reshape(offsets, (offsets.numel,)).at((k,))  # noqa: E731
+        end = lambda k: views.reshape(offsets, (offsets.numel,)).at((k,))
         last = (lambda k: end(k + 1)) if include_last_offset else None
         bl = loops[:1]
         if include_last_offset:
             b.emit(bl, count.base, (ib,), Update.ASSIGN, cast(bs_dtype, sub(end(ib + 1), end(ib))))
         else:  # the last bag ends at n
             b.emit(
-                [("i0", bags - 1)] if bags > 1 else [], count.base, (ib,), Update.ASSIGN,
+                [("i0", bags - 1)] if bags > 1 else [],
+                count.base,
+                (ib,),
+                Update.ASSIGN,
                 cast(bs_dtype, sub(end(ib + 1), end(ib))),
             )
-            b.emit([], count.base, (Affine(const=bags - 1),), Update.ASSIGN, cast(bs_dtype, sub(const(n), end(Affine(const=bags - 1)))))
+            b.emit(
+                [],
+                count.base,
+                (Affine(const=bags - 1),),
+                Update.ASSIGN,
+                cast(bs_dtype, sub(const(n), end(Affine(const=bags - 1)))),
+            )
         del last
         b.emit(loops, out.base, (ib, idim), Update.ASSIGN, const(identity(update, dtype)))
         jl, (j0, d0) = loop_vars("j", (n, dim))
         b.emit(jl, out.base, (Indirect(at_bag((j0,))), d0), update, contribution(j0, d0))
     # empty bags hold 0 (max), means divide by the bag size
     if mode == 1:
-        b.emit(loops, out.base, (ib, idim), Update.ASSIGN, call(S.DIV, out.at((ib, idim)), call(S.MAX, cast(dtype, count.at((ib,))), 1.0)))
+        b.emit(
+            loops,
+            out.base,
+            (ib, idim),
+            Update.ASSIGN,
+            call(S.DIV, out.at((ib, idim)), call(S.MAX, cast(dtype, count.at((ib,))), 1.0)),
+        )
     elif mode == 2:
-        b.emit(loops, out.base, (ib, idim), Update.ASSIGN, call(S.WHERE, call(S.EQ, count.at((ib,)), 0), 0.0, out.at((ib, idim))))
+        b.emit(
+            loops,
+            out.base,
+            (ib, idim),
+            Update.ASSIGN,
+            call(S.WHERE, call(S.EQ, count.at((ib,)), 0), 0.0, out.at((ib, idim))),
+        )
     offset2bag = views.constant(0, o2b_shape, i_dtype) if mode == 0 else bag
     bag_size = views.constant(0, bs_shape, bs_dtype) if mode == 0 else count
     if mode == 0:
         max_indices = views.constant(0, mi_shape, mi_dtype)
     elif mode == 1:
-        max_indices = count if mi_dtype == bs_dtype else elementwise(b, f"{ctx.hint}_mi", mi_shape, mi_dtype, [count], lambda t: cast(mi_dtype, t))
+        max_indices = (
+            count
+            if mi_dtype == bs_dtype
+            else elementwise(
+                b, f"{ctx.hint}_mi", mi_shape, mi_dtype, [count], lambda t: cast(mi_dtype, t)
+            )
+        )
     else:
         max_indices = _argmax_rows(ctx, out, count, bag, row, weight, n, mi_shape, mi_dtype)
     return out, offset2bag, bag_size, max_indices
 
 
-def _argmax_rows(ctx: LowerCtx, out: View, count: View, bag: View, row: Any, weight: View, n: int, shape: Any, dtype: DType) -> View:
+def _argmax_rows(
+    ctx: LowerCtx,
+    out: View,
+    count: View,
+    bag: View,
+    row: Any,
+    weight: View,
+    n: int,
+    shape: Any,
+    dtype: DType,
+) -> View:
     """The row index of each bag's maximum per feature (the smallest such row), 0 for empty bags."""
     b = ctx.b
     mi = b.temp(f"{ctx.hint}_argmax", shape, dtype)
@@ -150,7 +195,13 @@ def _argmax_rows(ctx: LowerCtx, out: View, count: View, bag: View, row: Any, wei
     r = row((j0,))
     hit = call(S.EQ, weight.at((Indirect(r), d0)), out.at((where, d0)))
     b.emit(jl, mi.base, (where, d0), Update.MIN, call(S.WHERE, hit, cast(dtype, (((), r),)), big))
-    b.emit(loops, mi.base, (ib, idim), Update.ASSIGN, call(S.WHERE, call(S.EQ, count.at((ib,)), 0), 0, mi.at((ib, idim))))
+    b.emit(
+        loops,
+        mi.base,
+        (ib, idim),
+        Update.ASSIGN,
+        call(S.WHERE, call(S.EQ, count.at((ib,)), 0), 0, mi.at((ib, idim))),
+    )
     return mi
 
 

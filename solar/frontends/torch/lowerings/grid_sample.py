@@ -56,7 +56,12 @@ def _inside(cx: Term, cy: Term, w: int, h: int) -> Term:
 
 @lower(aten.grid_sampler_2d.default)
 def _grid_sampler_2d(
-    ctx: LowerCtx, x: View, grid: View, interpolation_mode: int, padding_mode: int, align_corners: bool
+    ctx: LowerCtx,
+    x: View,
+    grid: View,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
 ) -> View:
     if interpolation_mode not in MODES or padding_mode not in PADDING:
         raise SolarError(
@@ -64,7 +69,7 @@ def _grid_sampler_2d(
             "bilinear and nearest with zeros or border padding"
         )
     b, dtype = ctx.b, ctx.dtype
-    n, c, h, w = x.shape
+    _, _, h, w = x.shape
     pos = grid.shape[:3]
     fdt = grid.dtype if grid.dtype in (DType.F32, DType.F64) else DType.F32
 
@@ -82,7 +87,9 @@ def _grid_sampler_2d(
     if MODES[interpolation_mode] == "nearest":
         rx = temp("rx", fdt, [fx], lambda t: call(S.ROUND, t))
         ry = temp("ry", fdt, [fy], lambda t: call(S.ROUND, t))
-        weight = temp("w", fdt, [rx, ry], lambda a, e: cast(fdt, _inside(a, e, w, h))) if zeros else None
+        weight = (
+            temp("w", fdt, [rx, ry], lambda a, e: cast(fdt, _inside(a, e, w, h))) if zeros else None
+        )
         corners.append((ry, rx, weight))
     else:
         x0 = temp("x0", fdt, [fx], lambda t: call(S.FLOOR, t))
@@ -91,12 +98,15 @@ def _grid_sampler_2d(
         ty = temp("ty", fdt, [fy, y0], sub)
         for dy in (0, 1):
             for dx in (0, 1):
+
                 def wt(a: Term, e: Term, p: Term, q: Term, dx: int = dx, dy: int = dy) -> Term:
                     wx = p if dx else sub(1.0, p)
                     wy = q if dy else sub(1.0, q)
                     value = mul(wx, wy)
                     if zeros:
-                        value = call(S.WHERE, _inside(add(a, float(dx)), add(e, float(dy)), w, h), value, 0.0)
+                        value = call(
+                            S.WHERE, _inside(add(a, float(dx)), add(e, float(dy)), w, h), value, 0.0
+                        )
                     return value
 
                 weight = temp(f"w{dy}{dx}", fdt, [x0, y0, tx, ty], wt)

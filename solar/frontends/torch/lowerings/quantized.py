@@ -31,8 +31,13 @@ def _int_mm(ctx: LowerCtx, a: View, b: View) -> View:
     (m, k), n = a.shape, b.shape[1]
     out = ctx.dtype
     return contract(
-        ctx.b, ctx.hint, (m, n), out, (k,),
-        lambda o, r: cast(out, a.at((o[0], r[0]))), lambda o, r: cast(out, b.at((r[0], o[1]))),
+        ctx.b,
+        ctx.hint,
+        (m, n),
+        out,
+        (k,),
+        lambda o, r: cast(out, a.at((o[0], r[0]))),
+        lambda o, r: cast(out, b.at((r[0], o[1]))),
     )
 
 
@@ -44,8 +49,13 @@ def _weight_int8pack_mm(ctx: LowerCtx, x: View, w: View, scales: View) -> View:
     (m, k), n = x.shape, w.shape[0]
     dtype = ctx.dtype
     out = contract(
-        ctx.b, ctx.hint, (m, n), dtype, (k,),
-        lambda o, r: x.at((o[0], r[0])), lambda o, r: cast(dtype, w.at((o[1], r[0]))),
+        ctx.b,
+        ctx.hint,
+        (m, n),
+        dtype,
+        (k,),
+        lambda o, r: x.at((o[0], r[0])),
+        lambda o, r: cast(dtype, w.at((o[1], r[0]))),
     )
     loops, idx = loop_vars("i", (m, n))
     scale = views.expand(scales, (m, n)).at(idx)

@@ -11,8 +11,9 @@ position along a dim is one small temp per dim (as many elements as that output 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -89,7 +90,9 @@ def _coordinate(i: Affine, n_in: int, n_out: int, s: Fraction, align: bool) -> t
     return (2 * i + 1) * p - q, 2 * q
 
 
-def _pieces(i: Affine, n_in: int, num: Affine, den: int) -> list[tuple[tuple[Constraint, ...], Affine, bool]]:
+def _pieces(
+    i: Affine, n_in: int, num: Affine, den: int
+) -> list[tuple[tuple[Constraint, ...], Affine, bool]]:
     """(guards, lower neighbour, interpolate?) along one dim: below 0 the coordinate is clamped
     to 0 (no interpolation); at the last source element both neighbours coincide."""
     low = num // den
@@ -138,15 +141,15 @@ def _linear(
     for combo in combos(0):
         guards = tuple(g for gs, _, _ in combo for g in gs)
 
-        def value(d: int, src: tuple[Affine, ...]) -> Term:
+        def value(d: int, src: tuple[Affine, ...], combo: list = combo) -> Term:
             """Interpolate dims d.. given the source index of dims before d."""
             if d == k:
                 return x.at(tuple(idx[:2]) + src)
             _, low, lerp = combo[d]
-            a = value(d + 1, src + (low,))
+            a = value(d + 1, src + (low,), combo)
             if not lerp:
                 return a
-            c = value(d + 1, src + (low + 1,))
+            c = value(d + 1, src + (low + 1,), combo)
             return add(a, mul(weights[d].at((idx[2 + d],)), sub(c, a)))
 
         b.emit(loops, out.base, idx, Update.ASSIGN, cast(ctx.dtype, value(0, ())), guards)

@@ -15,9 +15,10 @@ indirect dim, docs/BOUNDS.md), inside the output's full copy. Index values must 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from types import SimpleNamespace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -43,9 +44,16 @@ NOTES = {
     op: "data-dependent stores (scatter, index_put): one update per index element; the elements "
     "written count at the smallest footprint any index data gives (one per indirect dim)"
     for op in (
-        aten.scatter.src, aten.scatter.value, aten.scatter_add.default, aten.scatter.reduce,
-        aten.scatter.value_reduce, aten.scatter_reduce.two, aten.index_put.default,
-        aten.index_add.default, aten.index_copy.default, aten.index_fill.int_Scalar,
+        aten.scatter.src,
+        aten.scatter.value,
+        aten.scatter_add.default,
+        aten.scatter.reduce,
+        aten.scatter.value_reduce,
+        aten.scatter_reduce.two,
+        aten.index_put.default,
+        aten.index_add.default,
+        aten.index_copy.default,
+        aten.index_fill.int_Scalar,
         aten.masked_scatter.default,
     )
 }
@@ -108,7 +116,9 @@ def _scatter_add(ctx: LowerCtx, x: View, dim: int, index: View, src: View) -> Vi
 
 
 @lower(aten.scatter.reduce, aten.scatter.value_reduce)
-def _scatter_reduce_legacy(ctx: LowerCtx, x: View, dim: int, index: View, src: Any, *, reduce: str) -> View:
+def _scatter_reduce_legacy(
+    ctx: LowerCtx, x: View, dim: int, index: View, src: Any, *, reduce: str
+) -> View:
     if reduce not in ("add", "multiply"):
         raise SolarError(f"scatter with reduce={reduce!r}: PyTorch accepts 'add' or 'multiply'")
     return _scatter(ctx, x, dim, index, src, REDUCE[reduce])
@@ -116,10 +126,19 @@ def _scatter_reduce_legacy(ctx: LowerCtx, x: View, dim: int, index: View, src: A
 
 @lower(aten.scatter_reduce.two)
 def _scatter_reduce(
-    ctx: LowerCtx, x: View, dim: int, index: View, src: View, reduce: str, *, include_self: bool = True
+    ctx: LowerCtx,
+    x: View,
+    dim: int,
+    index: View,
+    src: View,
+    reduce: str,
+    *,
+    include_self: bool = True,
 ) -> View:
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-        raise SolarError(f"scatter_reduce with reduce={reduce!r}: use sum, prod, mean, amax or amin")
+        raise SolarError(
+            f"scatter_reduce with reduce={reduce!r}: use sum, prod, mean, amax or amin"
+        )
     if reduce == "mean" and not ctx.dtype.is_float:
         raise SolarError("scatter_reduce(reduce='mean') of integer tensors is not supported")
     d = dim % max(x.rank, 1)
@@ -127,7 +146,14 @@ def _scatter_reduce(
     where = _along(ctx, d, index)
     out = _copy(ctx, x)
     if not include_self:  # the elements written start from the reduction's identity
-        _scatter_into(ctx, out, index.shape, where, lambda i: const(identity(update, ctx.dtype)), Update.ASSIGN)
+        _scatter_into(
+            ctx,
+            out,
+            index.shape,
+            where,
+            lambda i: const(identity(update, ctx.dtype)),
+            Update.ASSIGN,
+        )
     _scatter_into(ctx, out, index.shape, where, _src(src), update)
     if reduce == "mean":  # divide by the number of values combined (untouched elements: 1)
         count = ctx.b.temp(f"{ctx.hint}_count", ctx.shape, ctx.dtype)
@@ -135,13 +161,18 @@ def _scatter_reduce(
         ctx.b.emit(loops, count.base, idx, Update.ASSIGN, const(1.0 if include_self else 0.0))
         _scatter_into(ctx, count, index.shape, where, lambda i: const(1.0), Update.ADD)
         ctx.b.emit(
-            loops, out.base, idx, Update.ASSIGN,
+            loops,
+            out.base,
+            idx,
+            Update.ASSIGN,
             call(S.DIV, out.at(idx), call(S.MAX, count.at(idx), 1.0)),
         )
     return out
 
 
-def _advanced(ctx: LowerCtx, x: View, indices: Sequence[View | None]) -> tuple[tuple[int, ...], StoreIndex]:
+def _advanced(
+    ctx: LowerCtx, x: View, indices: Sequence[View | None]
+) -> tuple[tuple[int, ...], StoreIndex]:
     """x[indices] as numpy advanced indexing: the shape of the indexed result, and for each of
     its positions the element of x (index tensors broadcast together; their dims replace the
     indexed dims in place when those are adjacent, else they come first)."""
@@ -158,7 +189,9 @@ def _advanced(ctx: LowerCtx, x: View, indices: Sequence[View | None]) -> tuple[t
     def where(idx: Index) -> tuple[Affine | Indirect, ...]:
         b_idx = idx[first : first + nb]
         others = dict(zip(rest, idx[:first] + idx[first + nb :]))
-        return tuple(Indirect(values[k](b_idx)) if k in values else others[k] for k in range(x.rank))
+        return tuple(
+            Indirect(values[k](b_idx)) if k in values else others[k] for k in range(x.rank)
+        )
 
     return tuple(shape), where
 
@@ -173,11 +206,15 @@ def _index_put(
     shape, where = _advanced(ctx, x, indices)
     out = _copy(ctx, x)
     src = views.expand(values, shape)
-    _scatter_into(ctx, out, shape, where, lambda i: src.at(i), Update.ADD if accumulate else Update.ASSIGN)
+    _scatter_into(
+        ctx, out, shape, where, lambda i: src.at(i), Update.ADD if accumulate else Update.ASSIGN
+    )
     return out
 
 
-def _masked_put(ctx: LowerCtx, x: View, indices: Sequence[View | None], values: View, accumulate: bool) -> View:
+def _masked_put(
+    ctx: LowerCtx, x: View, indices: Sequence[View | None], values: View, accumulate: bool
+) -> View:
     """x[mask] = v with one boolean mask over x's leading dims and a single value: a select (the
     general form has a data-dependent number of values)."""
     if len(indices) != 1 or values.numel != 1:
@@ -196,17 +233,23 @@ def _masked_put(ctx: LowerCtx, x: View, indices: Sequence[View | None], values: 
     return elementwise(ctx.b, ctx.hint, ctx.shape, ctx.dtype, [x, m, v], fn)
 
 
-def _index_dim(ctx: LowerCtx, x: View, dim: int, index: View, src: Any, update: Update, alpha: Any = 1) -> View:
+def _index_dim(
+    ctx: LowerCtx, x: View, dim: int, index: View, src: Any, update: Update, alpha: Any = 1
+) -> View:
     """index_add / index_copy / index_fill: out[..., index[k], ...] (update)= src[..., k, ...]."""
     d = dim % max(x.rank, 1)
     flat = views.reshape(index, (index.numel,))
     at = _values(ctx, flat)
     shape = x.shape[:d] + (index.numel,) + x.shape[d + 1 :]
     out = _copy(ctx, x)
-    value = _src(src)
-    if alpha != 1:
-        value = (lambda inner: (lambda i: mul(inner(i), alpha)))(value)
-    where = lambda idx: idx[:d] + (Indirect(at(idx[d : d + 1])),) + idx[d + 1 :]  # noqa: E731
+    source = _src(src)
+
+    def value(i: Index) -> Term:
+        return source(i) if alpha == 1 else mul(source(i), alpha)
+
+    def where(idx: Index) -> tuple[Affine | Indirect, ...]:
+        return idx[:d] + (Indirect(at(idx[d : d + 1])),) + idx[d + 1 :]
+
     _scatter_into(ctx, out, shape, where, value, update)
     return out
 
@@ -228,7 +271,11 @@ def _masked_scatter(ctx: LowerCtx, x: View, mask: View, source: View) -> View:
     read = shifted_read(flat) or shifted_read(_materialise(ctx, flat, "source"))
     assert read is not None  # a materialised tensor is indexed directly
     out = elementwise(
-        ctx.b, ctx.hint, (n,), ctx.dtype, [m, read, views.reshape(x, (n,))],
+        ctx.b,
+        ctx.hint,
+        (n,),
+        ctx.dtype,
+        [m, read, views.reshape(x, (n,))],
         lambda mt, rt, xt: call(S.WHERE, mt, cast(ctx.dtype, rt), xt),
     )
     return views.reshape(out, ctx.shape)
@@ -241,7 +288,9 @@ def int_ctx(ctx: LowerCtx, name: str, n: int) -> LowerCtx:
 
 
 @lower(aten.index_add.default)
-def _index_add(ctx: LowerCtx, x: View, dim: int, index: View, source: View, *, alpha: Any = 1) -> View:
+def _index_add(
+    ctx: LowerCtx, x: View, dim: int, index: View, source: View, *, alpha: Any = 1
+) -> View:
     return _index_dim(ctx, x, dim, index, source, Update.ADD, alpha)
 
 

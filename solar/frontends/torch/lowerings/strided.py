@@ -11,7 +11,8 @@ modulus; the statement builder simplifies these away when the strides match the 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 

@@ -55,7 +55,12 @@ UNSUPPORTED: dict[object, str] = {
     **{
         op: "no draw form whose work is a floor: the inverse transform costs a logarithm that "
         "ziggurat-style samplers avoid; not supported"
-        for op in (aten.exponential.default, aten.log_normal.default, aten.cauchy.default, aten.geometric.default)
+        for op in (
+            aten.exponential.default,
+            aten.log_normal.default,
+            aten.cauchy.default,
+            aten.geometric.default,
+        )
     },
     aten.multinomial.default: (
         "sampling from a distribution is a data-dependent search; not supported"
