@@ -284,6 +284,11 @@ def test_cdist_is_a_gemm() -> None:
             r"aten\.sort\.default.*sorting has no structural work count",
         ),
         (lambda s, a: torch.topk(a, 2)[0], (r(3, 5),), r"aten\.topk\.default.*top-k selection"),
+        (
+            lambda s, a: torch.unique(a),
+            (torch.randint(0, 3, (5,)),),
+            r"_unique2.*output size depends on the data",
+        ),
         (lambda s, a, b: torch.searchsorted(a, b), (torch.arange(5.0), r(3)), r"binary search"),
         (
             lambda s, a: torch.fft.rfft(a).abs(),
@@ -313,3 +318,22 @@ def test_unsupported_forms_fail_in_one_line(
     with pytest.raises(SolarError, match=match) as info:
         solar.analyze(Fn(fn), inputs, arch="H200")
     assert "\n" not in str(info.value)
+
+
+def test_linear_interpolate_is_three_flops_per_lerp() -> None:
+    # 4 -> 8, align_corners: source i*3/7; outputs 0..6 interpolate (3 FLOPs), output 7 is the
+    # last element (a copy); plus one multiply per weight element the interpolations read (2 x 7)
+    x = r(2, 3, 4)
+    fn = lambda s, a: F.interpolate(a, size=8, mode="linear", align_corners=True)  # noqa: E731
+    assert _totals(fn, x) == (6 * 7 * 3 + 2 * 7, 0, (24 + 48) * 4)
+
+
+def test_bilinear_picks_the_cheaper_schedule() -> None:
+    from fractions import Fraction
+
+    from solar.frontends.torch.lowerings.resample import _passes
+
+    up = [(2, 16, 32, Fraction(1, 2)), (3, 16, 32, Fraction(1, 2))]
+    assert _passes((2, 3, 16, 16), up) == [[up[0]], [up[1]]]  # separable: 1.5 lerps per output
+    down = [(2, 16, 5, Fraction(16, 5)), (3, 16, 5, Fraction(16, 5))]
+    assert _passes((2, 3, 16, 16), down) == [down]  # all at once: 3 lerps per output

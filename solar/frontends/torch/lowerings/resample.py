@@ -1,7 +1,9 @@
 """F.interpolate's kept forms: nearest and nearest-exact (1-3 dims) as index maps (no statements),
-and linear / bilinear / trilinear as a chain of lerps over the two source neighbours of each
-output coordinate, `a + w*(b - a)` per interpolated dim (3 FLOPs each: what the cheapest kernel
-does). Bicubic is decomposed by torch.export into gathers and arithmetic.
+and linear / bilinear / trilinear as lerps over the two source neighbours of each output
+coordinate, `(1 - w)*a + w*b` with both weights precomputed (3 FLOPs): either all dims at once (2^k - 1 lerps per output element)
+or one dim per pass in the best order (separable: for 2x upsampling in 2-D, 1.5 lerps per output
+element), whichever needs fewer lerps. Bicubic is decomposed by torch.export into gathers and
+arithmetic.
 
 Source coordinates are exact rationals: the scale is in/out (or 1/scale_factor when one is given,
 as PyTorch does), and PyTorch's `src = scale*(i + 1/2) - 1/2` (clamped at 0; align_corners:
@@ -11,13 +13,15 @@ position along a dim is one small temp per dim (as many elements as that output 
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 import torch
 
-from solar.frontends.builder import Term, add, cast, index_value, loop_vars, mul, sub
+from solar.frontends.builder import Term, add, cast, index_value, loop_vars, mul
 from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
@@ -38,6 +42,9 @@ NEAREST = {
     aten._upsample_nearest_exact3d.vec: True,
 }
 LINEAR = (aten.upsample_linear1d.vec, aten.upsample_bilinear2d.vec, aten.upsample_trilinear3d.vec)
+# Kept whole by the loader (their decompositions gather with index tensors and count the
+# coordinate arithmetic per element).
+PRESERVE = frozenset({*NEAREST, *LINEAR})
 
 
 def _scale(n_in: int, n_out: int, factor: float | None, align_corners: bool = False) -> Fraction:
@@ -103,6 +110,79 @@ def _pieces(
     return pieces
 
 
+Dim = tuple[int, int, int, Fraction]  # (tensor dim, input size, output size, scale)
+
+
+def _lerp_pass(
+    ctx: LowerCtx,
+    x: View,
+    dims: list[Dim],
+    align: bool,
+    weights: dict[int, tuple[View, View]],
+    name: str,
+    dtype: DType,
+) -> View:
+    """Interpolate `x` along `dims` at once (a chain of lerps over their corners); the other dims
+    keep their index."""
+    b = ctx.b
+    shape = list(x.shape)
+    for d, _, n_out, _ in dims:
+        shape[d] = n_out
+    loops, idx = loop_vars("i", shape)
+    out = b.temp(name, shape, dtype)
+    per_dim = [
+        _pieces(idx[d], n_in, *_coordinate(idx[d], n_in, n_out, s, align))
+        for d, n_in, n_out, s in dims
+    ]
+
+    def combos(k: int) -> list[list[tuple[tuple[Constraint, ...], Affine, bool]]]:
+        if k == len(dims):
+            return [[]]
+        return [[p] + rest for p in per_dim[k] for rest in combos(k + 1)]
+
+    for combo in combos(0):
+        guards = tuple(g for gs, _, _ in combo for g in gs)
+
+        def value(k: int, src: dict[int, Affine], combo: list = combo) -> Term:
+            """Interpolate dims k.. of `dims` given the source index of the ones before."""
+            if k == len(dims):
+                return x.at(tuple(src.get(d, e) for d, e in enumerate(idx)))
+            d = dims[k][0]
+            _, low, lerp = combo[k]
+            a = value(k + 1, {**src, d: low}, combo)
+            if not lerp:
+                return a
+            c = value(k + 1, {**src, d: low + 1}, combo)
+            w_lo, w_hi = weights[d]
+            return add(mul(w_lo.at((idx[d],)), a), mul(w_hi.at((idx[d],)), c))
+
+        b.emit(loops, out.base, idx, Update.ASSIGN, cast(dtype, value(0, {})), guards)
+    return out
+
+
+def _passes(x_shape: tuple[int, ...], dims: list[Dim]) -> list[list[Dim]]:
+    """The cheapest schedule of lerp passes: all dims at once (2^k - 1 lerps per output element)
+    or one dim per pass in the best order (a lerp per element of each pass's output), by the
+    number of lerps."""
+    rest = 1
+    for k, n in enumerate(x_shape):
+        if k not in {d for d, _, _, _ in dims}:
+            rest *= n
+    out_points = rest
+    for _, _, n_out, _ in dims:
+        out_points *= n_out
+    best: tuple[int, list[list[Dim]]] = ((2 ** len(dims) - 1) * out_points, [dims])
+    for order in itertools.permutations(dims):
+        sizes = {d: n_in for d, n_in, _, _ in dims}
+        lerps = 0
+        for d, _, n_out, _ in order:
+            sizes[d] = n_out
+            lerps += rest * math.prod(sizes.values())
+        if lerps < best[0]:
+            best = (lerps, [[dim] for dim in order])
+    return best[1]
+
+
 @lower(*LINEAR)
 def _linear(
     ctx: LowerCtx, x: View, output_size: Any, align_corners: bool, scale_factors: Any = None
@@ -112,48 +192,35 @@ def _linear(
     k = len(shape) - 2
     fs = _factors(scale_factors, k)
     w_dtype = ctx.dtype if ctx.dtype in (DType.F32, DType.F64) else DType.F32
-    dims = []
+    dims: list[Dim] = []
+    weights: dict[int, tuple[View, View]] = {}
     for d in range(k):
         n_in, n_out = x.shape[2 + d], shape[2 + d]
         s = _scale(n_in, n_out, fs[d], align_corners)
-        dims.append((n_in, s))
-    weights: list[View] = []
-    for d, (n_in, s) in enumerate(dims):
-        loops, (i,) = loop_vars("i", (shape[2 + d],))
-        num, den = _coordinate(i, n_in, shape[2 + d], s, align_corners)
-        w = b.temp(f"{ctx.hint}_w{d}", (shape[2 + d],), w_dtype)
-        value = mul(cast(w_dtype, index_value(num % den)), 1.0 / den)
-        b.emit(loops, w.base, (i,), Update.ASSIGN, value)
-        weights.append(w)
-
-    loops, idx = loop_vars("i", shape)
-    out = b.temp(ctx.hint, shape, ctx.dtype)
-    per_dim = []
-    for d, (n_in, s) in enumerate(dims):
-        num, den = _coordinate(idx[2 + d], n_in, shape[2 + d], s, align_corners)
-        per_dim.append(_pieces(idx[2 + d], n_in, num, den))
-
-    def combos(d: int) -> list[list[tuple[tuple[Constraint, ...], Affine, bool]]]:
-        if d == k:
-            return [[]]
-        return [[p] + rest for p in per_dim[d] for rest in combos(d + 1)]
-
-    for combo in combos(0):
-        guards = tuple(g for gs, _, _ in combo for g in gs)
-
-        def value(d: int, src: tuple[Affine, ...], combo: list = combo) -> Term:
-            """Interpolate dims d.. given the source index of dims before d."""
-            if d == k:
-                return x.at(tuple(idx[:2]) + src)
-            _, low, lerp = combo[d]
-            a = value(d + 1, src + (low,), combo)
-            if not lerp:
-                return a
-            c = value(d + 1, src + (low + 1,), combo)
-            return add(a, mul(weights[d].at((idx[2 + d],)), sub(c, a)))
-
-        b.emit(loops, out.base, idx, Update.ASSIGN, cast(ctx.dtype, value(0, ())), guards)
-    return out
+        dims.append((2 + d, n_in, n_out, s))
+        loops, (i,) = loop_vars("i", (n_out,))
+        num, den = _coordinate(i, n_in, n_out, s, align_corners)
+        frac = (
+            num % den
+        )  # the weight of the upper neighbour is frac / den, the lower one's the rest
+        pair = []
+        for side, value in (("lo", den - frac), ("hi", frac)):
+            w = b.temp(f"{ctx.hint}_w{d}{side}", (n_out,), w_dtype)
+            b.emit(
+                loops,
+                w.base,
+                (i,),
+                Update.ASSIGN,
+                mul(cast(w_dtype, index_value(value)), 1.0 / den),
+            )
+            pair.append(w)
+        weights[2 + d] = (pair[0], pair[1])
+    schedule = _passes(x.shape, dims)
+    for n, group in enumerate(schedule):
+        last = n == len(schedule) - 1
+        name = ctx.hint if last else f"{ctx.hint}_pass{n}"
+        x = _lerp_pass(ctx, x, group, align_corners, weights, name, ctx.dtype if last else w_dtype)
+    return x
 
 
-__all__ = ["LINEAR", "NEAREST"]
+__all__ = ["LINEAR", "NEAREST", "PRESERVE"]

@@ -52,6 +52,14 @@ UNSUPPORTED: dict[object, str] = {
         "it repacks a weight into a CUDA-only tiled layout (a constructor-time step); not supported "
         "in forward"
     ),
+    aten._weight_int4pack_mm_for_cpu.default: (
+        "the int4 weight is in a blocked packed layout that PyTorch does not document; not "
+        "supported yet (int8 weights: _weight_int8pack_mm is)"
+    ),
+    aten._convert_weight_to_int4pack_for_cpu.default: (
+        "it repacks a weight into an undocumented blocked layout (a constructor-time step); not "
+        "supported in forward"
+    ),
     **{
         op: "no draw form whose work is a floor: the inverse transform costs a logarithm that "
         "ziggurat-style samplers avoid; not supported"
