@@ -324,7 +324,7 @@ def test_linear_interpolate_is_three_flops_per_lerp() -> None:
     # 4 -> 8, align_corners: source i*3/7; outputs 0..6 interpolate (3 FLOPs), output 7 is the
     # last element (a copy); plus one multiply per weight element the interpolations read (2 x 7)
     x = r(2, 3, 4)
-    fn = lambda s, a: F.interpolate(a, size=8, mode="linear", align_corners=True)  # noqa: E731
+    fn = lambda s, a: F.interpolate(a, size=8, mode="linear", align_corners=True)
     assert _totals(fn, x) == (6 * 7 * 3 + 2 * 7, 0, (24 + 48) * 4)
 
 
