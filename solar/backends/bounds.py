@@ -8,7 +8,11 @@ unfused     = Σ over op instances g of max(compute_g, bytes_g / BW, t_launch), 
 
 Each term is a lower bound (solar.backends.compute, solar.backends.memory); a kernel cannot
 finish before its slowest resource, so the max of lower bounds is one; eager kernels run one after
-another, so their bounds add."""
+another, so their bounds add.
+
+t_launch applies to a program that runs at least one kernel, i.e. has a statement. A program with
+none (`return x`, a view of an input: eager returns the input's storage, no kernel runs) has every
+bound 0, so its fused bound never exceeds its unfused one."""
 
 from __future__ import annotations
 
@@ -99,7 +103,8 @@ def analyze_graph(
     works = graph_work(graph)
     work = total(works.values())
     bw = spec.dram_bytes_per_s
-    launch = spec.min_kernel_seconds.value if assumptions.count_launch else 0.0
+    runs_a_kernel = bool(program.stmts)
+    launch = spec.min_kernel_seconds.value if assumptions.count_launch and runs_a_kernel else 0.0
 
     ct = _compute(work, spec, assumptions)
     traffic = cache_aware_traffic(graph, spec, assumptions.cache)
