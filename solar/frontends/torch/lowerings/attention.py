@@ -33,6 +33,7 @@ from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine, ge
 from solar.ir.dtypes import DType
+from solar.ir.nodes import Origin
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
 
@@ -87,8 +88,8 @@ def _sdpa(
             "analyse the model in eval mode (--mode eval) or with dropout_p=0"
         )
     b = ctx.b
-    if ctx.dtype is DType.F32 and b.origin is not None:  # 3xTF32 in the efficient kernel
-        b.origin = replace(b.origin, allow_tf32=True)
+    if ctx.dtype is DType.F32:  # the efficient kernel's 3xTF32: see the module docstring
+        b.origin = replace(b.origin or Origin(str(ctx.node.name), 0), allow_tf32=True)
     *batch_list, length, e_dim = q.shape
     batch = tuple(batch_list)
     keys, ev = k.shape[-2], v.shape[-1]
