@@ -30,6 +30,9 @@ from solar.lift.einsum import EinsumGraph, lift
 
 Bottleneck = Literal["compute", "memory", "launch"]
 TERMS: tuple[Bottleneck, ...] = ("compute", "memory", "launch")  # order breaks ties
+# What an op row says binds it: the resource of a memory or launch bottleneck; for compute, the
+# unit and precision of the busiest work class (ComputeTime.binding_path).
+BINDS: dict[Bottleneck, str | None] = {"compute": None, "memory": "dram", "launch": "launch"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,7 @@ class OpCost:
     memory_seconds: float
     launch_seconds: float
     binding_unit: str | None
+    binds: str = ""  # what binds this kernel: "tensor bf16", "fma fp32", "sfu", "dram", "launch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +173,7 @@ def _op_costs(
         ct = _compute(work, spec, assumptions)
         mem = nbytes / spec.dram_bytes_per_s
         terms = {"compute": ct.seconds, "memory": mem, "launch": launch}
+        bottleneck = _dominant(terms)
         origin = program.stmts[group.node_ids[0]].origin
         rows.append(
             OpCost(
@@ -180,11 +185,12 @@ def _op_costs(
                 contraction_flops=work.contraction_flops,
                 dram_bytes=nbytes,
                 seconds=max(terms.values()),
-                bottleneck=_dominant(terms),
+                bottleneck=bottleneck,
                 compute_seconds=ct.seconds,
                 memory_seconds=mem,
                 launch_seconds=launch,
                 binding_unit=ct.binding_unit,
+                binds=BINDS[bottleneck] or ct.binding_path or "",
             )
         )
     return tuple(rows)
