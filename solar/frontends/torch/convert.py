@@ -134,9 +134,10 @@ class Returned:
 
     `kind` is "output" (the `position`-th tensor the user's forward returns) or "mutation" (the new
     value of `target`, a user input or buffer updated in place). `tensor` names the program output
-    holding the value; it is None for an *alias*: a value that is an input or parameter, or a view
-    of one (`alias` is its binding; `reordered` when the view is not the input itself or a row-major
-    reshape of it: a permutation, slice, expand, ...). An alias is what eager PyTorch returns without running a
+    holding the value, or the computed tensor the value is a permutation or broadcast of; it is None
+    for an *alias*: a value that is an input or parameter, or a view of one (`alias` is its
+    binding). `reordered`: the value is a view that is not the tensor itself or a row-major reshape
+    of it (a permutation, slice, expand, ...). An alias is what eager PyTorch returns without running a
     kernel, so the program computes and moves nothing for it. A mutated input is read once (as an
     input) and its new value written once (as an output); both are compulsory, nothing else is."""
 
@@ -183,7 +184,7 @@ def convert_returning(
     outputs: list[Any] = []
     bindings: dict[str, tuple[str, Any]] = {}
     placeholders: dict[str, Binding] = {}  # fx placeholder name -> binding
-    view_of: dict[str, str] = {}  # fx node name -> the placeholder it is a view of
+    view_of: dict[str, Viewed] = {}  # fx node name -> whose storage its value shares
     user_inputs = 0
 
     for node in ep.graph.nodes:
@@ -205,7 +206,7 @@ def convert_returning(
                 bindings[name] = ("param", hint)
                 view = _structured(traced, "param", hint, view)
             placeholders[node.name] = bindings[name]
-            view_of[node.name] = node.name
+            view_of[node.name] = Viewed(node.name, True)
             env[node.name] = view
         elif node.op == "call_function":
             key = _instance_key(node)
@@ -220,9 +221,7 @@ def convert_returning(
             b.origin = Origin(op_name, instance, src, tf32)
             args = torch.fx.node.map_arg(node.args, lambda n: env[n.name])
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n.name])
-            base = _aliased_base(node, view_of)
-            if base is not None:
-                view_of[node.name] = base
+            view_of[node.name] = _viewed(node, view_of)
             if node.target is operator.getitem:
                 env[node.name] = args[0][args[1]]
                 continue
@@ -253,19 +252,41 @@ def convert_returning(
     return program, {k: v for k, v in bindings.items() if k in kept}, returned
 
 
-def _aliased_base(node: torch.fx.Node, view_of: dict[str, str]) -> str | None:
-    """The placeholder whose storage `node`'s value shares: a view op (its schema's first return
-    aliases an argument without writing it: view, permute, slice, expand, select, ...) or an item
-    of a multi-view op (split) applied to a placeholder or to another such view."""
+@dataclass(frozen=True, slots=True)
+class Viewed:
+    """The fx node whose storage a value shares (itself unless it is a view), and whether the value
+    shows every element of that storage (no slice or select on the way)."""
+
+    root: str
+    covers: bool
+
+
+# View ops whose result shows every element of their argument (a permutation, a reshape, a
+# broadcast); other view ops (slice, select, as_strided, split pieces) may show a part.
+_aten = torch.ops.aten
+COVERING_VIEWS = frozenset({
+    _aten.view.default, _aten.permute.default, _aten.expand.default, _aten.unsqueeze.default,
+    _aten.squeeze.dims, _aten.squeeze.dim, _aten.squeeze.default, _aten.alias.default,
+    _aten.transpose.int, _aten.t.default,
+})
+
+
+def _viewed(node: torch.fx.Node, view_of: dict[str, Viewed]) -> Viewed:
+    """Whose storage `node`'s value shares: a view op (its schema's first return aliases an
+    argument without writing it: view, permute, slice, expand, select, ...) or an item of a
+    multi-view op (split) shares its argument's; any other op makes storage of its own."""
     if node.target is operator.getitem:
         src = node.args[0]
     else:
         schema = getattr(node.target, "_schema", None)
         info = schema.returns[0].alias_info if schema is not None and schema.returns else None
         if info is None or info.is_write or not node.args:
-            return None
+            return Viewed(node.name, True)
         src = node.args[0]
-    return view_of.get(src.name) if isinstance(src, torch.fx.Node) else None
+    if not isinstance(src, torch.fx.Node) or src.name not in view_of:
+        return Viewed(node.name, True)
+    inner = view_of[src.name]
+    return Viewed(inner.root, inner.covers and node.target in COVERING_VIEWS)
 
 
 def _returned(
@@ -274,11 +295,14 @@ def _returned(
     env: dict[str, Any],
     specs: list[Any],
     placeholders: dict[str, Binding],
-    view_of: dict[str, str],
+    view_of: dict[str, Viewed],
 ) -> tuple[Returned, ...]:
-    """What each graph output is: an alias of an input/param (no statement), or a program output
-    (materialised by `_materialise_outputs`). torch.export lists the new values of mutated inputs
-    and buffers first (their specs say which), then the user's outputs."""
+    """What each graph output is: an alias of an input/param (no statement), or a program output.
+    A view of a computed tensor that shows all of it (a permutation: eager returns it without a
+    kernel) makes that tensor the output (`reordered`); any other value is materialised by
+    `_materialise_outputs` (a slice of a computed tensor is copied: a fused kernel may write just
+    the slice). torch.export lists the new values of mutated inputs and buffers first (their specs
+    say which), then the user's outputs."""
     from torch.export.graph_signature import OutputKind
 
     out: list[Returned] = []
@@ -298,14 +322,24 @@ def _returned(
                 f"the traced program returns a {spec.kind.name} output ({arg}); solar analyses "
                 "forward programs: trace without gradients"
             )
-        base = view_of.get(arg.name) if isinstance(arg, torch.fx.Node) else None
-        if base is not None:
-            reordered = (value.base or value.contiguous_of) is None
-            out.append(Returned(kind, pos, target, None, placeholders[base], reordered))
+        viewed = view_of.get(arg.name) if isinstance(arg, torch.fx.Node) else None
+        reordered = (value.base or value.contiguous_of) is None
+        root = env.get(viewed.root) if viewed is not None else None
+        if viewed is not None and viewed.root in placeholders:
+            out.append(Returned(kind, pos, target, None, placeholders[viewed.root], reordered))
+        elif viewed is not None and viewed.covers and reordered and _computed(b, root):
+            b.set_role(root.base, Role.OUTPUT)  # type: ignore[union-attr]
+            out.append(Returned(kind, pos, target, root.base, None, True))
         else:
             (name,) = _materialise_outputs(b, [value], taken=[r.tensor for r in out if r.tensor])
             out.append(Returned(kind, pos, target, name))
     return tuple(out)
+
+
+def _computed(b: ProgramBuilder, value: Any) -> bool:
+    """Whether `value` is exactly a tensor the program writes."""
+    decl = b.tensors.get(value.base) if isinstance(value, View) and value.base else None
+    return decl is not None and decl.role in (Role.TEMP, Role.OUTPUT)
 
 
 def _mutation_target(spec: Any, placeholders: dict[str, Binding]) -> Binding:
