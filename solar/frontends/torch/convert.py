@@ -331,7 +331,7 @@ def _returned(
             b.set_role(root.base, Role.OUTPUT)  # type: ignore[union-attr]
             out.append(Returned(kind, pos, target, root.base, None, True))
         else:
-            (name,) = _materialise_outputs(b, [value], taken=[r.tensor for r in out if r.tensor])
+            (name,) = _materialise_outputs(b, [value])
             out.append(Returned(kind, pos, target, name))
     return tuple(out)
 
@@ -356,15 +356,14 @@ def _drop_unread(program: Program) -> Program:
     return program if len(keep) == len(program.tensors) else replace(program, tensors=keep)
 
 
-def _materialise_outputs(
-    b: ProgramBuilder, outputs: list[Any], taken: list[str] | None = None
-) -> list[str]:
+def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
     """Each program output must be a tensor written by the program. A temp returned as is, or as a
     row-major reshape of itself, becomes the output (its elements in the same order), also when it
     is returned twice (eager returns the same tensor twice; a mutated input returned is one). Any
     other view, or an input, is copied into a fresh output tensor (a copy an eager program may not
     make: at most one trivial kernel in the unfused bound); the torch frontend never gets here with
-    an input or a view of one (those are aliases, see Returned). `taken`: names already used."""
+    an input or a view of one (those are aliases, see Returned). Each copy is an op instance of its
+    own (a negative id, unique: the number of statements before it)."""
     from solar.frontends.builder import loop_vars
 
     names: list[str] = []
@@ -377,7 +376,7 @@ def _materialise_outputs(
             b.set_role(same, Role.OUTPUT)
             names.append(same)
             continue
-        b.origin = Origin("output_copy", -1 - k - len(taken or ()))
+        b.origin = Origin("output_copy", -1 - len(b.stmts))
         loops, idx = loop_vars("i", v.shape)
         out = b.temp(f"out{k}", v.shape, v.dtype)
         b.emit(loops, out.base, idx, Update.ASSIGN, v.at(idx))
