@@ -60,7 +60,8 @@ def _print_report(report, per_op: bool) -> None:
     ops = sorted(report.ops, key=lambda o: -o.seconds)
     shown = ops if per_op else ops[:12]
     table = Table(title="per op (unfused: one kernel per op)", title_justify="left")
-    for col in ("op", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "binds", "source"):
+    cols = ("op", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "binds", "source")
+    for col in cols:
         table.add_column(col, overflow="fold")
     for op in shown:
         eqs = op.einsum if per_op else [max(op.einsum, key=len)] if op.einsum else []

@@ -121,7 +121,8 @@ def tensor_paths(dtype: DType, allow_tf32: bool, precision: str) -> tuple[str, .
 def tensor_path(spec: HardwareSpec, mac: MacKey, precision: str) -> str | None:
     """The tensor-core path `tensor_mac_rate` prices a MAC class at (the fastest legal one)."""
     dtype, allow_tf32 = mac
-    rated = [(r, k) for k in tensor_paths(dtype, allow_tf32, precision) if (r := spec.tensor_rate(k))]
+    paths = tensor_paths(dtype, allow_tf32, precision)
+    rated = [(r, k) for k in paths if (r := spec.tensor_rate(k))]
     return max(rated)[1] if rated else None
 
 

@@ -86,11 +86,15 @@ def _priced(op: Any, args: tuple, kwargs: dict, dtype: torch.dtype) -> set[tuple
     }
 
 
-ENTRIES = [(op, args, kwargs) for op, cases in CASES.items() if op in LOWERINGS for args, kwargs in cases]
+ENTRIES = [
+    (op, args, kwargs) for op, cases in CASES.items() if op in LOWERINGS for args, kwargs in cases
+]
 
 
 @pytest.mark.parametrize("dtype", HALF, ids=str)
-@pytest.mark.parametrize("op,args,kwargs", ENTRIES, ids=lambda x: str(x) if hasattr(x, "_schema") else None)
+@pytest.mark.parametrize(
+    "op,args,kwargs", ENTRIES, ids=lambda x: str(x) if hasattr(x, "_schema") else None
+)
 def test_contractions_priced_at_input_precision(op, args, kwargs, dtype):
     priced = _priced(op, args, kwargs, dtype)
     if not priced:

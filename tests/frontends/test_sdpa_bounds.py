@@ -42,5 +42,6 @@ def test_bf16_sdpa_bounds_below_measured_h200(tmp_path, shape, causal, measured)
         assert bound.seconds < measured, (level, bound.seconds, measured)
     assert report.bounds["fused"].binding_unit == "tensor"
     (op,) = report.ops
+    assert op.binds == "tensor bf16"
     b, h, s, d = shape
     assert op.dram_bytes == 4 * b * h * s * d * 2  # q, k, v read; the output written

@@ -140,7 +140,8 @@ def _check_whole(program, bindings, returned, model: torch.nn.Module, inputs: li
     for name, binding in bindings.items():
         value = data(binding)
         if value is None:
-            return Check("whole program", "", "", "unchecked", math.inf, 0.0, f"no data for {binding[1]}")
+            note = f"no data for {binding[1]}"
+            return Check("whole program", "", "", "unchecked", math.inf, 0.0, note)
         feed[name] = np.array(_to_numpy(value), copy=True)
     before = {r.alias: np.array(_to_numpy(data(r.alias)), copy=True) for r in returned if r.alias}
     outs = run(program, feed)

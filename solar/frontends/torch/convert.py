@@ -137,8 +137,8 @@ class Returned:
     holding the value, or the computed tensor the value is a permutation or broadcast of; it is None
     for an *alias*: a value that is an input or parameter, or a view of one (`alias` is its
     binding). `reordered`: the value is a view that is not the tensor itself or a row-major reshape
-    of it (a permutation, slice, expand, ...). An alias is what eager PyTorch returns without running a
-    kernel, so the program computes and moves nothing for it. A mutated input is read once (as an
+    of it (a permutation, slice, expand, ...). An alias is what eager PyTorch returns without
+    running a kernel, so the program computes and moves nothing for it. A mutated input is read once (as an
     input) and its new value written once (as an output); both are compulsory, nothing else is."""
 
     kind: str
