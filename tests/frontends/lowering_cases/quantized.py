@@ -23,6 +23,6 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
     ],
     aten._weight_int8pack_mm.default: [
         ((F(3, 16), I8(8, 16), F(8)), {}),
-        ((T((2, 32), torch.bfloat16), I8(16, 32), T((16,), torch.bfloat16)), {}),
+        ((F(2, 32), I8(16, 32), F(16)), {}),
     ],
 }
