@@ -44,6 +44,10 @@ def natural_key(rel: str) -> tuple:
 def problems_root(root: str | Path) -> Path:
     """The folder holding the levelN folders: ROOT itself or ROOT/KernelBench (a repository clone)."""
     root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise UsageError(
+            f"{root}: is a file, not a folder; pass a KernelBench-layout folder (level1/1_Name.py, ...)"
+        )
     if not root.is_dir():
         raise UsageError(
             f"{root}: no such folder; pass a KernelBench-layout folder (level1/1_Name.py, ...)"

@@ -5,7 +5,10 @@ raises: a failed warm-up only makes the workers slower.
 
 It also hides the GPUs from the server and its children (CUDA_VISIBLE_DEVICES=""), before torch is
 imported: analysis never uses a GPU, and a fork server that had initialised CUDA would leave every
-child unable to trace ("Cannot re-initialize CUDA in forked subprocess")."""
+child unable to trace ("Cannot re-initialize CUDA in forked subprocess").
+
+Its folder is named after the server's pid (solar.kernelbench.zygote.WARM_PREFIX), so that a server
+killed during the warm-up has its folder removed by whoever killed it."""
 
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ def warm_up() -> None:
     try:
         from solar.cli import main
 
-        with tempfile.TemporaryDirectory(prefix="solar-kb-warm-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"solar-kb-warm-{os.getpid()}-") as tmp:
             path = Path(tmp, "warm.py")
             path.write_text(TINY_PROGRAM)
             sink = io.StringIO()
