@@ -1,0 +1,190 @@
+"""Stopping batch work: timeouts and finished workers leave no process behind (grandchildren in
+sessions of their own included), SIGTERM / SIGINT end `solar kernelbench` cleanly, and timed-out or
+crashed rows are redone on request."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from solar.kernelbench.cli import main
+from solar.kernelbench.problems import find_problems
+from solar.kernelbench.results import RESULTS_FILE, read_rows
+from solar.kernelbench.runner import RunConfig, resolve_archs, run_analysis
+from tests.kernelbench.helpers import (
+    RELU,
+    daemon_then_relu,
+    flagged,
+    running,
+    setsid_hang,
+    wait_until,
+    write_suite,
+)
+
+ARCH = "H100-SXM"
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
+
+
+def _rows(out: Path) -> dict[str, str]:
+    return {p: r.status for (p, _), r in read_rows(out / RESULTS_FILE)[0].items()}
+
+
+@pytest.mark.parametrize("isolation", ["fork", "subprocess"])
+def test_timeouts_and_finished_workers_leave_no_process_behind(tmp_path, isolation):
+    hang_pid, daemon_pid = tmp_path / "hang.pid", tmp_path / "daemon.pid"
+    root = write_suite(
+        tmp_path / "suite",
+        {
+            "level1/1_Hang.py": setsid_hang(hang_pid),  # never exits; its grandchild left the group
+            "level1/2_Daemon.py": daemon_then_relu(daemon_pid),  # exits, leaving a daemon
+        },
+    )
+    config = RunConfig(
+        problems=tuple(find_problems(root)),
+        archs=resolve_archs([ARCH]),
+        out=tmp_path / "out",
+        jobs=2,
+        timeout_s=3.0 if isolation == "fork" else 20.0,
+        isolation=isolation,
+    )
+    run_analysis(config, show_progress=False)
+    rows = read_rows(tmp_path / "out" / RESULTS_FILE)[0]
+    assert rows[("level1/1_Hang.py", ARCH)].status == "timeout"
+    daemon_row = rows[("level1/2_Daemon.py", ARCH)]
+    assert daemon_row.status == "ok" and daemon_row.totals["flops"] == 8  # not a timeout
+    for pid_file in (hang_pid, daemon_pid):
+        pid = int(pid_file.read_text())
+        assert wait_until(lambda: not running(pid)), f"{pid_file.name}: {pid} still runs"
+
+
+def _flag_suite(tmp_path: Path, action: str) -> tuple[Path, Path, list[str]]:
+    flag = tmp_path / "flag"
+    flag.touch()
+    root = write_suite(
+        tmp_path / "suite", {"level1/1_Flag.py": flagged(flag, action), "level1/2_ReLU.py": RELU}
+    )
+    argv = [str(root), "--arch", ARCH, "--out", str(tmp_path / "out"), "--jobs", "2"]
+    return flag, tmp_path / "out", argv
+
+
+@pytest.mark.parametrize(
+    ("action", "status", "retry_flag"),
+    [("hang", "timeout", "--retry-timeouts"), ("crash", "error", "--retry-errors")],
+)
+def test_final_rows_are_redone_only_when_asked(tmp_path, capsys, action, status, retry_flag):
+    flag, out, argv = _flag_suite(tmp_path, action)
+    assert main([*argv, "--timeout", "2"]) == 0
+    assert _rows(out) == {"level1/1_Flag.py": status, "level1/2_ReLU.py": "ok"}
+    flag.unlink()  # the problem would now succeed
+    other = "--retry-errors" if retry_flag == "--retry-timeouts" else "--retry-timeouts"
+    for extra in ([], [other]):  # a plain re-run, or one retrying the other status, redoes nothing
+        capsys.readouterr()
+        assert main([*argv, "--timeout", "30", *extra]) == 0
+        assert "analysed 0 problems" in capsys.readouterr().err
+        assert _rows(out)["level1/1_Flag.py"] == status
+    assert main([*argv, "--timeout", "30", retry_flag]) == 0
+    assert "analysed 1 problems" in capsys.readouterr().err
+    assert _rows(out) == {"level1/1_Flag.py": "ok", "level1/2_ReLU.py": "ok"}
+
+
+# --- signals: `solar kernelbench` in a session of its own, stopped like a user would stop it ------
+
+TAG = "SOLAR_KB_TEST_TAG"
+
+
+def _tagged(tag: str) -> set[int]:
+    """Live processes whose environment carries TAG=tag (inherited by everything the run started)."""
+    found = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:
+            continue
+        if f"{TAG}={tag}".encode() in environ.split(b"\0") and running(int(name)):
+            found.add(int(name))
+    return found
+
+
+def _in_session(leader: int) -> list[str]:
+    """`ps` lines of live processes in the process group or session of `leader`."""
+    listing = subprocess.run(
+        ["ps", "-e", "-o", "pid=,pgid=,sid=,stat=,args="], capture_output=True, text=True, check=True
+    ).stdout
+    lines = []
+    for line in listing.splitlines():
+        pid, pgid, sid, stat, *_ = line.split(None, 4)
+        if leader in (int(pgid), int(sid)) and not stat.startswith("Z"):
+            lines.append(line)
+    return lines
+
+
+@pytest.mark.parametrize(
+    ("signum", "isolation", "when"),
+    [
+        (signal.SIGTERM, "fork", "running"),
+        (signal.SIGINT, "subprocess", "running"),
+        (signal.SIGINT, "fork", "running"),
+        (signal.SIGTERM, "fork", "warming up"),
+    ],
+)
+def test_a_signal_ends_the_run_cleanly(tmp_path, signum, isolation, when):
+    pids = [tmp_path / "hang1.pid", tmp_path / "hang2.pid"]
+    root = write_suite(
+        tmp_path / "suite",
+        {
+            "level1/1_ReLU.py": RELU,
+            "level1/2_Hang.py": setsid_hang(pids[0]),
+            "level1/3_Hang.py": setsid_hang(pids[1]),
+        },
+    )
+    out, tmp = tmp_path / "out", tmp_path / "tmp"
+    tmp.mkdir()
+    tag = f"{os.getpid()}-{tmp_path.name}"
+    env = {**os.environ, "TMPDIR": str(tmp), TAG: tag}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path.cwd()), env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "solar.kernelbench", str(root), "--arch", ARCH]
+    command += ["--out", str(out), "--jobs", "3", "--timeout", "120", "--isolation", isolation]
+    proc = subprocess.Popen(
+        command, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        if when == "running":  # the quick problem's row is written and both hangs are running
+            ready = lambda: all(p.exists() for p in pids) and "level1/1_ReLU.py" in _rows(out)  # noqa: E731
+        else:  # the fork server is importing torch and analysing its tiny program
+            ready = lambda: any(tmp.glob("solar-kb-warm-*"))  # noqa: E731
+        assert wait_until(lambda: ready() or proc.poll() is not None, 300) and proc.poll() is None
+        if signum == signal.SIGINT:
+            os.killpg(proc.pid, signum)  # Ctrl-C reaches the terminal's whole foreground group
+        else:
+            proc.send_signal(signum)  # `kill PID`
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    err = stderr.decode(errors="replace")
+    assert proc.returncode == 128 + signum, err
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].startswith(f"solar: stopped by {signal.Signals(signum).name}; ")
+    assert wait_until(lambda: not _in_session(proc.pid)), _in_session(proc.pid)
+    assert wait_until(lambda: not _tagged(tag)), _tagged(tag)
+    for pid_file in pids:
+        if pid_file.exists():
+            pid = int(pid_file.read_text())
+            assert wait_until(lambda: not running(pid)), f"grandchild {pid} still runs"
+    assert not list(tmp.glob("solar-kb-*")), list(tmp.iterdir())
+    if when == "running":
+        assert _rows(out) == {"level1/1_ReLU.py": "ok"}  # kept; nothing recorded for the hangs
+        lines = (out / RESULTS_FILE).read_text().splitlines()
+        assert [json.loads(line)["problem"] for line in lines] == ["level1/1_ReLU.py"]
+        assert "rows in" in err.splitlines()[-1]
+    else:
+        assert "no rows were written" in err.splitlines()[-1]
