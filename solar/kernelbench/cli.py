@@ -87,7 +87,9 @@ def _clock(text: str) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and 0 < value <= MAX_CLOCK_MHZ):
-        raise UsageError(f"--clock-mhz must be a clock in MHz above 0 and at most {MAX_CLOCK_MHZ:g}, got {text!r}")
+        raise UsageError(
+            f"--clock-mhz must be a clock in MHz above 0 and at most {MAX_CLOCK_MHZ:g}, got {text!r}"
+        )
     return value
 
 

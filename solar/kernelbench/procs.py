@@ -3,9 +3,10 @@ killing a whole tree, the environment marker every worker and its descendants ca
 prctl flags (child subreaper, parent-death signal) that keep a tree from escaping its supervisor.
 
 A process that calls `setsid` leaves its process group, so `killpg` alone cannot stop what a problem
-started. Here a tree is the parent chain in /proc: while a worker's supervisor (solar.kernelbench.
-supervise) lives, every descendant is in its tree, since orphans reparent to it (PR_SET_CHILD_SUBREAPER).
-A process that also cleared its environment and outlived its supervisor is the one thing not found.
+started. Here a tree is the parent chain in /proc: while a worker's supervisor
+(solar.kernelbench.supervise) lives, every descendant is in its tree, since orphans reparent to it
+(PR_SET_CHILD_SUBREAPER). Only a process that also cleared its environment and outlived its
+supervisor would not be found.
 
 Linux only; elsewhere TRACKING is False and kills fall back to the process group."""
 
@@ -109,7 +110,7 @@ def alive(pid: int) -> bool:
 
 
 def marked(predicate: Callable[[str], bool]) -> set[int]:
-    """Live processes whose MARKER_VAR satisfies `predicate` (other users' are unreadable: skipped)."""
+    """Live processes whose MARKER_VAR satisfies `predicate` (other users' unreadable: skipped)."""
     key = MARKER_VAR.encode() + b"="
     found = set()
     for pid in _pids():

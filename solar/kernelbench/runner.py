@@ -50,12 +50,15 @@ class RunConfig:
         check_seconds(self.timeout_s, "--timeout")
         unknown = sorted(set(self.retry) - set(RETRYABLE))
         if unknown:
-            raise UsageError(f"cannot retry status {unknown[0]!r}; retryable: {', '.join(RETRYABLE)}")
+            raise UsageError(
+                f"cannot retry status {unknown[0]!r}; retryable: {', '.join(RETRYABLE)}"
+            )
 
 
 def check_seconds(value: float, flag: str) -> float:
     """`value` if it is a usable timeout: a finite number of seconds in (0, MAX_TIMEOUT_S]."""
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (number and math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
         raise UsageError(
             f"{flag} must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g} (a week), "
             f"got {value!r}"
@@ -131,8 +134,8 @@ def _note(row: Row) -> str:
     return f"{row.problem} [{row.arch}]: {row.status}" + (f" — {row.error}" if row.error else "")
 
 
-def _stop(workers: WorkerSet, pool: ThreadPoolExecutor, futures: dict, fork: bool) -> None:
-    """Kill every worker and wait for the worker threads; with fork isolation, kill the fork server
+def _stop(workers: WorkerSet, pool: ThreadPoolExecutor, futures: dict, server: bool) -> None:
+    """Kill every worker and wait for the worker threads; with `server`, kill the fork server
     until no thread is left (a thread waiting for the server to fork returns when it dies, and one
     that started a new server just before it saw the run stopped must not leave it running)."""
     from solar.kernelbench.zygote import stop_server
@@ -142,11 +145,11 @@ def _stop(workers: WorkerSet, pool: ThreadPoolExecutor, futures: dict, fork: boo
         future.cancel()
     left = set(futures)
     while left:
-        if fork:
+        if server:
             stop_server()
         _, left = wait(left, timeout=0.2)
     pool.shutdown(wait=True)
-    if fork:
+    if server:
         stop_server()
 
 
@@ -199,8 +202,10 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
                         if row.status != "ok":
                             progress.console.print(escape(_note(row)), highlight=False)
                     progress.update(task, advance=1, last=futures[future].rel)
-        except BaseException:  # a signal or a rejected flag: stop every worker, keep what is written
-            _stop(workers, pool, futures, config.isolation == "fork")
+        except BaseException as exc:  # a signal or a rejected flag: stop every worker, keep the rows
+            # a signal also ends the fork server (an error leaves it idle, warm for the next run)
+            signalled = not isinstance(exc, Exception)
+            _stop(workers, pool, futures, server=config.isolation == "fork" and signalled)
             raise
         pool.shutdown(wait=True)
     compact(path)

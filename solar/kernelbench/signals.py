@@ -14,7 +14,7 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupted(BaseException):
-    """A stop signal arrived. A BaseException, like KeyboardInterrupt: no `except Exception` eats it."""
+    """A stop signal arrived. A BaseException, like KeyboardInterrupt: `except Exception` misses it."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)

@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     if command[:1] == ["--"]:
         command = command[1:]
     if not command:
-        print("usage: python -m solar.kernelbench.supervise [--] COMMAND [ARG ...]", file=sys.stderr)
+        print("usage: python -m solar.kernelbench.supervise [--] COMMAND ...", file=sys.stderr)
         os._exit(2)
     exit_as(supervise(_exec(command)))
 

@@ -68,7 +68,7 @@ def solar_command(*args: str) -> list[str]:
 
 
 def supervised(command: list[str]) -> list[str]:
-    """`command` under a supervisor that leaves nothing of it running (solar.kernelbench.supervise)."""
+    """`command` under a supervisor that leaves nothing of it running (kernelbench.supervise)."""
     return [sys.executable, "-m", "solar.kernelbench.supervise", "--", *command]
 
 
@@ -149,7 +149,7 @@ class WorkerSet:
 
 
 def stop_worker(pid: int, marker: str) -> None:
-    """Kill a worker's supervisor, its process group, its descendants and anything with its marker."""
+    """Kill a worker's supervisor, its process group, its descendants and what carries its marker."""
     kill_tree(pid)
     kill_marked(lambda value: value == marker)
 

@@ -90,7 +90,7 @@ def stop_server() -> None:
 
 
 def run_forked(argv: list[str], timeout_s: float, workers: WorkerSet) -> Outcome:
-    """The Outcome of `solar ARGV` in a forked child; its seconds and the timeout count from the fork."""
+    """The Outcome of `solar ARGV` in a forked child; its seconds and timeout count from the fork."""
     from solar.kernelbench.worker import Outcome, read_output, stop_worker
 
     marker = workers.marker()
@@ -99,7 +99,7 @@ def run_forked(argv: list[str], timeout_s: float, workers: WorkerSet) -> Outcome
         proc = _context().Process(
             target=_child, args=(argv, str(out), str(err), marker), daemon=True
         )
-        proc.start()  # returns once the server has forked the child (the first call waits for its warm-up)
+        proc.start()  # returns once the server has forked the child (the first waits for warm-up)
         start = time.perf_counter()
         try:
             workers.add(proc.pid, marker)

@@ -157,9 +157,13 @@ def test_a_signal_ends_the_run_cleanly(tmp_path, signum, isolation, when):
     )
     try:
         if when == "running":  # the quick problem's row is written and both hangs are running
-            ready = lambda: all(p.exists() for p in pids) and "level1/1_ReLU.py" in _rows(out)  # noqa: E731
+
+            def ready() -> bool:
+                return all(p.exists() for p in pids) and "level1/1_ReLU.py" in _rows(out)
         else:  # the fork server is importing torch and analysing its tiny program
-            ready = lambda: any(tmp.glob("solar-kb-warm-*"))  # noqa: E731
+
+            def ready() -> bool:
+                return any(tmp.glob("solar-kb-warm-*"))
         assert wait_until(lambda: ready() or proc.poll() is not None, 300) and proc.poll() is None
         if signum == signal.SIGINT:
             os.killpg(proc.pid, signum)  # Ctrl-C reaches the terminal's whole foreground group
