@@ -22,6 +22,9 @@ from solar.kernelbench.procs import become_subreaper, die_with_parent, kill_tree
 
 #: after the worker ends, how long the supervisor keeps killing and reaping what it left.
 CLEANUP_LIMIT_S = 5.0
+#: the largest file a worker may write (RLIMIT_FSIZE): its stdout and stderr are files, and a problem
+#: printing in a loop must not fill the disk before its timeout.
+MAX_FILE_BYTES = 256 << 20
 
 
 class _Terminated(BaseException):
@@ -60,6 +63,7 @@ def supervise(worker: Callable[[], int]) -> int:
     if pid == 0:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        _limit_file_size(MAX_FILE_BYTES)
         code = 1
         try:
             code = worker()
@@ -80,6 +84,13 @@ def supervise(worker: Callable[[], int]) -> int:
         _reap_all(CLEANUP_LIMIT_S)
         signal.signal(signal.SIGTERM, previous)
     return status
+
+
+def _limit_file_size(limit: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft == resource.RLIM_INFINITY or soft > limit:
+        capped = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (capped, hard))
 
 
 def _terminated_status() -> int:
