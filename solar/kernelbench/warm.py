@@ -16,6 +16,7 @@ import contextlib
 import io
 import os
 import signal
+import socket
 import tempfile
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def warm_up() -> None:
     try:
         from solar.cli import main
 
-        with tempfile.TemporaryDirectory(prefix=f"solar-kb-warm-{os.getpid()}-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"solar-kb-warm-{os.getpid()}@{socket.gethostname()}-") as tmp:
             path = Path(tmp, "warm.py")
             path.write_text(TINY_PROGRAM)
             sink = io.StringIO()

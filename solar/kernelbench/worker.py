@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,7 +33,7 @@ from typing import Any
 import solar
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
-from solar.kernelbench.procs import MARKER_VAR, kill_marked, kill_tree
+from solar.kernelbench.procs import MARKER_VAR, alive, kill_marked, kill_tree
 from solar.kernelbench.results import Row
 
 #: the one-line error of `solar analyze` for an op without a lowering names the op right after this.
@@ -92,7 +93,9 @@ class WorkerSet:
         self._pids: dict[int, str] = {}
         self._count = 0
         self._stopped = False
-        self.tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+        _remove_stale_folders()
+        prefix = f"{TEMP_PREFIX}{os.getpid()}@{socket.gethostname()}-"
+        self.tmp = Path(tempfile.mkdtemp(prefix=prefix))
 
     @property
     def stopped(self) -> bool:
@@ -146,6 +149,22 @@ class WorkerSet:
         if kind is not None:
             self.stop()
         self.close()
+
+
+def _remove_stale_folders() -> None:
+    """Remove the temporary folders of runs on this host whose process is gone (killed outright, by
+    SIGKILL say, so that nothing removed them): `solar-kb-PID@HOST-*`, and the fork server's
+    `solar-kb-warm-PID@HOST-*`. The host keeps a run in another pid namespace safe."""
+    host = re.escape(socket.gethostname())
+    stale = re.compile(rf"^{re.escape(TEMP_PREFIX)}(?:warm-)?(\d+)@{host}-[^-@]+$")
+    try:
+        folders = list(Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"))
+    except OSError:
+        return
+    for folder in folders:
+        match = stale.match(folder.name)
+        if match and folder.is_dir() and not alive(int(match.group(1))):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def stop_worker(pid: int, marker: str) -> None:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 #: what the fork server imports before it forks anything; an ImportError there is ignored. `warm`
 #: comes first: it hides the GPUs before anything imports torch.
 PRELOAD = ["solar.kernelbench.warm"]
-#: the fork server's warm-up folder is `WARM_PREFIX<server pid>-...` (see solar.kernelbench.warm).
+#: the fork server's warm-up folder is `WARM_PREFIX<server pid>@<host>-...` (solar.kernelbench.warm).
 WARM_PREFIX = "solar-kb-warm-"
 
 
@@ -54,12 +54,25 @@ def _child(argv: list[str], out: str, err: str, marker: str) -> None:
     from solar.kernelbench.supervise import exit_as, supervise
 
     os.setsid()  # its own session and process group, away from the terminal's signals
+    _release_server()
     for fd, path in ((1, out), (2, err)):
         target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(target, fd)
         os.close(target)
     os.environ[MARKER_VAR] = marker
     exit_as(supervise(lambda: _run_cli(argv)))
+
+
+def _release_server() -> None:
+    """Close this child's copy of the fork server's "alive" pipe. The server exits when every copy
+    is closed; with only the runner's left, a runner killed outright (SIGKILL) ends the server, whose
+    death signals every supervisor (PR_SET_PDEATHSIG) to kill its worker."""
+    server = getattr(multiprocessing.forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(fd, int):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        server._forkserver_alive_fd = None
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -85,7 +98,7 @@ def stop_server() -> None:
     kill_tree(pid, group=False)  # it shares this process's group
     with contextlib.suppress(OSError, AttributeError):
         server._stop()  # closes its socket and reaps it
-    for folder in Path(tempfile.gettempdir()).glob(f"{WARM_PREFIX}{pid}-*"):
+    for folder in Path(tempfile.gettempdir()).glob(f"{WARM_PREFIX}{pid}@*"):
         shutil.rmtree(folder, ignore_errors=True)
 
 

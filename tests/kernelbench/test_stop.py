@@ -4,11 +4,15 @@ crashed rows are redone on request."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -145,16 +149,39 @@ def _in_session(leader: int) -> list[str]:
     return lines
 
 
-@pytest.mark.parametrize(
-    ("signum", "isolation", "when"),
-    [
-        (signal.SIGTERM, "fork", "running"),
-        (signal.SIGINT, "subprocess", "running"),
-        (signal.SIGINT, "fork", "running"),
-        (signal.SIGTERM, "fork", "warming up"),
-    ],
-)
-def test_a_signal_ends_the_run_cleanly(tmp_path, signum, isolation, when):
+@dataclass
+class _Run:
+    proc: subprocess.Popen
+    pids: list[Path]  # pid files of the hangs' grandchildren
+    out: Path
+    tmp: Path  # the run's TMPDIR
+    tag: str
+
+    def wait(self, when: str) -> None:
+        if when == "running":  # the quick problem's row is written and both hangs are running
+
+            def ready() -> bool:
+                return all(p.exists() for p in self.pids) and "level1/1_ReLU.py" in _rows(self.out)
+        else:  # the fork server is importing torch and analysing its tiny program
+
+            def ready() -> bool:
+                return any(self.tmp.glob("solar-kb-warm-*"))
+
+        assert wait_until(lambda: ready() or self.proc.poll() is not None, 300)
+        assert self.proc.poll() is None, self.proc.communicate()[1]
+
+    def nothing_left(self) -> None:
+        assert wait_until(lambda: not _in_session(self.proc.pid)), _in_session(self.proc.pid)
+        assert wait_until(lambda: not _tagged(self.tag), 60), _tagged(self.tag)
+        for pid_file in self.pids:
+            if pid_file.exists():
+                pid = int(pid_file.read_text())
+                assert wait_until(lambda: not running(pid)), f"grandchild {pid} still runs"
+
+
+@contextlib.contextmanager
+def _kernelbench(tmp_path: Path, isolation: str) -> Iterator[_Run]:
+    """`solar kernelbench` on a quick problem and two hangs, in a session of its own."""
     pids = [tmp_path / "hang1.pid", tmp_path / "hang2.pid"]
     root = write_suite(
         tmp_path / "suite",
@@ -175,39 +202,56 @@ def test_a_signal_ends_the_run_cleanly(tmp_path, signum, isolation, when):
         command, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     try:
-        if when == "running":  # the quick problem's row is written and both hangs are running
-
-            def ready() -> bool:
-                return all(p.exists() for p in pids) and "level1/1_ReLU.py" in _rows(out)
-        else:  # the fork server is importing torch and analysing its tiny program
-
-            def ready() -> bool:
-                return any(tmp.glob("solar-kb-warm-*"))
-        assert wait_until(lambda: ready() or proc.poll() is not None, 300) and proc.poll() is None
-        if signum == signal.SIGINT:
-            os.killpg(proc.pid, signum)  # Ctrl-C reaches the terminal's whole foreground group
-        else:
-            proc.send_signal(signum)  # `kill PID`
-        _, stderr = proc.communicate(timeout=120)
+        yield _Run(proc, pids, out, tmp, tag)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("signum", "isolation", "when"),
+    [
+        (signal.SIGTERM, "fork", "running"),
+        (signal.SIGINT, "subprocess", "running"),
+        (signal.SIGINT, "fork", "running"),
+        (signal.SIGTERM, "fork", "warming up"),
+    ],
+)
+def test_a_signal_ends_the_run_cleanly(tmp_path, signum, isolation, when):
+    with _kernelbench(tmp_path, isolation) as run:
+        run.wait(when)
+        if signum == signal.SIGINT:
+            os.killpg(run.proc.pid, signum)  # Ctrl-C reaches the terminal's whole foreground group
+        else:
+            run.proc.send_signal(signum)  # `kill PID`
+        _, stderr = run.proc.communicate(timeout=120)
     err = stderr.decode(errors="replace")
-    assert proc.returncode == 128 + signum, err
+    assert run.proc.returncode == 128 + signum, err
     assert "Traceback" not in err
-    assert err.splitlines()[-1].startswith(f"solar: stopped by {signal.Signals(signum).name}; ")
-    assert wait_until(lambda: not _in_session(proc.pid)), _in_session(proc.pid)
-    assert wait_until(lambda: not _tagged(tag)), _tagged(tag)
-    for pid_file in pids:
-        if pid_file.exists():
-            pid = int(pid_file.read_text())
-            assert wait_until(lambda: not running(pid)), f"grandchild {pid} still runs"
-    assert not list(tmp.glob("solar-kb-*")), list(tmp.iterdir())
+    last = err.splitlines()[-1]
+    assert last.startswith(f"solar: stopped by {signal.Signals(signum).name}; ")
+    run.nothing_left()
+    assert not list(run.tmp.glob("solar-kb-*")), list(run.tmp.iterdir())
     if when == "running":
-        assert _rows(out) == {"level1/1_ReLU.py": "ok"}  # kept; nothing recorded for the hangs
-        lines = (out / RESULTS_FILE).read_text().splitlines()
+        assert _rows(run.out) == {"level1/1_ReLU.py": "ok"}  # kept; nothing recorded for the hangs
+        lines = (run.out / RESULTS_FILE).read_text().splitlines()
         assert [json.loads(line)["problem"] for line in lines] == ["level1/1_ReLU.py"]
-        assert "rows in" in err.splitlines()[-1]
+        assert "rows in" in last
     else:
-        assert "no rows were written" in err.splitlines()[-1]
+        assert "no rows were written" in last
+
+
+def test_a_runner_killed_outright_takes_its_workers_along(tmp_path, monkeypatch):
+    """SIGKILL cannot be handled: the fork server exits once the runner is gone, and each
+    supervisor's parent-death signal kills its worker's tree. The next run removes the folder."""
+    with _kernelbench(tmp_path, "fork") as run:
+        run.wait("running")
+        run.proc.kill()
+        run.proc.communicate(timeout=120)
+    run.nothing_left()
+    assert list(run.tmp.glob("solar-kb-*@*"))  # nobody was left to remove it
+    monkeypatch.setattr(tempfile, "tempdir", str(run.tmp))
+    with WorkerSet() as workers:
+        assert workers.tmp.parent == run.tmp
+        assert list(run.tmp.glob("solar-kb-*")) == [workers.tmp]  # the dead run's folder is gone
