@@ -72,7 +72,7 @@ def _jobs(text: str) -> int:
 
 
 def _level(text: str) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise UsageError(f"--level takes level numbers (0, 1, 2, ...), got {text!r}")
     return int(text)
 
