@@ -59,7 +59,8 @@ def warm_up() -> None:
     try:
         from solar.cli import main
 
-        with tempfile.TemporaryDirectory(prefix=f"solar-kb-warm-{os.getpid()}@{socket.gethostname()}-") as tmp:
+        prefix = f"solar-kb-warm-{os.getpid()}@{socket.gethostname()}-"
+        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
             path = Path(tmp, "warm.py")
             path.write_text(TINY_PROGRAM)
             sink = io.StringIO()
