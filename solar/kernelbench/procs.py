@@ -70,28 +70,33 @@ def _pids() -> list[int]:
         return []
 
 
-def parents() -> dict[int, int]:
-    """{pid: parent pid} of every live process (zombies excluded)."""
+def _table() -> dict[int, tuple[int, int]]:
+    """{pid: (parent pid, session id)} of every live process (zombies excluded)."""
     found = {}
     for pid in _pids():
         fields = _stat_fields(pid)
         if fields and fields[0] != "Z":
-            found[pid] = int(fields[1])
+            found[pid] = (int(fields[1]), int(fields[4]))
     return found
 
 
 def descendants(root: int) -> set[int]:
-    """Every live descendant of `root` by the parent chain (not `root` itself)."""
+    """Every live process below `root`, `root` excluded: its descendants by the parent chain, the
+    members of the session `root` leads (an orphan of a killed leader that stayed in the session
+    is found so) and their descendants. A session id is not reused while the session has members,
+    so this is sound after `root` itself is gone."""
+    table = _table()
     children: dict[int, list[int]] = {}
-    for pid, ppid in parents().items():
+    for pid, (ppid, _) in table.items():
         children.setdefault(ppid, []).append(pid)
-    found: set[int] = set()
-    todo = [root]
+    found = {pid for pid, (_, sid) in table.items() if sid == root and pid != root}
+    todo = [root, *found]
     while todo:
         for child in children.get(todo.pop(), ()):
             if child not in found:
                 found.add(child)
                 todo.append(child)
+    found.discard(root)
     return found
 
 
@@ -136,7 +141,8 @@ def _signal(pids: Iterable[int], signum: int) -> None:
 
 
 def kill_tree(root: int, *, include_root: bool = True, group: bool = True) -> None:
-    """Kill `root` (unless `include_root` is False), its process group and every descendant.
+    """Kill `root` (unless `include_root` is False: `root` may be gone, or be the caller), its
+    process group (unless `group` is False) and everything `descendants` finds below it.
 
     The tree is frozen first (SIGSTOP, round by round until a round finds nothing new), so that
     nothing forks between finding the tree and killing it, then every process gets SIGKILL."""
@@ -150,7 +156,7 @@ def kill_tree(root: int, *, include_root: bool = True, group: bool = True) -> No
                 break
             _signal(new, signal.SIGSTOP)
             stopped |= new
-    if group and include_root:
+    if group:  # a process group id, like a session id, is not reused while the group has members
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(root, signal.SIGKILL)
     _signal(stopped, signal.SIGKILL)

@@ -173,6 +173,15 @@ def stop_worker(pid: int, marker: str) -> None:
     kill_marked(lambda value: value == marker)
 
 
+def after_worker(pid: int, marker: str, returncode: int | None) -> None:
+    """Once a supervisor is gone (and reaped): it leaves nothing behind when it exits by itself, but
+    one killed by a signal (the OOM killer, a problem killing its parent) may leave its worker. Its
+    session and process group are killed then, never its pid, which may already be reused."""
+    if returncode is not None and returncode < 0:
+        kill_tree(pid, include_root=False)
+        kill_marked(lambda value: value == marker)
+
+
 def read_output(path: Path) -> str:
     """A worker's output file (its last _MAX_OUTPUT_BYTES), decoded leniently."""
     try:
@@ -214,6 +223,7 @@ def run_command(command: list[str], timeout_s: float, workers: WorkerSet) -> Out
             raise
         finally:
             workers.discard(proc.pid)
+        after_worker(proc.pid, marker, returncode)
         seconds = time.perf_counter() - start
         return Outcome(returncode, read_output(out), read_output(err), seconds)
 

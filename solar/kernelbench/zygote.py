@@ -104,7 +104,7 @@ def stop_server() -> None:
 
 def run_forked(argv: list[str], timeout_s: float, workers: WorkerSet) -> Outcome:
     """The Outcome of `solar ARGV` in a forked child; its seconds and timeout count from the fork."""
-    from solar.kernelbench.worker import Outcome, read_output, stop_worker
+    from solar.kernelbench.worker import Outcome, after_worker, read_output, stop_worker
 
     marker = workers.marker()
     with workers.workdir() as tmp:
@@ -126,6 +126,7 @@ def run_forked(argv: list[str], timeout_s: float, workers: WorkerSet) -> Outcome
             raise
         finally:
             workers.discard(proc.pid)
+        after_worker(proc.pid, marker, code)
         seconds = time.perf_counter() - start
         outcome = Outcome(code, read_output(out), read_output(err), seconds)
         proc.close()

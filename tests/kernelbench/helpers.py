@@ -179,6 +179,19 @@ def get_inputs():
     )
 
 
+#: writes its pid to `pid_file`, kills its parent (the worker's supervisor), then hangs.
+PARRICIDE = """import os, time
+open({pid_file!r}, "w").write(str(os.getpid()))
+os.kill(os.getppid(), 9)
+time.sleep(600)
+"""
+
+
+def parricide(pid_file: Path) -> str:
+    """A problem that kills its supervisor (the worker's parent) at import and then hangs."""
+    return HEADER + PARRICIDE.format(pid_file=str(pid_file)) + FOOTER
+
+
 def flagged(flag_file: Path, action: str) -> str:
     """A ReLU problem that, while `flag_file` exists, first does `action` (`hang`, `crash`)."""
     act = {"hang": "time.sleep(600)", "crash": "os._exit(3)"}[action]

@@ -23,9 +23,11 @@ from solar.kernelbench.results import RESULTS_FILE, Row, read_rows
 from solar.kernelbench.runner import RunConfig, resolve_archs, run_analysis
 from solar.kernelbench.worker import WorkerSet, run_command
 from tests.kernelbench.helpers import (
+    PARRICIDE,
     RELU,
     daemon_then_relu,
     flagged,
+    parricide,
     running,
     setsid_hang,
     wait_until,
@@ -86,6 +88,25 @@ def test_a_worker_that_leaves_a_daemon_is_ok_and_the_daemon_dies(tmp_path, isola
     assert row.status == "ok" and row.totals["flops"] == 8  # no wait for the daemon's pipes
     pid = int(pid_file.read_text())
     assert wait_until(lambda: not running(pid)), f"daemon {pid} still runs"
+
+
+def test_a_worker_whose_supervisor_is_killed_is_killed_too(tmp_path):
+    pid_file = tmp_path / "worker.pid"
+    root = write_suite(tmp_path / "suite", {"level1/1_Parricide.py": parricide(pid_file)})
+    row = _run(root, tmp_path / "out", "fork", timeout_s=300.0)["level1/1_Parricide.py"]
+    assert row.status == "error" and "SIGKILL" in row.error  # not a wait for the timeout
+    pid = int(pid_file.read_text())
+    assert wait_until(lambda: not running(pid)), f"orphaned worker {pid} still runs"
+
+
+def test_a_fresh_interpreter_whose_supervisor_is_killed_is_killed_too(tmp_path):
+    pid_file = tmp_path / "worker.pid"
+    code = PARRICIDE.format(pid_file=str(pid_file))
+    with WorkerSet() as workers:
+        outcome = run_command([sys.executable, "-c", code], 300.0, workers)
+        assert outcome.returncode == -signal.SIGKILL
+        pid = int(pid_file.read_text())
+        assert wait_until(lambda: not running(pid)), f"orphaned worker {pid} still runs"
 
 
 def _flag_suite(tmp_path: Path, action: str) -> tuple[Path, Path, list[str]]:
