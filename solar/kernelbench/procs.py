@@ -3,10 +3,13 @@ killing a whole tree, the environment marker every worker and its descendants ca
 prctl flags (child subreaper, parent-death signal) that keep a tree from escaping its supervisor.
 
 A process that calls `setsid` leaves its process group, so `killpg` alone cannot stop what a problem
-started. Here a tree is the parent chain in /proc: while a worker's supervisor
-(solar.kernelbench.supervise) lives, every descendant is in its tree, since orphans reparent to it
-(PR_SET_CHILD_SUBREAPER). Only a process that also cleared its environment and outlived its
-supervisor would not be found.
+started. Here a tree is the parent chain in /proc plus the supervisor's session: while a worker's
+supervisor (solar.kernelbench.supervise) lives, every descendant is in its tree, since orphans
+reparent to it (PR_SET_CHILD_SUBREAPER); once it is gone, what stayed in its session is found by the
+session id. The marker is a third net: /proc/PID/environ is the environment a process was exec'd
+with, so it finds every exec'd descendant (a forked-only one carries the marker in memory only).
+Only a process that left the session, never exec'd (or cleared its environment) and outlived a
+supervisor killed from outside would not be found.
 
 Linux only; elsewhere TRACKING is False and kills fall back to the process group."""
 
