@@ -6,8 +6,11 @@ its traceback. The analysis commands run under a wall-clock limit (`--timeout`) 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Sequence
@@ -315,6 +318,7 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
         "--debug", action="store_true",
         help="show what the program and torch/JAX print while it is traced, and tracebacks",
     )
+    p.set_defaults(runs_user_code=True)
 
 
 def _add_mode_flags(p: argparse.ArgumentParser) -> None:
@@ -389,6 +393,42 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _preload(path: str) -> None:
+    """Import the frontend a file needs before the --timeout clock starts: the limit is on the
+    analysis, not on solar's own start-up (importing torch or jax takes seconds on a busy machine)."""
+    from solar.frontends.detect import framework_of
+
+    framework = framework_of(path)
+    if framework == "torch":
+        import torch.export._trace  # noqa: F401  - torch.export imports most of torch lazily
+
+        import solar.frontends.torch.loader  # noqa: F401
+    elif framework == "jax":
+        import solar.frontends.jax.loader  # noqa: F401
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM during a command that runs user code (passes through user-code guards as Ctrl-C does)."""
+
+
+@contextlib.contextmanager
+def _terminate_cleanly(args: argparse.Namespace):
+    """While a command that runs user code runs in the main thread, SIGTERM ends it as Ctrl-C
+    does: one line, exit 143 (other commands keep their own handling)."""
+    if not getattr(args, "runs_user_code", False) or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     debug = False
@@ -399,13 +439,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         debug = getattr(args, "debug", False)
         usercode.configure(debug=debug)
-        with usercode.deadline(getattr(args, "timeout", None)):
-            return args.fn(args)
+        runs_user_code = getattr(args, "runs_user_code", False)
+        with _terminate_cleanly(args):
+            if runs_user_code:
+                _preload(args.file)
+            with usercode.deadline(args.timeout if runs_user_code else None):
+                return args.fn(args)
     except SolarError as exc:
         if debug:
             traceback.print_exc()
         print(f"solar: error: {message_line(exc)}", file=sys.stderr)
         return 2
+    except _Terminated:
+        print("solar: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:  # Ctrl-C (or a KeyboardInterrupt raised by the user's code)
         print("solar: interrupted", file=sys.stderr)
         return 130

@@ -5,6 +5,7 @@ is known) and saying what to pass instead."""
 
 from __future__ import annotations
 
+import codecs
 import io
 import tokenize
 from pathlib import Path
@@ -50,6 +51,7 @@ def _null_byte(text: str, shown: str, what: str, error: ErrorType) -> None:
 
 def _bad_encoding(data: bytes, exc: UnicodeDecodeError, shown: str, encoding: str, what: str) -> str:
     line = data.count(b"\n", 0, exc.start) + 1
+    encoding = "UTF-8" if codecs.lookup(encoding).name == "utf-8" else encoding
     return (
         f"{shown}:{line}: byte 0x{data[exc.start]:02x} is not {encoding} text; {what} must be "
         f"{encoding} text (is this a binary file?)"

@@ -39,10 +39,16 @@ def import_model_file(path: str | Path) -> Any:
     module = types.ModuleType(name)
     module.__file__ = str(p.resolve())
     sys.modules[name] = module  # dataclasses, pickling and typing look the module up by name
+    folder = str(p.resolve().parent)
+    added = folder not in sys.path
+    if added:  # helper modules beside the model file import as with `python model.py`
+        sys.path.append(folder)
     try:
         with running(p, "importing the model file"):
             exec(code, module.__dict__)  # noqa: S102 - running the user's model file is the point
     finally:
         sys.modules.pop(name, None)
+        if added and folder in sys.path:
+            sys.path.remove(folder)
     return module
 

@@ -42,6 +42,8 @@ _real_exit = os._exit
 _real_abort = os.abort
 # Seconds the watchdog waits after the alarm before it ends the process itself.
 WATCHDOG_GRACE = 5.0
+# Seconds between repeats of the alarm once the limit has passed.
+REPEAT_S = 0.5
 
 
 def configure(debug: bool = False) -> None:
@@ -77,8 +79,15 @@ class _Sink(io.TextIOBase):
 
 
 def one_line(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    """`Type: first line of the message` (an exception whose str() fails is shown by its type)."""
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - the user's __str__ is user code too
+        message = "<its message could not be printed>"
+    for line in message.splitlines():
+        if line.strip():
+            return f"{type(exc).__name__}: {line.strip()}"
+    return type(exc).__name__
 
 
 def user_frame(exc: BaseException, path: str | None) -> str:
@@ -195,12 +204,14 @@ def deadline(seconds: float | None) -> Iterator[None]:
     dog = threading.Timer(seconds + WATCHDOG_GRACE, watchdog)
     dog.daemon = True
     previous = signal.signal(signal.SIGALRM, alarm) if main else None
-    if main:
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+    if main:  # then again every REPEAT_S: code that swallows the first one (torch's lazy imports do) gets another
+        signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_S)
     dog.start()
     try:
         yield
     except _Deadline as exc:
+        if main:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         state["where"] = getattr(exc, "where", None)
         raise AnalysisTimeout(_timeout_message(seconds, state["where"])) from None
     finally:

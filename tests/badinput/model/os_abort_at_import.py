@@ -1,0 +1,9 @@
+# case: os.abort() at import
+# run: analyze {file} --arch H100-SXM --json
+# exit: 2
+# line: ^solar: error: .*called os\.abort\(\)
+# process: subprocess
+import torch
+import torch.nn as nn
+import os
+os.abort()
