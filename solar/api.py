@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from solar.errors import UsageError, message_line
-from solar.ir.nodes import Program
+from solar.ir.nodes import Program, Role
 from solar.report import Report, build_report
 
 
@@ -96,6 +96,11 @@ def load_ir_file(path: str | Path) -> Program:
         verify(program)
     except IRVerifyError as exc:
         raise IRVerifyError(f"{name}: {message_line(exc)}") from None
+    if not any(t.role is Role.OUTPUT for t in program.tensors):
+        raise IRVerifyError(
+            f"{name}: program {program.name!r} declares no output, so there is nothing to bound; "
+            "declare what it computes, e.g. `output y: f32[8]`"
+        )
     return program
 
 

@@ -173,6 +173,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.api import analyze_loaded, load
     from solar.report import reports_to_json
 
+    from solar.hardware import get_spec
+
+    for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
+        get_spec(arch)
     loaded = load(args.file, mode=args.mode, infer_structure=args.infer_structure)
     reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache) for a in args.arch]
     if args.json:

@@ -135,8 +135,11 @@ def run_inprocess(argv: list[str]) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
-def run_subprocess(case: Case, argv: list[str]) -> tuple[int, str, str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def run_subprocess(case: Case, argv: list[str], tmp: Path) -> tuple[int, str, str]:
+    """`python -m solar.cli ARGV` in a process (group) of its own. A `signal: NAME` case's model
+    creates the file $SOLAR_BADINPUT_READY once it runs; the signal is sent then."""
+    ready = tmp / "ready"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SOLAR_BADINPUT_READY=str(ready))
     proc = subprocess.Popen(
         [sys.executable, "-m", "solar.cli", *argv], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -144,9 +147,10 @@ def run_subprocess(case: Case, argv: list[str]) -> tuple[int, str, str]:
     sig = case.fields.get("signal")
     try:
         if sig:
-            name, _, after = sig.partition(" after ")
-            time.sleep(float(after or 5))
-            proc.send_signal(getattr(signal, f"SIG{name}"))
+            start = time.monotonic()
+            while not ready.exists() and proc.poll() is None and time.monotonic() - start < LIMIT_S:
+                time.sleep(0.1)
+            proc.send_signal(getattr(signal, f"SIG{sig}"))
         out, err = proc.communicate(timeout=LIMIT_S)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -160,7 +164,7 @@ def run_case(case: Case, inprocess: bool) -> dict:
         _setup(case, Path(tmp))
         argv = case.argv(Path(tmp))
         start = time.monotonic()
-        rc, out, err = run_inprocess(argv) if inprocess else run_subprocess(case, argv)
+        rc, out, err = run_inprocess(argv) if inprocess else run_subprocess(case, argv, Path(tmp))
         return {"id": case.id, "rc": rc, "out": out, "err": err, "seconds": time.monotonic() - start}
 
 

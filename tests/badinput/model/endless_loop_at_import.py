@@ -2,7 +2,6 @@
 # run: analyze {file} --json --timeout 5
 # exit: 2
 # line: ^solar: error: .*did not finish within --timeout 5 s \(stopped while importing the model file at endless_loop_at_import\.py:\d+\)
-# process: subprocess
 import torch
 import torch.nn as nn
 while True:

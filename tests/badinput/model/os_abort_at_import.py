@@ -2,7 +2,6 @@
 # run: analyze {file} --arch H100-SXM --json
 # exit: 2
 # line: ^solar: error: .*called os\.abort\(\)
-# process: subprocess
 import torch
 import torch.nn as nn
 import os

@@ -2,7 +2,6 @@
 # run: analyze {file} --arch H100-SXM --json
 # exit: 2
 # line: ^solar: error: .*os_exit_in_forward\.py:\d+: the model file called os\._exit\(5\) during tracing forward\(\)
-# process: subprocess
 import torch
 import torch.nn as nn
 import os

@@ -2,7 +2,6 @@
 # run: analyze {file} --json --timeout 5
 # exit: 2
 # line: ^solar: error: .*did not finish within --timeout 5 s \(stopped while get_inputs\(\) at sleep_in_get_inputs\.py:\d+\)
-# process: subprocess
 import torch
 import torch.nn as nn
 import time
