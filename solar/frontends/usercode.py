@@ -29,6 +29,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -201,8 +202,14 @@ def deadline(seconds: float | None) -> Iterator[None]:
         os.write(2, line.encode())
         _real_exit(2)
 
+    if main:
+        outer, _ = signal.getitimer(signal.ITIMER_REAL)
+        if outer and outer <= seconds:  # an enclosing alarm (the caller's own limit) comes first
+            yield
+            return
     dog = threading.Timer(seconds + WATCHDOG_GRACE, watchdog)
     dog.daemon = True
+    started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, alarm) if main else None
     if main:  # then again every REPEAT_S: code that swallows the first one (torch's lazy imports do) gets another
         signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_S)
@@ -219,3 +226,5 @@ def deadline(seconds: float | None) -> Iterator[None]:
         if main:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+            if outer:  # the enclosing alarm, less the time spent here
+                signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-3))
