@@ -8,8 +8,8 @@ from __future__ import annotations
 import codecs
 import io
 import tokenize
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from solar.errors import SolarError
 
@@ -30,15 +30,21 @@ def read_bytes(path: str | Path, what: str, error: ErrorType, max_bytes: int = M
         if not p.exists():
             raise error(f"{shown}: no such file; pass the path of {what}")
         if not p.is_file():
-            raise error(f"{shown}: not a regular file (a device, socket or pipe); pass the path of {what}")
+            raise error(
+                f"{shown}: not a regular file (a device, socket or pipe); pass the path of {what}"
+            )
         size = p.stat().st_size
         if size > max_bytes:
-            raise error(f"{shown}: {size} bytes is too large for {what} (limit {max_bytes}); check the path")
+            raise error(
+                f"{shown}: {size} bytes is too large for {what} (limit {max_bytes}); check the path"
+            )
         with p.open("rb") as f:
             return f.read(max_bytes + 1)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise error(f"{shown}: cannot read ({reason}); pass the path of {what} you can read") from None
+        raise error(
+            f"{shown}: cannot read ({reason}); pass the path of {what} you can read"
+        ) from None
 
 
 def _null_byte(text: str, shown: str, what: str, error: ErrorType) -> None:
@@ -49,7 +55,9 @@ def _null_byte(text: str, shown: str, what: str, error: ErrorType) -> None:
         raise error(f"{shown}:{line}:{column}: a null byte; {what} is text, not binary data")
 
 
-def _bad_encoding(data: bytes, exc: UnicodeDecodeError, shown: str, encoding: str, what: str) -> str:
+def _bad_encoding(
+    data: bytes, exc: UnicodeDecodeError, shown: str, encoding: str, what: str
+) -> str:
     line = data.count(b"\n", 0, exc.start) + 1
     encoding = "UTF-8" if codecs.lookup(encoding).name == "utf-8" else encoding
     return (
@@ -86,7 +94,6 @@ def read_python(path: str | Path, error: ErrorType) -> str:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         raise error(_bad_encoding(data, exc, shown, encoding, what)) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     _null_byte(text, shown, what, error)
     return text

@@ -25,8 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "badinput"
 DATA = CORPUS / "_data"
@@ -34,7 +32,7 @@ LIMIT_S = 60.0
 WORKERS = 2
 MIN_CASES = 150
 MARK = "@@badinput-result "
-KEYS = ("case", "run", "exit", "line", "stdout", "process", "signal", "setup", "file")
+KEYS = ("case", "run", "exit", "line", "stdout", "process", "signal", "setup", "file", "unless")
 _HEADER = re.compile(r"^\s*#\s*(" + "|".join(KEYS) + r")\s*:\s?(.*?)\s*$")
 
 
@@ -83,7 +81,11 @@ def _header(path: Path) -> dict[str, str]:
 def load_cases() -> list[Case]:
     cases = []
     for path in sorted(CORPUS.rglob("*")):
-        if not path.is_file() or "_data" in path.relative_to(CORPUS).parts or path.name == "README.md":
+        if (
+            not path.is_file()
+            or "_data" in path.relative_to(CORPUS).parts
+            or path.name == "README.md"
+        ):
             continue
         if path.suffix in (".pyc",) or "__pycache__" in path.parts:
             continue
@@ -92,7 +94,9 @@ def load_cases() -> list[Case]:
         if "case" not in fields:
             if path.parent.name.endswith(".files"):
                 continue  # a support file of a multi-file case
-            raise AssertionError(f"{rel}: no `# case:` header (support files go in _data/ or NAME.files/)")
+            raise AssertionError(
+                f"{rel}: no `# case:` header (support files go in _data/ or NAME.files/)"
+            )
         data = path.parent / fields["file"] if "file" in fields else path
         cases.append(Case(rel, path, data, fields))
     return cases
@@ -141,8 +145,13 @@ def run_subprocess(case: Case, argv: list[str], tmp: Path) -> tuple[int, str, st
     ready = tmp / "ready"
     env = dict(os.environ, PYTHONPATH=str(ROOT), SOLAR_BADINPUT_READY=str(ready))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "solar.cli", *argv], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [sys.executable, "-m", "solar.cli", *argv],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     sig = case.fields.get("signal")
     try:
@@ -165,7 +174,13 @@ def run_case(case: Case, inprocess: bool) -> dict:
         argv = case.argv(Path(tmp))
         start = time.monotonic()
         rc, out, err = run_inprocess(argv) if inprocess else run_subprocess(case, argv, Path(tmp))
-        return {"id": case.id, "rc": rc, "out": out, "err": err, "seconds": time.monotonic() - start}
+        return {
+            "id": case.id,
+            "rc": rc,
+            "out": out,
+            "err": err,
+            "seconds": time.monotonic() - start,
+        }
 
 
 def problems(case: Case, result: dict) -> list[str]:
@@ -204,8 +219,8 @@ def problems(case: Case, result: dict) -> list[str]:
 
 
 def _worker(ids: list[str]) -> None:
-    import solar.cli  # noqa: F401  - imported once for all the cases
-    import solar.frontends.torch  # noqa: F401
+    import solar.cli
+    import solar.frontends.torch
 
     with contextlib.suppress(ImportError):
         import solar.frontends.jax.loader  # noqa: F401
@@ -222,17 +237,22 @@ def run_corpus(cases: list[Case]) -> dict[str, dict]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.test_badinput", *share], cwd=ROOT, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-m", "tests.test_badinput", *share],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
-        for share in shares if share
+        for share in shares
+        if share
     ]
     results: dict[str, dict] = {}
     for w in workers:
         out, err = w.communicate(timeout=LIMIT_S * max(1, len(inproc)))
         for line in out.splitlines():
             if line.startswith(MARK):  # user code may write to the real stdout too
-                r = json.loads(line[len(MARK):])
+                r = json.loads(line[len(MARK) :])
                 results[r["id"]] = r
         if w.returncode != 0:
             results["<worker>"] = {"rc": w.returncode, "err": err[-2000:]}
@@ -253,8 +273,17 @@ def test_corpus_is_large_and_well_formed():
             re.compile(c.fields["line"])
 
 
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
 def test_corpus():
-    cases = load_cases()
+    cuda = _cuda()
+    cases = [c for c in load_cases() if not (c.fields.get("unless") == "cuda" and cuda)]
     results = run_corpus(cases)
     assert "<worker>" not in results, results.get("<worker>")
     failures = []

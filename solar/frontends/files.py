@@ -26,7 +26,9 @@ def compile_model_file(path: str | Path) -> types.CodeType:
     try:
         return compile(source, str(p.resolve()), "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise ModelFileError(f"{p.name}:{exc.lineno}: syntax error: {exc.msg}; fix the model file") from None
+        raise ModelFileError(
+            f"{p.name}:{exc.lineno}: syntax error: {exc.msg}; fix the model file"
+        ) from None
     except (ValueError, RecursionError, MemoryError) as exc:  # e.g. nesting too deep to compile
         raise ModelFileError(f"{p.name}: cannot compile the model file: {one_line(exc)}") from None
 
@@ -51,4 +53,3 @@ def import_model_file(path: str | Path) -> Any:
         if added and folder in sys.path:
             sys.path.remove(folder)
     return module
-

@@ -32,8 +32,9 @@ import threading
 import time
 import traceback
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from solar.errors import AnalysisTimeout, ModelFileError, SolarError
 
@@ -162,7 +163,7 @@ def running(path: str | Path | None, what: str) -> Iterator[None]:
             f"{user_frame(exc, spath)}: the model file called {exc.call} during {what}; a model "
             "file must not end the process (remove the call)"
         ) from None
-    except BaseException as exc:  # the user's code failed: anything else it raised
+    except BaseException as exc:  # noqa: BLE001 - the user's code failed: anything it raised
         raise ModelFileError(f"{user_frame(exc, spath)}: {what} failed: {one_line(exc)}") from None
     finally:
         _state.depth = depth
@@ -227,4 +228,6 @@ def deadline(seconds: float | None) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
             if outer:  # the enclosing alarm, less the time spent here
-                signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-3))
+                signal.setitimer(
+                    signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-3)
+                )

@@ -12,11 +12,41 @@ from hypothesis import strategies as st
 
 from solar.ir.affine import Affine, as_affine, eq, ge, lt, var
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Call, Cast, Const, Index, Indirect, Load, Loop, Origin, Program, Role, Stmt, Store, TensorDecl
+from solar.ir.nodes import (
+    Call,
+    Cast,
+    Const,
+    Index,
+    Indirect,
+    Load,
+    Loop,
+    Origin,
+    Program,
+    Role,
+    Stmt,
+    Store,
+    TensorDecl,
+)
 from solar.ir.scalar_ops import OPS, ScalarOp, Update
 
 # Words the grammar or the value syntax gives a meaning of their own.
-RESERVED = {"for", "in", "where", "and", "program", "at", "id", "tf32", "sym", "inf", "nan", "true", "false", "ind", "index"}
+RESERVED = {
+    "for",
+    "in",
+    "where",
+    "and",
+    "program",
+    "at",
+    "id",
+    "tf32",
+    "sym",
+    "inf",
+    "nan",
+    "true",
+    "false",
+    "ind",
+    "index",
+}
 RESERVED |= {d.text for d in DType} | {op.value for op in ScalarOp} | {r.value for r in Role}
 
 names = st.text(string.ascii_lowercase, min_size=1, max_size=4).filter(lambda s: s not in RESERVED)
@@ -38,7 +68,9 @@ def affines(draw, variables: list[str], depth: int = 0) -> Affine:
 
 
 def _consts():
-    floats = st.floats(allow_nan=True, allow_infinity=True, width=64).filter(lambda x: not (x == 0 and math.copysign(1, x) < 0))
+    floats = st.floats(allow_nan=True, allow_infinity=True, width=64).filter(
+        lambda x: not (x == 0 and math.copysign(1, x) < 0)
+    )
     return st.one_of(st.integers(-(10**6), 10**6), floats, st.booleans()).map(Const)
 
 
@@ -81,20 +113,29 @@ LEAVES = ("const", "index", "load")
 
 def expressions(ctx) -> st.SearchStrategy:
     base = st.one_of(*(EXPRESSIONS[k](ctx, _consts()) for k in LEAVES))
-    return st.recursive(base, lambda sub: st.one_of(*(f(ctx, sub) for f in EXPRESSIONS.values())), max_leaves=6)
+    return st.recursive(
+        base, lambda sub: st.one_of(*(f(ctx, sub) for f in EXPRESSIONS.values())), max_leaves=6
+    )
 
 
 @st.composite
 def origins(draw):
     op = draw(st.text(string.ascii_letters + string.digits + "._:-", min_size=1, max_size=20))
-    source = draw(st.text(st.characters(blacklist_characters='"\n\r', blacklist_categories=("Cs", "Cc")), max_size=30))
+    source = draw(
+        st.text(
+            st.characters(blacklist_characters='"\n\r', blacklist_categories=("Cs", "Cc")),
+            max_size=30,
+        )
+    )
     return Origin(op, draw(st.integers(-3, 100)), source, draw(st.booleans()))
 
 
 @st.composite
 def loop_nests(draw, symbols: list[str]):
     vs = draw(st.lists(loop_names, min_size=0, max_size=3, unique=True))
-    return [Loop(v, draw(st.one_of(sizes, st.sampled_from(symbols)) if symbols else sizes)) for v in vs]
+    return [
+        Loop(v, draw(st.one_of(sizes, st.sampled_from(symbols)) if symbols else sizes)) for v in vs
+    ]
 
 
 @st.composite
@@ -109,8 +150,12 @@ def plain_statements(draw, ctx):
         a, b = draw(affines(vs)), draw(affines(vs))
         guards.append(draw(st.sampled_from([ge, lt, eq]))(a, b))
     return Stmt(
-        tuple(loops), target, draw(st.sampled_from(list(Update))), draw(expressions(inner)),
-        tuple(guards), draw(st.none() | origins()),
+        tuple(loops),
+        target,
+        draw(st.sampled_from(list(Update))),
+        draw(expressions(inner)),
+        tuple(guards),
+        draw(st.none() | origins()),
     )
 
 
@@ -121,11 +166,20 @@ STATEMENTS = {"plain": plain_statements}
 @st.composite
 def programs(draw) -> Program:
     symbols = draw(st.lists(names, max_size=2, unique=True))
-    decl_names = draw(st.lists(names.filter(lambda n: n not in symbols), min_size=1, max_size=4, unique=True))
+    decl_names = draw(
+        st.lists(names.filter(lambda n: n not in symbols), min_size=1, max_size=4, unique=True)
+    )
     tensors = []
     for n in decl_names:
-        shape = tuple(draw(st.one_of(sizes, st.sampled_from(symbols)) if symbols else sizes) for _ in range(draw(st.integers(0, 3))))
-        tensors.append(TensorDecl(n, shape, draw(st.sampled_from(list(DType))), draw(st.sampled_from(list(Role)))))
+        shape = tuple(
+            draw(st.one_of(sizes, st.sampled_from(symbols)) if symbols else sizes)
+            for _ in range(draw(st.integers(0, 3)))
+        )
+        tensors.append(
+            TensorDecl(
+                n, shape, draw(st.sampled_from(list(DType))), draw(st.sampled_from(list(Role)))
+            )
+        )
     ctx = {"tensors": [(t.name, len(t.shape)) for t in tensors], "symbols": symbols, "vars": []}
     stmts = draw(st.lists(st.one_of(*(f(ctx) for f in STATEMENTS.values())), max_size=4))
     binding = tuple((s, draw(sizes)) for s in symbols)

@@ -23,10 +23,66 @@ MIN_TEXTS = 10_000
 POSITION = re.compile(r"^line \d+, column \d+: \S")
 
 VOCAB = [
-    "(", ")", "[", "]", ",", ":", "..", "=", "+=", "*=", "max=", "min=", "for ", " in ", " where ", " and ",
-    "@op ", " id=", '"', "#", "\n", " ", "{", "}", "//", "%", "*", "-", "+", "/", "ind(", "index(", "1e309",
-    "0", "-1", "99999999999999999999", "1.5", "f32", "input ", "output ", "sym ", "temp ", "\t", "é", "\x00",
-    "\\", "!=", "**", ";", "program ", "tf32", " at ", "\r", "<=", ">=", "==", "<", ">", "nan", "-inf",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    ":",
+    "..",
+    "=",
+    "+=",
+    "*=",
+    "max=",
+    "min=",
+    "for ",
+    " in ",
+    " where ",
+    " and ",
+    "@op ",
+    " id=",
+    '"',
+    "#",
+    "\n",
+    " ",
+    "{",
+    "}",
+    "//",
+    "%",
+    "*",
+    "-",
+    "+",
+    "/",
+    "ind(",
+    "index(",
+    "1e309",
+    "0",
+    "-1",
+    "99999999999999999999",
+    "1.5",
+    "f32",
+    "input ",
+    "output ",
+    "sym ",
+    "temp ",
+    "\t",
+    "é",
+    "\x00",
+    "\\",
+    "!=",
+    "**",
+    ";",
+    "program ",
+    "tf32",
+    " at ",
+    "\r",
+    "<=",
+    ">=",
+    "==",
+    "<",
+    ">",
+    "nan",
+    "-inf",
 ]
 
 
@@ -49,7 +105,9 @@ def _replace_char(rnd, text):
     if not text:
         return text
     a = rnd.randrange(len(text))
-    return text[:a] + chr(rnd.choice([rnd.randint(32, 126), rnd.randint(0, 0x2FFF)])) + text[a + 1 :]
+    return (
+        text[:a] + chr(rnd.choice([rnd.randint(32, 126), rnd.randint(0, 0x2FFF)])) + text[a + 1 :]
+    )
 
 
 def _lines(rnd, text, how):
@@ -76,8 +134,14 @@ def _number(rnd, text):
 
 # Mutation kinds: one row each.
 MUTATIONS = [
-    _delete, _insert, _insert, _replace_char, _truncate, _number,
-    lambda rnd, t: _lines(rnd, t, "dup"), lambda rnd, t: _lines(rnd, t, "swap"),
+    _delete,
+    _insert,
+    _insert,
+    _replace_char,
+    _truncate,
+    _number,
+    lambda rnd, t: _lines(rnd, t, "dup"),
+    lambda rnd, t: _lines(rnd, t, "swap"),
 ]
 
 
@@ -104,8 +168,14 @@ def test_ir_text_round_trips_and_mutants_fail_cleanly():
     count = {"texts": 0}
 
     @settings(
-        max_examples=EXAMPLES, deadline=None, database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+        ],
     )
     @given(programs(), st.randoms(use_true_random=False))
     def run(program, rnd):

@@ -5,7 +5,6 @@ one line naming the file — never another exception."""
 from __future__ import annotations
 
 import math
-import random
 
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -16,13 +15,20 @@ from solar.hardware.spec import SPEC_DIR, HardwareSpec, load_spec_file, physical
 
 BASE = yaml.safe_load((SPEC_DIR / "H100-SXM.yaml").read_text())
 SETTINGS = settings(
-    max_examples=100, deadline=None, database=None,
+    max_examples=100,
+    deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
 values = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(-(10**30), 10**30), st.booleans(),
-    st.none(), st.text(max_size=8), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**30), 10**30),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=8),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 
 
@@ -72,12 +78,33 @@ def test_one_edited_value_loads_or_fails_in_one_line(tmp_path, path, how, value)
 
 
 @SETTINGS
-@given(st.randoms(use_true_random=False), st.sampled_from(["\x00", "\xff", ":", "- ", "&a ", "*a", "!!", "\t", "{", "[", "'", '"', "\n  ", "dram:\n", "#"]))
+@given(
+    st.randoms(use_true_random=False),
+    st.sampled_from(
+        [
+            "\x00",
+            "\xff",
+            ":",
+            "- ",
+            "&a ",
+            "*a",
+            "!!",
+            "\t",
+            "{",
+            "[",
+            "'",
+            '"',
+            "\n  ",
+            "dram:\n",
+            "#",
+        ]
+    ),
+)
 def test_edited_bytes_load_or_fail_in_one_line(tmp_path, rnd, token):
     text = (SPEC_DIR / "H100-SXM.yaml").read_text()
     for _ in range(rnd.randint(1, 3)):
         a = rnd.randrange(len(text) + 1)
-        text = text[:a] + token + text[a + rnd.randint(0, 3):]
+        text = text[:a] + token + text[a + rnd.randint(0, 3) :]
     _load(tmp_path, text)
 
 
