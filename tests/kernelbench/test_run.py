@@ -77,7 +77,8 @@ def test_unsupported_names_the_op_and_crashes_say_how_they_died(suite):
     fft = rows[("level1/2_FFT.py", "H100-SXM")]
     assert fft.op is not None and "fft" in fft.op and fft.op in fft.error
     assert fft.error.startswith("unsupported op ") and "\n" not in fft.error
-    assert "status 3" in rows[("level1/10_Exit3.py", "H100-SXM")].error
+    # os._exit in the model is trapped by solar (a one-line error naming it), not a dead worker
+    assert "os._exit(3)" in rows[("level1/10_Exit3.py", "H100-SXM")].error
     assert "SIGSEGV" in rows[("level2/1_Segfault.py", "H100-SXM")].error
 
 
