@@ -109,7 +109,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.api import analyze_loaded, load
     from solar.report import reports_to_json
 
-    loaded = load(args.file, mode=args.mode, infer_structure=args.infer_structure)
+    loaded = load(args.file, mode=args.mode, infer_structure=args.infer_structure,
+                  train=args.train, loss=args.loss, optimizer=args.optimizer)
     reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache) for a in args.arch]
     if args.json:
         print(reports_to_json(reports))
@@ -252,6 +253,13 @@ def _add_mode_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_train_flags(p: argparse.ArgumentParser) -> None:
+    """--train, --loss, --optimizer: bound one training step instead of the forward pass."""
+    p.add_argument("--train", action="store_true", help="one training step: forward, loss, backward, optimizer")
+    p.add_argument("--loss", default="sum", help="with --train: sum | mean of the outputs, or FILE:function")
+    p.add_argument("--optimizer", choices=("sgd", "adamw", "none"), default="adamw", help="with --train")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="solar",
@@ -271,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="cold: L2 flushed before the run (default); warm: inputs up to the L2 capacity may be resident",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    _add_train_flags(a)
     _add_mode_flags(a)
     a.set_defaults(fn=cmd_analyze)
     v = sub.add_parser("verify", help="compare the IR's outputs with the program's own outputs")
