@@ -100,8 +100,10 @@ def _reduce_all(how: str) -> Callable[..., torch.Tensor]:
     return loss
 
 
-def loss_function(spec: str) -> Callable[..., torch.Tensor]:
+def loss_function(spec: str | Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     """`sum` | `mean` (of every floating-point output) or `FILE:function` (called as f(output, *inputs))."""
+    if callable(spec):
+        return spec
     if spec in LOSSES:
         return _reduce_all(spec)
     path, sep, name = spec.rpartition(":")
@@ -231,11 +233,13 @@ class TrainProgram:
     grads: dict[str, str]  # parameter tensor -> its gradient tensor
     activation_bytes: int  # peak bytes of forward activations alive (saved for backward included)
     saved_bytes: int  # bytes of the tensors the backward reads from the forward
+    bindings: dict[str, tuple[str, Any]]  # input/param tensor -> ("param", key) | ("input", position)
+    state: dict[str, tuple[str, str]]  # optimizer state input -> (parameter tensor, state name)
 
     def notes(self, tt: TrainTraced) -> list[str]:
         mib = 1 << 20
         return [
-            f"training step: loss={tt.loss} of the model's output, forward + backward "
+            f"training step: loss={getattr(tt.loss, '__name__', tt.loss)} of the model's output, forward + backward "
             f"(gradients of {len(self.grads)} parameters, written to memory as p.grad)",
             tt.optimizer.describe(),
             f"activation memory: peak {self.activation_bytes / mib:.3f} MiB alive, "
@@ -250,10 +254,11 @@ def lower_train(tt: TrainTraced) -> TrainProgram:
     ep = tt.traced.exported
     program, bindings = convert_with_bindings(tt.traced, optimize=False)
     grads = _gradient_outputs(ep, program, bindings)
-    program = _with_optimizer(program, grads, tt.optimizer)
+    state: dict[str, tuple[str, str]] = {}
+    program = _with_optimizer(program, grads, tt.optimizer, state)
     program = run_passes(program)
     activation, saved = activation_memory(ep)
-    return TrainProgram(program, grads, activation, saved)
+    return TrainProgram(program, grads, activation, saved, bindings, state)
 
 
 def _gradient_outputs(ep, program: Program, bindings: dict[str, tuple[str, Any]]) -> dict[str, str]:
@@ -270,7 +275,8 @@ def _gradient_outputs(ep, program: Program, bindings: dict[str, tuple[str, Any]]
     return grads
 
 
-def _with_optimizer(program: Program, grads: dict[str, str], opt: Optimizer) -> Program:
+def _with_optimizer(program: Program, grads: dict[str, str], opt: Optimizer,
+                    state: dict[str, tuple[str, str]]) -> Program:
     """The program plus the optimizer's element-wise update of every parameter with a gradient."""
     if opt.kind == "none" or not grads:
         return program
@@ -280,8 +286,13 @@ def _with_optimizer(program: Program, grads: dict[str, str], opt: Optimizer) -> 
     for k, (param, grad) in enumerate(grads.items()):
         p, g = decls[param], decls[grad]
         b.origin = Origin(f"optimizer.{opt.kind}", 1_000_000 + k, f"{opt.kind} update of {param}")
+        before = set(b.tensors)
+        grad = views.tensor(g.name, g.shape, g.dtype)  # possibly a row-major reshape of p
         outputs += UPDATES[opt.kind](b, opt, views.tensor(p.name, p.shape, p.dtype),
-                                     views.tensor(g.name, g.shape, g.dtype))
+                                     grad if g.shape == p.shape else views.reshape(grad, p.shape))
+        for name in set(b.tensors) - before:
+            if b.tensors[name].role is Role.INPUT:
+                state[name] = (param, name[len(param) + 1:])
     b.origin = None
     return b.program(outputs)
 
