@@ -153,7 +153,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from solar.validate.run import validate_file
 
-    result = validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
+    if args.train:
+        from solar.validate.train import validate_train_file
+
+        result = validate_train_file(args.file, args.arch, args.loss, args.optimizer, reps=min(args.reps, 20))
+    else:
+        result = validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
     if args.json:
         print(result.to_json())
         return 1 if result.violations else 0
@@ -293,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--compile", action="store_true", help="also time torch.compile of the model")
     val.add_argument("--reps", type=int, default=50, help="timed calls per mode (median and min reported)")
     val.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_train_flags(val)
     val.set_defaults(fn=cmd_validate)
     cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
     cal.add_argument("--out", default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
