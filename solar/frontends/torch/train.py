@@ -162,6 +162,8 @@ def _joint(ep: torch.export.ExportedProgram, where: str) -> torch.export.Exporte
         warnings.simplefilter("ignore")
         gm, sig = _copy_graph_module_and_signature(joint)
         _remove_detach_pass(gm, sig)
+    for node in gm.graph.nodes:  # frames of torch's re-trace, not the user's: never shown as source
+        node.meta.pop("stack_trace", None)
     return joint._update(gm, sig)
 
 
