@@ -217,3 +217,12 @@ def test_unknown_loss_and_optimizer():
         _step(nn.Linear(2, 2), torch.randn(1, 2), loss="max")
     with pytest.raises(UsageError, match="unknown optimizer"):
         _step(nn.Linear(2, 2), torch.randn(1, 2), optimizer="lamb")
+
+
+def test_saved_activations_of_an_mlp():
+    n, i, h, o = 4, 3, 5, 2
+    model = nn.Sequential(nn.Linear(i, h), nn.ReLU(), nn.Linear(h, o))
+    tp = _step(model, torch.randn(n, i))
+    # The backward reads one activation: the ReLU's output (its mask, and the input of the second
+    # layer's dW); the batch and the weights are inputs, not activations.
+    assert tp.saved_bytes == n * h * 4

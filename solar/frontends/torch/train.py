@@ -244,8 +244,9 @@ class TrainProgram:
             f"training step: loss={getattr(tt.loss, '__name__', tt.loss)} of the model's output, forward + backward "
             f"(gradients of {len(self.grads)} parameters, written to memory as p.grad)",
             tt.optimizer.describe(),
-            f"activation memory: peak {self.activation_bytes / mib:.3f} MiB alive, "
-            f"{self.saved_bytes / mib:.3f} MiB saved for backward (from the joint graph)",
+            f"activation memory: peak {self.activation_bytes / mib:.3f} MiB of op outputs alive "
+            f"(activations, gradients, temporaries), {self.saved_bytes / mib:.3f} MiB saved for "
+            "backward (from the joint graph)",
         ]
 
 
@@ -349,46 +350,56 @@ def _bytes(val: Any) -> int:
 
 
 def activation_memory(ep: torch.export.ExportedProgram) -> tuple[int, int]:
-    """(peak bytes alive, bytes saved for backward) over the joint graph in its order: every op's
-    output (views excluded: they alias) lives from its node to its last use. Backward nodes are those
-    that depend on the loss's seed gradient; forward tensors a backward node reads are saved."""
+    """(peak bytes alive, bytes saved for backward) over the joint graph in its order. Every op
+    output that owns storage (views alias their base; each result of a multi-output op is its own)
+    lives from its node to the last use of it or of any view of it; parameters and inputs are not
+    counted, gradients and temporaries are. Forward nodes are those the loss (and the forward's other
+    outputs) depend on, every other node is backward; a forward tensor a backward node reads
+    (directly or through a view) is saved."""
+    import operator
+
     nodes = list(ep.graph.nodes)
-    loss = next((o.arg.name for o in ep.graph_signature.output_specs if o.kind is OutputKind.LOSS_OUTPUT), None)
-    seed = next((n for n in nodes if n.op == "call_function" and n.args
-                 and getattr(n.args[0], "name", None) == loss and n.target in SEEDS), None)
-    backward: set = set()
-    if seed is not None:
-        backward.add(seed)
-        for n in nodes[nodes.index(seed) + 1:]:
-            if any(a in backward for a in n.all_input_nodes):
-                backward.add(n)
+    by_name = {n.name: n for n in nodes}
+    grads = (OutputKind.GRADIENT_TO_PARAMETER, OutputKind.GRADIENT_TO_USER_INPUT)
+    todo = [by_name[o.arg.name] for o in ep.graph_signature.output_specs
+            if o.kind not in grads and getattr(o.arg, "name", None) in by_name]
+    forward: set = set()  # what the loss and the forward's other outputs need
+    while todo:
+        n = todo.pop()
+        if n not in forward:
+            forward.add(n)
+            todo += n.all_input_nodes
+    backward = {n for n in nodes if n.op == "call_function" and n not in forward}
 
-    def owns(n) -> bool:
-        return n.op == "call_function" and not getattr(n.target, "is_view", False) and hasattr(n.target, "_schema")
-
-    last = {n: k for k, n in enumerate(nodes)}
+    root: dict = {}  # node -> the node owning its storage (None: a parameter, an input, a tuple)
+    for n in nodes:
+        if n.op != "call_function":
+            root[n] = None
+        elif getattr(n.target, "is_view", False) and n.args:
+            root[n] = root.get(n.args[0])
+        elif n.target is operator.getitem or isinstance(n.meta.get("val"), torch.Tensor):
+            root[n] = n
+        else:
+            root[n] = None
+    last: dict = {}
     for k, n in enumerate(nodes):
         for a in n.all_input_nodes:
-            last[a] = k
+            if root.get(a) is not None:
+                last[root[a]] = k
     alive, peak = 0, 0
     ends: dict[int, int] = {}
     for k, n in enumerate(nodes):
-        if owns(n):
+        if root[n] is n:
             size = _bytes(n.meta.get("val"))
             alive += size
-            ends[last[n]] = ends.get(last[n], 0) + size
+            end = last.get(n, k)
+            ends[end] = ends.get(end, 0) + size
         peak = max(peak, alive)
         alive -= ends.pop(k, 0)
-
-    def readers(n) -> set:  # users, seen through forward views of n
-        out = set()
-        for u in n.users:
-            out |= readers(u) if u not in backward and not owns(u) else {u}
-        return out
-
-    saved = sum(_bytes(n.meta.get("val")) for n in nodes
-                if owns(n) and n not in backward and readers(n) & backward)
-    return peak, saved
+    seeds = {n for n in backward if n.target in SEEDS}  # the loss's seed gradient reads a shape only
+    saved_roots = {root[a] for n in backward - seeds for a in n.all_input_nodes
+                   if root.get(a) is not None and root[a] in forward}
+    return peak, sum(_bytes(r.meta.get("val")) for r in saved_roots)
 
 
 __all__ = ["LOSSES", "OPTIMIZERS", "Optimizer", "TrainProgram", "TrainTraced", "activation_memory",
