@@ -226,3 +226,47 @@ def test_saved_activations_of_an_mlp():
     # The backward reads one activation: the ReLU's output (its mask, and the input of the second
     # layer's dW); the batch and the weights are inputs, not activations.
     assert tp.saved_bytes == n * h * 4
+
+
+@pytest.mark.skipif(
+    torch.ops.aten.index_put.default not in __import__("solar.frontends.torch.lowerings", fromlist=["LOWERINGS"]).LOWERINGS,
+    reason="embedding backward is a scatter-add (index_put with accumulate): needs the data-dependent store lowering",
+)
+def test_embedding_backward_matches_torch():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(7, 3), nn.Linear(3, 2))
+    ids = torch.tensor([[1, 4, 1], [6, 0, 4]])  # repeated ids: their gradients add up
+    tp = _step(model, ids)
+    outs = _run(tp, model, (ids,), {})
+    model(ids).sum().backward()
+    by_param = {tp.bindings[p][1].removeprefix("model."): g for p, g in tp.grads.items()}
+    ref = model[0].weight.grad.numpy()
+    np.testing.assert_allclose(outs[by_param["0.weight"]].reshape(ref.shape), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_api_and_cli_train(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import solar
+
+    path = tmp_path / "tiny.py"
+    path.write_text(
+        "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.lin = nn.Linear(4, 3)\n\n    def forward(self, x):\n"
+        "        return self.lin(x)\n\ndef get_inputs():\n    return [torch.randn(2, 4)]\n"
+    )
+    fwd = solar.analyze(str(path), arch="H100-SXM")
+    step = solar.analyze(str(path), arch="H100-SXM", train=True, optimizer="sgd")
+    assert step.totals.flops > fwd.totals.flops
+    assert any("SGD" in line for line in step.assumptions)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "solar.cli", "analyze", str(path), "--train", "--json"],
+                          capture_output=True, text=True, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert any("AdamW" in line for line in json.loads(proc.stdout)["assumptions"])
+    proc = subprocess.run([sys.executable, "-m", "solar.cli", "analyze", str(path), "--train", "--loss", "max"],
+                          capture_output=True, text=True, cwd=root)
+    assert proc.returncode == 2 and "unknown loss" in proc.stderr

@@ -244,9 +244,8 @@ class TrainProgram:
             f"training step: loss={getattr(tt.loss, '__name__', tt.loss)} of the model's output, forward + backward "
             f"(gradients of {len(self.grads)} parameters, written to memory as p.grad)",
             tt.optimizer.describe(),
-            f"activation memory: peak {self.activation_bytes / mib:.3f} MiB of op outputs alive "
-            f"(activations, gradients, temporaries), {self.saved_bytes / mib:.3f} MiB saved for "
-            "backward (from the joint graph)",
+            f"activation memory (joint graph): peak {self.activation_bytes / mib:.3f} MiB of op "
+            f"outputs alive, {self.saved_bytes / mib:.3f} MiB saved for backward",
         ]
 
 
