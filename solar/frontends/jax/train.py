@@ -6,6 +6,7 @@ keeps none); parameters and optimizer state are read once and written once."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -75,7 +76,20 @@ def _apply_and_params(module: Any, path: str) -> tuple[Callable, Any, tuple, str
     )
 
 
-def trace_train_file(path: str | Path, loss: str = "sum", optimizer: str = "adamw") -> tuple[JaxTraced, list[str]]:
+@dataclass(frozen=True)
+class TrainStep:
+    """step(state, *inputs) of a JAX model file, with abstract state and inputs."""
+
+    step: Callable[..., Any]
+    state: Any  # (params,) or (params, optimizer state), as ShapeDtypeStructs
+    inputs: tuple
+    arg_names: list[str]
+    source_file: str | None
+    notes: list[str]
+
+
+def train_step(path: str | Path, loss: str = "sum", optimizer: str = "adamw") -> TrainStep:
+    """The training step of a JAX model file (see the module docstring)."""
     module = loader.import_model_file(path)
     if not hasattr(module, "get_inputs"):
         raise ModelFileError(f"{Path(path).name}: defines no get_inputs()")
@@ -101,12 +115,18 @@ def trace_train_file(path: str | Path, loss: str = "sum", optimizer: str = "adam
             return value, optax.apply_updates(p, updates), opt_state
 
         state = (params, loader._trace_step(lambda: jax.eval_shape(tx.init, params), "optax init", spath))
-    traced = loader._trace(step, inputs, state, Path(path).stem, spath, loader._signature_names(apply)[1:])
-    args = tuple(Arg(a.kind, a.name.removeprefix("0_").replace("1_", "opt_", 1) if a.name.startswith("1_") else a.name.removeprefix("0_"))
+    notes = [f"training step: jax.value_and_grad of loss={loss} of the model's output", describe]
+    return TrainStep(step, state, inputs, loader._signature_names(apply)[1:], spath, notes)
+
+
+def trace_train_file(path: str | Path, loss: str = "sum", optimizer: str = "adamw") -> tuple[JaxTraced, list[str]]:
+    ts = train_step(path, loss, optimizer)
+    traced = loader._trace(ts.step, ts.inputs, ts.state, Path(path).stem, ts.source_file, ts.arg_names)
+    # state leaves are named 0_<param> (parameters) and 1_<...> (optimizer state)
+    args = tuple(Arg(a.kind, "opt_" + a.name[2:] if a.name.startswith("1_") else a.name.removeprefix("0_"))
                  for a in traced.args)
     traced = JaxTraced(traced.jaxpr, traced.name, traced.source_file, traced.flags, traced.precision_config, args)
-    notes = [f"training step: jax.value_and_grad of loss={loss} of the model's output", describe]
-    return traced, notes
+    return traced, ts.notes
 
 
 def lower_train_file(path: str | Path, loss: str = "sum", optimizer: str = "adamw") -> tuple[Any, JaxTraced, list[str]]:
@@ -116,4 +136,4 @@ def lower_train_file(path: str | Path, loss: str = "sum", optimizer: str = "adam
     return convert(traced)[0], traced, notes
 
 
-__all__ = ["LOSSES", "OPTIMIZERS", "lower_train_file", "trace_train_file"]
+__all__ = ["LOSSES", "OPTIMIZERS", "TrainStep", "lower_train_file", "trace_train_file", "train_step"]

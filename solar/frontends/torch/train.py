@@ -34,6 +34,7 @@ aten = torch.ops.aten
 LOSSES = ("sum", "mean")
 OPTIMIZERS = ("sgd", "adamw", "none")
 # Kept whole in the joint trace: attention in its CPU flash form (lowered with a saved-P backward).
+OPTIMIZER_INSTANCE = 1 << 30  # the op instance of the optimizer update (one eager kernel)
 SEEDS = frozenset({aten.full_like.default, aten.ones_like.default})
 KEEP = frozenset({aten._scaled_dot_product_flash_attention_for_cpu.default})
 
@@ -287,7 +288,9 @@ def _with_optimizer(program: Program, grads: dict[str, str], opt: Optimizer,
     outputs = [t.name for t in program.with_role(Role.OUTPUT)]
     for k, (param, grad) in enumerate(grads.items()):
         p, g = decls[param], decls[grad]
-        b.origin = Origin(f"optimizer.{opt.kind}", 1_000_000 + k, f"{opt.kind} update of {param}")
+        # One instance for every parameter: a fused multi-tensor kernel may update them all at once,
+        # so the unfused (eager) bound charges the whole update as one kernel.
+        b.origin = Origin(f"optimizer.{opt.kind}", OPTIMIZER_INSTANCE, f"{opt.kind} update of {param}")
         before = set(b.tensors)
         grad = views.tensor(g.name, g.shape, g.dtype)  # possibly a row-major reshape of p
         outputs += UPDATES[opt.kind](b, opt, views.tensor(p.name, p.shape, p.dtype),
