@@ -199,6 +199,35 @@ def test_gradients_and_update_match_torch(optimizer):
         np.testing.assert_allclose(updated[pname + "_new"], p.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=n)
 
 
+class _Masked(nn.Module):
+    def __init__(self, boolean: bool):
+        super().__init__()
+        self.q, self.k, self.v = (nn.Parameter(torch.randn(2, 2, 5, 4)) for _ in range(3))
+        self.boolean = boolean
+
+    def forward(self, mask):
+        m = mask > 0 if self.boolean else mask
+        return F.scaled_dot_product_attention(self.q, self.k, self.v, attn_mask=m, scale=0.6)
+
+
+@pytest.mark.parametrize("boolean", [False, True])
+def test_masked_attention_gradients_match_torch(boolean):
+    torch.manual_seed(0)
+    model = _Masked(boolean)
+    mask = torch.randn(5, 5)
+    mask[:, 0] = 1.0  # every query attends to at least one key
+    tp = lower_train(trace_train_module(model, (mask,), _weighted_sdpa, "none"))
+    outs = _run(tp, model, (mask,), {})
+    _weighted_sdpa(model(mask), mask).backward()
+    for p, g in tp.grads.items():
+        ref = dict(model.named_parameters())[tp.bindings[p][1].removeprefix("model.")].grad.numpy()
+        np.testing.assert_allclose(outs[g].reshape(ref.shape), ref, rtol=1e-4, atol=1e-5, err_msg=p)
+
+
+def _weighted_sdpa(y, mask):  # a loss whose gradient varies per element
+    return (y * y).sum()
+
+
 def test_unused_trainable_parameter_is_one_line_error():
     class M(nn.Module):
         def __init__(self):

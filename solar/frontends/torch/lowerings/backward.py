@@ -22,6 +22,7 @@ from solar.frontends.builder import add, call, cast, const, contract, loop_vars,
 from solar.frontends.torch.conv import _per_dim, convolution
 from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
+from solar.frontends import views
 from solar.frontends.views import View
 from solar.ir.affine import Affine, ge, lt
 from solar.ir.dtypes import DType
@@ -104,10 +105,22 @@ def _acc(dtype: DType) -> DType:
 def _check_attention(q: View, k: View, attn_mask: Any, dropout_p: float) -> None:
     if dropout_p:
         raise UnsupportedOpError(f"attention with dropout_p={dropout_p} draws random numbers; train with dropout_p=0")
-    if attn_mask is not None:
-        raise UnsupportedOpError("attention backward with an attn_mask has no lowering yet (is_causal is supported)")
     if k.shape[:-2] != q.shape[:-2]:
         raise UnsupportedOpError("attention backward with grouped-query heads has no lowering yet")
+
+
+def _logits(s: Any, mask: View | None, idx: tuple, scale: float) -> Any:
+    """scale * s, plus an additive mask, or -inf where a boolean mask excludes the key."""
+    scaled = mul(s, scale)
+    if mask is None:
+        return scaled
+    if mask.dtype is DType.BOOL:
+        return call(S.WHERE, mask.at(idx), scaled, -math.inf)
+    return add(scaled, mask.at(idx))
+
+
+def _mask(attn_mask: View | None, shape: tuple[int, ...]) -> View | None:
+    return None if attn_mask is None else views.expand(attn_mask, shape)
 
 
 def _causal(is_causal: bool):
@@ -117,34 +130,41 @@ def _causal(is_causal: bool):
 @lower(aten._scaled_dot_product_flash_attention_for_cpu.default)
 def _flash_forward(
     ctx: LowerCtx, q: View, k: View, v: View, dropout_p: float = 0.0, is_causal: bool = False, *,
-    attn_mask: Any = None, scale: float | None = None,
+    attn_mask: View | None = None, scale: float | None = None,
 ) -> tuple[View, View]:
     _check_attention(q, k, attn_mask, dropout_p)
     b = ctx.b
     *batch_l, length, e_dim = q.shape
     batch = tuple(batch_l)
-    keys, ev = k.shape[-2], v.shape[-1]
+    keys = k.shape[-2]
     out_shape, out_dtype = ctx.meta(0)
     acc = _acc(out_dtype)
     scale = 1.0 / math.sqrt(e_dim) if scale is None else float(scale)
     causal = _causal(is_causal)
     sshape = batch + (length, keys)
+    mask = _mask(attn_mask, sshape)
     loops, idx = loop_vars("i", sshape)
     rows, ridx = loops[:-1], idx[:-1]
     guards = causal(idx[-2], idx[-1])
     s = contract(b, f"{ctx.hint}_scores", sshape, acc, (e_dim,), lambda o, r: q.at(o[:-1] + (r[0],)),
                  lambda o, r: k.at(o[:-2] + (o[-1], r[0])), guards=lambda o, r: causal(o[-2], o[-1]))
+    # The row maximum of the logits; with a positive scale and no mask, of the raw scores (the
+    # scale is folded into the exponent: the max of scaled scores is the scaled max).
+    plain = mask is None and scale > 0
+    logit = s.at(idx) if plain else _logits(s.at(idx), mask, idx, scale)
     m = b.temp(f"{ctx.hint}_max", batch + (length,), acc)
     b.emit(rows, m.base, ridx, Update.ASSIGN, const(-math.inf))
-    b.emit(loops, m.base, ridx, Update.MAX, s.at(idx), guards)
+    b.emit(loops, m.base, ridx, Update.MAX, logit, guards)
     p = b.temp(f"{ctx.hint}_probs", sshape, acc)
-    b.emit(loops, p.base, idx, Update.ASSIGN, call(S.EXP, mul(sub(s.at(idx), m.at(ridx)), scale)), guards)
+    centred = sub(logit, m.at(ridx))
+    b.emit(loops, p.base, idx, Update.ASSIGN, call(S.EXP, mul(centred, scale) if plain else centred), guards)
     total = b.temp(f"{ctx.hint}_sum", batch + (length,), acc)
     b.emit(rows, total.base, ridx, Update.ASSIGN, const(0.0))
     b.emit(loops, total.base, ridx, Update.ADD, p.at(idx), guards)
     lse_shape, lse_dtype = ctx.meta(1)
     lse = b.temp(f"{ctx.hint}_lse", lse_shape, lse_dtype)
-    b.emit(rows, lse.base, ridx, Update.ASSIGN, add(mul(m.at(ridx), scale), call(S.LOG, total.at(ridx))))
+    top = mul(m.at(ridx), scale) if plain else m.at(ridx)
+    b.emit(rows, lse.base, ridx, Update.ASSIGN, add(top, call(S.LOG, total.at(ridx))))
     # Normalised probabilities, kept for the backward (P = p / sum).
     pn = b.temp(f"{ctx.hint}_P", sshape, acc)
     b.emit(loops, pn.base, idx, Update.ASSIGN, mul(p.at(idx), call(S.RECIP, total.at(ridx))), guards)
@@ -163,7 +183,8 @@ def _cast_to(b: Any, x: View, dtype: DType, hint: str) -> View:
     return out
 
 
-def _probabilities(ctx: LowerCtx, q: View, k: View, lse: View, scale: float, causal, acc: DType) -> View:
+def _probabilities(ctx: LowerCtx, q: View, k: View, lse: View, scale: float, causal, acc: DType,
+                   attn_mask: View | None) -> View:
     """The forward's P when it was lowered in this program, else P = exp(scale * Q·Kᵀ - lse)."""
     saved = _PROBS.get(lse.base) if lse.base else None
     if saved is not None and saved[0] is ctx.b:
@@ -175,7 +196,7 @@ def _probabilities(ctx: LowerCtx, q: View, k: View, lse: View, scale: float, cau
                  lambda o, r: k.at(o[:-2] + (o[-1], r[0])), guards=lambda o, r: causal(o[-2], o[-1]))
     loops, idx = loop_vars("i", sshape)
     p = b.temp(f"{ctx.hint}_P", sshape, acc)
-    value = call(S.EXP, sub(mul(s.at(idx), scale), lse.at(idx[:-1])))
+    value = call(S.EXP, sub(_logits(s.at(idx), _mask(attn_mask, sshape), idx, scale), lse.at(idx[:-1])))
     b.emit(loops, p.base, idx, Update.ASSIGN, value, causal(idx[-2], idx[-1]))
     return p
 
@@ -183,7 +204,7 @@ def _probabilities(ctx: LowerCtx, q: View, k: View, lse: View, scale: float, cau
 @lower(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
 def _flash_backward(
     ctx: LowerCtx, do: View, q: View, k: View, v: View, out: View, lse: View, dropout_p: float,
-    is_causal: bool, *, attn_mask: Any = None, scale: float | None = None,
+    is_causal: bool, *, attn_mask: View | None = None, scale: float | None = None,
 ) -> tuple[View, View, View]:
     _check_attention(q, k, attn_mask, dropout_p)
     b = ctx.b
@@ -193,7 +214,7 @@ def _flash_backward(
     acc = _acc(ctx.meta(0)[1])
     scale = 1.0 / math.sqrt(e_dim) if scale is None else float(scale)
     causal = _causal(is_causal)
-    p = _probabilities(ctx, q, k, lse, scale, causal, acc)
+    p = _probabilities(ctx, q, k, lse, scale, causal, acc, attn_mask)
     sshape = batch + (length, keys)
     loops, idx = loop_vars("i", sshape)
     rows, ridx = loops[:-1], idx[:-1]
