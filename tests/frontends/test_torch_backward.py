@@ -299,3 +299,28 @@ def test_api_and_cli_train(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "solar.cli", "analyze", str(path), "--train", "--loss", "max"],
                           capture_output=True, text=True, cwd=root)
     assert proc.returncode == 2 and "unknown loss" in proc.stderr
+
+
+def test_conv_transpose2d_backward_flops_exact():
+    nb, cin, cout, h, w, k, stride, pad, out_pad, groups = 2, 4, 6, 5, 4, 3, 2, 1, 1, 2
+    ho = (h - 1) * stride - 2 * pad + (k - 1) + out_pad + 1
+    wo = (w - 1) * stride - 2 * pad + (k - 1) + out_pad + 1
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.x = nn.Parameter(torch.randn(nb, cin, h, w))
+            self.conv = nn.ConvTranspose2d(cin, cout, k, stride, pad, out_pad, groups=groups)
+
+        def forward(self, r):
+            return self.conv(self.x)
+
+    tp = lower_train(trace_train_module(M(), (torch.randn(nb, cout, ho, wo),), _weighted, "none"))
+    # (input position, tap) pairs landing inside the (padding-cropped) output
+    taps = (sum(1 for i in range(h) for t in range(k) if 0 <= i * stride + t - pad < ho)
+            * sum(1 for i in range(w) for t in range(k) if 0 <= i * stride + t - pad < wo))
+    macs = nb * cin * (cout // groups) * taps
+    flops = lambda suffix: _flops_writing(tp.program, lambda t: t.endswith(suffix))  # noqa: E731
+    assert flops("_dx") == 2 * macs
+    assert flops("_dw") == 2 * macs
+    assert flops("_db") == nb * cout * ho * wo

@@ -21,6 +21,10 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
         ((F(1, 4, 5, 2), F(1, 3, 7, 6), F(4, 3, 2, 3), [4], [1, 1], [0, 0], [2, 2], False, [0, 0], 1, ALL), {}),
         # 1-D, stride 3 with padding, grouped
         ((F(2, 6, 4), F(2, 4, 10), F(6, 2, 3), [6], [3], [2], [1], False, [0], 2, ALL), {}),
+        # transposed: stride 2, padding 1, output_padding 1, grouped (weight [in, out / groups, k])
+        ((F(2, 6, 10, 10), F(2, 4, 5, 5), F(4, 3, 3, 3), [6], [2, 2], [1, 1], [1, 1], True, [1, 1], 2, ALL), {}),
+        # transposed 1-D, dilated
+        ((F(1, 2, 14), F(1, 3, 4), F(3, 2, 3), [2], [3], [0], [2], True, [0], 1, ALL), {}),
         # depthwise
         ((F(1, 4, 4, 4), F(1, 4, 8, 8), F(4, 1, 3, 3), [4], [2, 2], [1, 1], [1, 1], False, [0, 0], 4, ALL), {}),
     ],

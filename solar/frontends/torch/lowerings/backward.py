@@ -1,6 +1,6 @@
 """Backward ops the decompositions leave in a joint (forward + backward) graph, lowered by structure:
-convolution_backward as three guarded contractions (dX: the transposed convolution of dY with W;
-dW: the correlation of X with dY; db: a sum of dY), each counting exactly the multiply-adds of the
+convolution_backward as three guarded contractions (dX: dY convolved the other way with W, for
+direct and transposed convolutions; dW: the correlation of X with dY; db: a sum of dY), each counting exactly the multiply-adds of the
 forward convolution (padding and groups excluded); and attention in the form a joint trace on the
 CPU gives (`_scaled_dot_product_flash_attention_for_cpu` and its backward).
 
@@ -49,18 +49,18 @@ def _convolution_backward(
     padding: Sequence[int], dilation: Sequence[int], transposed: bool, output_padding: Sequence[int],
     groups: int, output_mask: Sequence[bool],
 ) -> tuple[View | None, View | None, View | None]:
-    if transposed:
-        raise UnsupportedOpError("convolution_backward of a transposed convolution has no lowering yet")
     nd = x.rank - 2
     stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
     dx = dw = db = None
     if output_mask[0]:
         sub_ctx = _sub_ctx(ctx, 0, "dx")
-        # dX is dY convolved transposed with W (same groups, stride, padding, dilation): the guards
-        # keep exactly the (output, tap) pairs the forward used.
-        dx = convolution(sub_ctx, dy, w, None, stride, padding, dilation, True, groups)
+        # dX is dY convolved the other way with W (transposed for a direct convolution, direct for
+        # a transposed one; same groups, stride, padding, dilation): the guards keep exactly the
+        # (output, tap) pairs the forward used.
+        dx = convolution(sub_ctx, dy, w, None, stride, padding, dilation, not transposed, groups)
     if output_mask[1]:
-        dw = _weight_grad(_sub_ctx(ctx, 1, "dw"), dy, x, w, stride, padding, dilation, groups)
+        grad = _weight_grad_transposed if transposed else _weight_grad
+        dw = grad(_sub_ctx(ctx, 1, "dw"), dy, x, w, stride, padding, dilation, groups)
     if output_mask[2]:
         shape, dtype = ctx.meta(2)
         db = reduce(ctx.b, f"{ctx.hint}_db", dy, [0, *range(2, dy.rank)], False, Update.ADD, dtype)
@@ -92,6 +92,34 @@ def _weight_grad(
 
     return contract(
         ctx.b, ctx.hint, w.shape, ctx.dtype, (dy.shape[0], *out_spatial), dy_at, x_at, guards=guards
+    )
+
+
+def _weight_grad_transposed(
+    ctx: SimpleNamespace, dy: View, x: View, w: View, stride: list[int], padding: list[int],
+    dilation: list[int], groups: int,
+) -> View:
+    """dW[ic, oc, k] = sum over n and input positions i of X[n, ic, i] * dY[n, c(ic, oc), i*s + k*d - p]
+    (a transposed convolution's weight is [in, out / groups, kernel])."""
+    nd = x.rank - 2
+    cin_g = x.shape[1] // groups
+    cout_g = w.shape[1]
+    out_spatial = dy.shape[2:]
+
+    def pos(o: tuple[Affine, ...], r: tuple[Affine, ...]) -> list[Affine]:
+        return [r[1 + d] * stride[d] + o[2 + d] * dilation[d] - padding[d] for d in range(nd)]
+
+    def x_at(o, r):
+        return x.at((r[0], o[0], *r[1:]))
+
+    def dy_at(o, r):
+        return dy.at((r[0], (o[0] // cin_g) * cout_g + o[1], *pos(o, r)))
+
+    def guards(o, r):
+        return [g for d, p in enumerate(pos(o, r)) for g in (ge(p, 0), lt(p, out_spatial[d]))]
+
+    return contract(
+        ctx.b, ctx.hint, w.shape, ctx.dtype, (x.shape[0], *x.shape[2:]), x_at, dy_at, guards=guards
     )
 
 
