@@ -65,7 +65,7 @@ def _weighted(y, r):  # loss = sum(y * r): dY = r, data rather than a constant
 def test_linear_backward_flops_exact():
     n, i, o = 6, 5, 7
     tp = lower_train(trace_train_module(_Linear(n, i, o), (torch.randn(n, o),), _weighted, "none"))
-    g = {k.split("_")[-1]: v for k, v in tp.grads.items()}
+    g = {k.split("_")[-1]: tp.gradient_tensor(k) for k in tp.grads}
     # dX = dY·W and dW = dYᵀ·X: n*o*i multiply-adds each; db = column sums of dY: n*o additions.
     assert _cone_flops(tp.program, g["x"], contractions=True) == 2 * n * o * i
     assert _cone_flops(tp.program, g["weight"], contractions=True) == 2 * n * o * i
@@ -177,10 +177,9 @@ def test_gradients_and_update_match_torch(optimizer):
 
     model.zero_grad()
     model(*inputs).backward()
-    by_param = {tp.bindings[p][1].removeprefix("model."): g for p, g in tp.grads.items()}
     for n in names:
         ref = dict(model.named_parameters())[n].grad.numpy()
-        got = outs[by_param[n]].reshape(ref.shape)
+        got = tp.gradient(next(k for k, v in tp.bindings.items() if v == ("param", "model." + n)), outs)
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5, err_msg=n)
     params = [p for p in model.parameters() if p.requires_grad]
     if optimizer == "sgd":
@@ -219,9 +218,9 @@ def test_masked_attention_gradients_match_torch(boolean):
     tp = lower_train(trace_train_module(model, (mask,), _weighted_sdpa, "none"))
     outs = _run(tp, model, (mask,), {})
     _weighted_sdpa(model(mask), mask).backward()
-    for p, g in tp.grads.items():
+    for p in tp.grads:
         ref = dict(model.named_parameters())[tp.bindings[p][1].removeprefix("model.")].grad.numpy()
-        np.testing.assert_allclose(outs[g].reshape(ref.shape), ref, rtol=1e-4, atol=1e-5, err_msg=p)
+        np.testing.assert_allclose(tp.gradient(p, outs), ref, rtol=1e-4, atol=1e-5, err_msg=p)
 
 
 def _weighted_sdpa(y, mask):  # a loss whose gradient varies per element
@@ -268,9 +267,8 @@ def test_embedding_backward_matches_torch():
     tp = _step(model, ids)
     outs = _run(tp, model, (ids,), {})
     model(ids).sum().backward()
-    by_param = {tp.bindings[p][1].removeprefix("model."): g for p, g in tp.grads.items()}
-    ref = model[0].weight.grad.numpy()
-    np.testing.assert_allclose(outs[by_param["0.weight"]].reshape(ref.shape), ref, rtol=1e-5, atol=1e-6)
+    param = next(k for k, v in tp.bindings.items() if v == ("param", "model.0.weight"))
+    np.testing.assert_allclose(tp.gradient(param, outs), model[0].weight.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_api_and_cli_train(tmp_path):

@@ -26,7 +26,7 @@ from solar.frontends.builder import ProgramBuilder, add, call, loop_vars, mul, s
 from solar.frontends.torch import loader
 from solar.frontends.torch.loader import Traced
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Origin, Program, Role
+from solar.ir.nodes import Load, Origin, Program, Role, walk
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
 
@@ -233,11 +233,31 @@ class TrainProgram:
     """The step's program and what the report states beside its bounds."""
 
     program: Program
-    grads: dict[str, str]  # parameter tensor -> its gradient tensor
+    grads: dict[str, views.View]  # parameter tensor -> its gradient (a view of a program output)
     activation_bytes: int  # peak bytes of forward activations alive (saved for backward included)
     saved_bytes: int  # bytes of the tensors the backward reads from the forward
     bindings: dict[str, tuple[str, Any]]  # input/param tensor -> ("param", key) | ("input", position)
     state: dict[str, tuple[str, str]]  # optimizer state input -> (parameter tensor, state name)
+
+    def gradient_tensor(self, param: str) -> str:
+        """The program output holding the gradient of `param`."""
+        (name,) = _loaded(self.grads[param])
+        return name
+
+    def gradient(self, param: str, arrays: dict[str, Any]) -> Any:
+        """The gradient of `param` as an array in the parameter's layout, from the interpreter's
+        arrays of the program's outputs (the gradient may be stored permuted)."""
+        from solar.frontends.builder import loop_vars
+        from solar.ir.interp import run
+        from solar.ir.scalar_ops import Update as U
+
+        g = self.grads[param]
+        stored = next(t for t in self.program.tensors if t.name == self.gradient_tensor(param))
+        b = ProgramBuilder(f"grad_{param}", {stored.name: replace(stored, role=Role.INPUT)}, [])
+        loops, idx = loop_vars("i", g.shape)
+        out = b.temp("grad", g.shape, g.dtype)
+        b.emit(loops, out.base, idx, U.ASSIGN, g.at(idx))
+        return run(b.program([out.base]), {stored.name: arrays[stored.name]})[out.base]
 
     def notes(self, tt: TrainTraced) -> list[str]:
         mib = 1 << 20
@@ -251,12 +271,12 @@ class TrainProgram:
 
 
 def lower_train(tt: TrainTraced) -> TrainProgram:
-    from solar.frontends.torch.convert import convert_with_bindings
+    from solar.frontends.torch.convert import convert_returning
     from solar.passes import optimize as run_passes
 
     ep = tt.traced.exported
-    program, bindings = convert_with_bindings(tt.traced, optimize=False)
-    grads = _gradient_outputs(ep, program, bindings)
+    program, bindings, returned = convert_returning(tt.traced, optimize=False)
+    grads = _gradient_outputs(ep, program, bindings, returned)
     state: dict[str, tuple[str, str]] = {}
     program = _with_optimizer(program, grads, tt.optimizer, state)
     program = run_passes(program)
@@ -264,21 +284,66 @@ def lower_train(tt: TrainTraced) -> TrainProgram:
     return TrainProgram(program, grads, activation, saved, bindings, state)
 
 
-def _gradient_outputs(ep, program: Program, bindings: dict[str, tuple[str, Any]]) -> dict[str, str]:
-    """Parameter tensor name -> gradient output name, from the joint graph's output specs."""
-    outs = [t.name for t in program.with_role(Role.OUTPUT)]
-    specs = ep.graph_signature.output_specs
-    if len(outs) != len(specs):
-        raise SolarError(f"the joint graph has {len(specs)} outputs but the program {len(outs)}")
+def _gradient_outputs(ep, program: Program, bindings: dict[str, tuple[str, Any]],
+                      returned: tuple) -> dict[str, views.View]:
+    """Parameter tensor name -> its gradient, as a view in the parameter's index order of the
+    program tensor holding it (a gradient returned as a permutation of a computed tensor is that
+    tensor, seen through the permutation)."""
+    from solar.frontends.torch.convert import RETURNED_VALUES
+
+    decls = {t.name: t for t in program.tensors}
     by_target = {key: name for name, (kind, key) in bindings.items() if kind == "param"}
-    grads = {}
-    for spec, out in zip(specs, outs):
-        if spec.kind is OutputKind.GRADIENT_TO_PARAMETER and spec.target in by_target:
-            grads[by_target[spec.target]] = out
+    outputs = list(next(n for n in ep.graph.nodes if n.op == "output").args[0])
+    by_position = {r.position: r for r in returned if r.kind == "output"}
+    grads: dict[str, views.View] = {}
+    position = 0
+    for spec, arg in zip(ep.graph_signature.output_specs, outputs):
+        if spec.kind not in RETURNED_VALUES or not isinstance(arg, torch.fx.Node):
+            continue
+        r = by_position.get(position)
+        position += 1
+        if spec.kind is not OutputKind.GRADIENT_TO_PARAMETER or spec.target not in by_target:
+            continue
+        if r is None or r.tensor is None:
+            raise SolarError(f"the gradient of {spec.target} is not a tensor the step computes")
+        d, param = decls[r.tensor], decls[by_target[spec.target]]
+        grad = views.tensor(d.name, d.shape, d.dtype)
+        grad = _seen_as(arg, grad) if r.reordered else grad
+        # a row-major reshape of the parameter when stored so (a [1, n] bias gradient)
+        grads[param.name] = grad if grad.shape == param.shape else views.reshape(grad, param.shape)
     return grads
 
 
-def _with_optimizer(program: Program, grads: dict[str, str], opt: Optimizer,
+def walk_loads(e: Any) -> list[Load]:
+    return [x for x in walk(e) if isinstance(x, Load)]
+
+
+def _loaded(v: views.View) -> set[str]:
+    """Tensors an element of view `v` reads."""
+    from solar.frontends.builder import loop_vars
+
+    _, idx = loop_vars("_g", v.shape)
+    return {ld.tensor for _, e in v.at(idx) for ld in walk_loads(e)}
+
+
+def _seen_as(node: torch.fx.Node, root: views.View) -> views.View:
+    """`root` (the computed tensor behind `node`) through the covering view ops (permute, view,
+    expand, ...) that lead from it to `node`, re-applied by their lowering rules (no statements)."""
+    from solar.frontends.torch.convert import COVERING_VIEWS, LowerCtx
+    from solar.frontends.torch.lowerings import LOWERINGS
+
+    chain = []
+    while isinstance(node, torch.fx.Node) and node.target in COVERING_VIEWS:
+        chain.append(node)
+        node = node.args[0]
+    view, scratch = root, ProgramBuilder.new("view")
+    for n in reversed(chain):
+        view = LOWERINGS[n.target](LowerCtx(scratch, n), view, *n.args[1:], **n.kwargs)
+    assert not scratch.stmts, "view lowerings emit no statements"
+    return view
+
+
+def _with_optimizer(program: Program, grads: dict[str, views.View], opt: Optimizer,
                     state: dict[str, tuple[str, str]]) -> Program:
     """The program plus the optimizer's element-wise update of every parameter with a gradient."""
     if opt.kind == "none" or not grads:
@@ -286,15 +351,13 @@ def _with_optimizer(program: Program, grads: dict[str, str], opt: Optimizer,
     decls = {t.name: t for t in program.tensors}
     b = ProgramBuilder(program.name, dict(decls), list(program.stmts))
     outputs = [t.name for t in program.with_role(Role.OUTPUT)]
-    for k, (param, grad) in enumerate(grads.items()):
-        p, g = decls[param], decls[grad]
+    for param, grad in grads.items():
+        p = decls[param]
         # One instance for every parameter: a fused multi-tensor kernel may update them all at once,
         # so the unfused (eager) bound charges the whole update as one kernel.
         b.origin = Origin(f"optimizer.{opt.kind}", OPTIMIZER_INSTANCE, f"{opt.kind} update of {param}")
         before = set(b.tensors)
-        grad = views.tensor(g.name, g.shape, g.dtype)  # possibly a row-major reshape of p
-        outputs += UPDATES[opt.kind](b, opt, views.tensor(p.name, p.shape, p.dtype),
-                                     grad if g.shape == p.shape else views.reshape(grad, p.shape))
+        outputs += UPDATES[opt.kind](b, opt, views.tensor(p.name, p.shape, p.dtype), grad)
         for name in set(b.tensors) - before:
             if b.tensors[name].role is Role.INPUT:
                 state[name] = (param, name[len(param) + 1:])

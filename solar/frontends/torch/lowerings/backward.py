@@ -7,11 +7,13 @@ CPU gives (`_scaled_dot_product_flash_attention_for_cpu` and its backward).
 Attention backward reads the forward's probabilities when the forward was lowered in the same
 program (a saved-P implementation: four contractions dV, dP, dQ, dK, never a recomputed Q·Kᵀ, so the
 count is a lower bound on recomputing and non-recomputing kernels alike); lowered on its own it
-recomputes them from Q, K and the log-sum-exp. With is_causal each contraction runs over j <= i."""
+recomputes them from Q, K and the log-sum-exp. With is_causal each contraction runs over j <= i.
+The products are priced as the forward SDPA lowering prices them (see `_priced`)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any, Sequence
 
@@ -130,6 +132,19 @@ def _acc(dtype: DType) -> DType:
     return DType.F32 if dtype.is_float and dtype.bits < 32 else dtype
 
 
+def _priced(ctx: LowerCtx, dtype: DType) -> Any:
+    """Price the attention products as the fastest real kernels run them (the forward SDPA
+    lowering's rule, lowerings/attention.py): fp32 attention may use TF32 tensor cores (the
+    memory-efficient kernels' 3xTF32, forward and backward); for fp16/bf16 inputs P and dS enter
+    their products in the input dtype (FlashAttention rounds them before each GEMM). Returns the
+    operand cast for P and dS."""
+    if dtype is DType.F32 and ctx.b.origin is not None:
+        ctx.b.origin = replace(ctx.b.origin, allow_tf32=True)
+    if dtype in (DType.F16, DType.BF16):
+        return lambda t: cast(dtype, t)
+    return lambda t: t
+
+
 def _check_attention(q: View, k: View, attn_mask: Any, dropout_p: float) -> None:
     if dropout_p:
         raise UnsupportedOpError(f"attention with dropout_p={dropout_p} draws random numbers; train with dropout_p=0")
@@ -162,6 +177,7 @@ def _flash_forward(
 ) -> tuple[View, View]:
     _check_attention(q, k, attn_mask, dropout_p)
     b = ctx.b
+    low = _priced(ctx, q.dtype)
     *batch_l, length, e_dim = q.shape
     batch = tuple(batch_l)
     keys = k.shape[-2]
@@ -196,7 +212,7 @@ def _flash_forward(
     # Normalised probabilities, kept for the backward (P = p / sum).
     pn = b.temp(f"{ctx.hint}_P", sshape, acc)
     b.emit(loops, pn.base, idx, Update.ASSIGN, mul(p.at(idx), call(S.RECIP, total.at(ridx))), guards)
-    o = contract(b, f"{ctx.hint}_out", out_shape, acc, (keys,), lambda o_, r: pn.at(o_[:-1] + (r[0],)),
+    o = contract(b, f"{ctx.hint}_out", out_shape, acc, (keys,), lambda o_, r: low(pn.at(o_[:-1] + (r[0],))),
                  lambda o_, r: v.at(o_[:-2] + (r[0], o_[-1])), guards=lambda o_, r: causal(o_[-2], r[0]))
     _PROBS[lse.base] = (b, pn)
     return _cast_to(b, o, out_dtype, f"{ctx.hint}_o"), lse
@@ -236,6 +252,7 @@ def _flash_backward(
 ) -> tuple[View, View, View]:
     _check_attention(q, k, attn_mask, dropout_p)
     b = ctx.b
+    low = _priced(ctx, q.dtype)
     *batch_l, length, e_dim = q.shape
     batch = tuple(batch_l)
     keys, ev = k.shape[-2], v.shape[-1]
@@ -251,17 +268,17 @@ def _flash_backward(
     d = contract(b, f"{ctx.hint}_D", batch + (length,), acc, (ev,), lambda o, r: do.at(o + (r[0],)),
                  lambda o, r: out.at(o + (r[0],)))
     dv = contract(b, f"{ctx.hint}_dv", batch + (keys, ev), acc, (length,),
-                  lambda o, r: p.at(o[:-2] + (r[0], o[-2])), lambda o, r: do.at(o[:-2] + (r[0], o[-1])),
+                  lambda o, r: low(p.at(o[:-2] + (r[0], o[-2]))), lambda o, r: do.at(o[:-2] + (r[0], o[-1])),
                   guards=lambda o, r: causal(r[0], o[-2]))
     dp = contract(b, f"{ctx.hint}_dp", sshape, acc, (ev,), lambda o, r: do.at(o[:-1] + (r[0],)),
                   lambda o, r: v.at(o[:-2] + (o[-1], r[0])), guards=lambda o, r: causal(o[-2], o[-1]))
     # dS = scale * P * (dP - D): the gradient with respect to the unscaled scores Q·Kᵀ.
     b.emit(loops, dp.base, idx, Update.ASSIGN, mul(mul(p.at(idx), sub(dp.at(idx), d.at(ridx))), scale), guards)
     dq = contract(b, f"{ctx.hint}_dq", batch + (length, e_dim), acc, (keys,),
-                  lambda o, r: dp.at(o[:-1] + (r[0],)), lambda o, r: k.at(o[:-2] + (r[0], o[-1])),
+                  lambda o, r: low(dp.at(o[:-1] + (r[0],))), lambda o, r: k.at(o[:-2] + (r[0], o[-1])),
                   guards=lambda o, r: causal(o[-2], r[0]))
     dk = contract(b, f"{ctx.hint}_dk", batch + (keys, e_dim), acc, (length,),
-                  lambda o, r: dp.at(o[:-2] + (r[0], o[-2])), lambda o, r: q.at(o[:-2] + (r[0], o[-1])),
+                  lambda o, r: low(dp.at(o[:-2] + (r[0], o[-2]))), lambda o, r: q.at(o[:-2] + (r[0], o[-1])),
                   guards=lambda o, r: causal(r[0], o[-2]))
     return tuple(_cast_to(b, g, ctx.meta(n)[1], f"{ctx.hint}_{name}_out")  # type: ignore[return-value]
                  for n, (g, name) in enumerate(((dq, "dq"), (dk, "dk"), (dv, "dv"))))
