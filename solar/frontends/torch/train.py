@@ -131,23 +131,25 @@ def optimizer_of(kind: str | Optimizer) -> Optimizer:
 
 def _joint(ep: torch.export.ExportedProgram, where: str) -> torch.export.ExportedProgram:
     """The joint forward + backward graph of an exported loss (AOTAutograd through export)."""
-    from torch.export.exported_program import (
-        _decompose_exported_program,
-        _split_decomp_table_to_cia_and_python_decomp,
-    )
+    from torch.export.exported_program import _decompose_exported_program
     from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
 
-    _, python = _split_decomp_table_to_cia_and_python_decomp(loader.decomposition_table())
+    table = loader.decomposition_table()
     for op in KEEP:
-        python.pop(op, None)
+        table.pop(op, None)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            # Composite ops decompose on their own (cia_to_decomp={}), so autograd sees them.
+            # Two stages. The joint trace itself decomposes nothing by table (composite ops
+            # decompose on their own, cia_to_decomp={}, so autograd sees them): its backward holds
+            # the ops autograd emits (gelu_backward, native_layer_norm_backward, ...), one eager
+            # kernel each. Decomposing that graph then keeps each piece's provenance (from_node),
+            # so the pieces of one backward op form one instance (one kernel in the unfused bound).
             joint = _decompose_exported_program(
-                ep, cia_to_decomp={}, python_decomp_table=python, joint_loss_index=0,
+                ep, cia_to_decomp={}, python_decomp_table={}, joint_loss_index=0,
                 decompose_custom_triton_ops=False,
             )
+            joint = joint.run_decompositions(table)
     except AssertionError as exc:
         if "did not receive a gradient" in str(exc):
             raise ModelFileError(
