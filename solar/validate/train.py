@@ -5,8 +5,9 @@ state already allocated (warm-up steps), CUDA events around the step only."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from solar.errors import SolarError
 from solar.validate.run import ModeTiming, ValidationResult, _to_device, assemble
@@ -18,13 +19,24 @@ def torch_optimizer(params: list, opt: Any, torch: Any) -> Any:
     if opt.kind == "sgd":
         return torch.optim.SGD(params, lr=opt.lr, momentum=opt.momentum, foreach=True)
     if opt.kind == "adamw":
-        return torch.optim.AdamW(params, lr=opt.lr, betas=opt.betas, eps=opt.eps,
-                                 weight_decay=opt.weight_decay, foreach=True)
+        return torch.optim.AdamW(
+            params,
+            lr=opt.lr,
+            betas=opt.betas,
+            eps=opt.eps,
+            weight_decay=opt.weight_decay,
+            foreach=True,
+        )
     return None
 
 
-def time_steps(step: Callable[[], None], zero: Callable[[], None], l2_bytes: int, reps: int = 20,
-               warmup: int = 3) -> Timing:
+def time_steps(
+    step: Callable[[], None],
+    zero: Callable[[], None],
+    l2_bytes: int,
+    reps: int = 20,
+    warmup: int = 3,
+) -> Timing:
     """Median and min of `reps` timed training steps, each after zeroing gradients and flushing L2."""
     import torch
 
@@ -46,8 +58,13 @@ def time_steps(step: Callable[[], None], zero: Callable[[], None], l2_bytes: int
     return summarise([s.elapsed_time(e) / 1e3 for s, e in pairs])
 
 
-def validate_train_file(path: str | Path, arch: str | None = None, loss: str = "sum",
-                        optimizer: str = "adamw", reps: int = 20) -> ValidationResult:
+def validate_train_file(
+    path: str | Path,
+    arch: str | None = None,
+    loss: str = "sum",
+    optimizer: str = "adamw",
+    reps: int = 20,
+) -> ValidationResult:
     """Bound one training step of a model file, then time it for real on the GPU."""
     from solar.frontends.detect import framework_of
 
@@ -67,10 +84,12 @@ def validate_train_file(path: str | Path, arch: str | None = None, loss: str = "
     torch.manual_seed(0)
     try:
         with torch.device("cuda"):
-            model = module.Model(*getattr(module, "get_init_inputs", lambda: [])())
+            model = module.Model(*getattr(module, "get_init_inputs", list)())
             inputs = _to_device(list(module.get_inputs()), torch)
     except Exception as exc:
-        raise SolarError(f"{Path(path).name}: building the model on the GPU failed: {exc}") from None
+        raise SolarError(
+            f"{Path(path).name}: building the model on the GPU failed: {exc}"
+        ) from None
     model = model.cuda().train()
     loss_fn = loss_function(loss)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -86,7 +105,9 @@ def validate_train_file(path: str | Path, arch: str | None = None, loss: str = "
             p.grad = None
 
     t = time_steps(step, zero, info.l2_bytes, reps)
-    measured = {"eager": ModeTiming(median_seconds=t.median_seconds, min_seconds=t.min_seconds, reps=t.reps)}
+    measured = {
+        "eager": ModeTiming(median_seconds=t.median_seconds, min_seconds=t.min_seconds, reps=t.reps)
+    }
     return assemble(f"{Path(path).name} (train, {optimizer})", report, measured, environment())
 
 
@@ -94,14 +115,19 @@ def _jax_gpu() -> Any:
     try:
         import jax
     except ImportError:
-        raise SolarError("solar validate --train of a JAX file needs jax with CUDA (pip install jax[cuda12])") from None
+        raise SolarError(
+            "solar validate --train of a JAX file needs jax with CUDA (pip install jax[cuda12])"
+        ) from None
     if not any(d.platform == "gpu" for d in jax.devices()):
-        raise SolarError("no GPU visible to JAX: install jax with CUDA to validate a JAX training step")
+        raise SolarError(
+            "no GPU visible to JAX: install jax with CUDA to validate a JAX training step"
+        )
     return jax
 
 
-def time_jax_steps(step: Callable[[Any], Any], state: Any, l2_bytes: int, reps: int = 20,
-                   warmup: int = 3) -> Timing:
+def time_jax_steps(
+    step: Callable[[Any], Any], state: Any, l2_bytes: int, reps: int = 20, warmup: int = 3
+) -> Timing:
     """Median and min of `reps` jitted steps, each after a write of 2x L2; host clock around the
     step and its completion (JAX has no CUDA events: dispatch is included, never excluded)."""
     import time
@@ -125,8 +151,13 @@ def time_jax_steps(step: Callable[[Any], Any], state: Any, l2_bytes: int, reps: 
     return summarise(samples)
 
 
-def validate_jax_train_file(path: str | Path, arch: str | None = None, loss: str = "sum",
-                            optimizer: str = "adamw", reps: int = 20) -> ValidationResult:
+def validate_jax_train_file(
+    path: str | Path,
+    arch: str | None = None,
+    loss: str = "sum",
+    optimizer: str = "adamw",
+    reps: int = 20,
+) -> ValidationResult:
     """Bound one JAX training step (value_and_grad + optax), then time the jitted step on the GPU
     with random parameters, optimizer state and inputs of the traced shapes."""
     import numpy as np
@@ -158,9 +189,19 @@ def validate_jax_train_file(path: str | Path, arch: str | None = None, loss: str
 
     t = time_jax_steps(step, state, info.l2_bytes, reps)
     # A jitted step is compiled (fused by XLA): the unfused level does not claim it.
-    measured = {"compile": ModeTiming(median_seconds=t.median_seconds, min_seconds=t.min_seconds, reps=t.reps)}
+    measured = {
+        "compile": ModeTiming(
+            median_seconds=t.median_seconds, min_seconds=t.min_seconds, reps=t.reps
+        )
+    }
     env = dict(environment(), jax=jax.__version__)
     return assemble(f"{Path(path).name} (train, {optimizer})", report, measured, env)
 
 
-__all__ = ["time_jax_steps", "time_steps", "torch_optimizer", "validate_jax_train_file", "validate_train_file"]
+__all__ = [
+    "time_jax_steps",
+    "time_steps",
+    "torch_optimizer",
+    "validate_jax_train_file",
+    "validate_train_file",
+]

@@ -11,12 +11,12 @@ import pytest
 pytest.importorskip("flax")
 pytest.importorskip("optax")
 
-from solar.errors import ModelFileError  # noqa: E402
-from solar.frontends.jax.check import check_traced  # noqa: E402
-from solar.frontends.jax.convert import convert  # noqa: E402
-from solar.frontends.jax.train import trace_train_file  # noqa: E402
-from solar.backends.work import graph_work  # noqa: E402
-from solar.lift import lift  # noqa: E402
+from solar.backends.work import graph_work
+from solar.errors import ModelFileError
+from solar.frontends.jax.check import check_traced
+from solar.frontends.jax.convert import convert
+from solar.frontends.jax.train import trace_train_file
+from solar.lift import lift
 
 MLP = textwrap.dedent(
     """
@@ -66,7 +66,9 @@ def test_dense_backward_flops_exact(mlp):
 
 def test_train_needs_parameters(tmp_path):
     path = tmp_path / "f.py"
-    path.write_text("import jax, jax.numpy as jnp\ndef forward(x):\n    return x * 2\n"
-                    "def get_inputs():\n    return [jax.ShapeDtypeStruct((2,), jnp.float32)]\n")
+    path.write_text(
+        "import jax, jax.numpy as jnp\ndef forward(x):\n    return x * 2\n"
+        "def get_inputs():\n    return [jax.ShapeDtypeStruct((2,), jnp.float32)]\n"
+    )
     with pytest.raises(ModelFileError, match="needs parameters"):
         trace_train_file(path)

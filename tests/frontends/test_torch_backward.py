@@ -7,15 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
+from solar.backends.work import graph_work
 from solar.errors import ModelFileError, UsageError
 from solar.frontends.torch.train import Optimizer, lower_train, trace_train_module
 from solar.ir.interp import run
 from solar.ir.nodes import Role
 from solar.lift import lift
-from solar.backends.work import graph_work
 
 
 def _step(model, *inputs, optimizer="none", loss="sum"):
@@ -94,7 +94,7 @@ def test_conv2d_strided_grouped_backward_flops_exact():
     tp = lower_train(trace_train_module(M(), (torch.randn(nb, cout, ho, wo),), _weighted, "none"))
     taps = _valid_taps(h, kh, stride, pad, ho) * _valid_taps(w, kw, stride, pad, wo)
     macs = nb * cout * (cin // groups) * taps  # the forward's multiply-adds, padding excluded
-    flops = lambda suffix: _flops_writing(tp.program, lambda t: t.endswith(suffix))  # noqa: E731
+    flops = lambda suffix: _flops_writing(tp.program, lambda t: t.endswith(suffix))
     assert flops("_dx") == 2 * macs  # every (output, tap) pair once, transposed
     assert flops("_dw") == 2 * macs
     assert flops("_db") == nb * cout * ho * wo
@@ -113,14 +113,16 @@ def test_causal_attention_backward_flops_exact():
 
     tp = lower_train(trace_train_module(M(), (torch.randn(b, h, length, e),), _weighted, "none"))
     pairs = b * h * length * (length + 1) // 2  # (i, j) with j <= i, per batch and head
-    flops = lambda suffix: _flops_writing(tp.program, lambda t: t.endswith(suffix))  # noqa: E731
+    flops = lambda suffix: _flops_writing(tp.program, lambda t: t.endswith(suffix))
     assert flops("_dq") == 2 * pairs * e
     assert flops("_dk") == 2 * pairs * e
     assert flops("_dv") == 2 * pairs * e
     # dP = dO·Vᵀ over the pairs, then dS = scale * P * (dP - D): three ops per pair
     assert flops("_dp") == 2 * pairs * e + 3 * pairs
     assert flops("_D") == 2 * b * h * length * e
-    assert flops("_scores") == 2 * pairs * e  # the forward's Q·Kᵀ once: P is reused, never recomputed
+    assert (
+        flops("_scores") == 2 * pairs * e
+    )  # the forward's Q·Kᵀ once: P is reused, never recomputed
 
 
 # ---- gradients and updates against torch ---------------------------------------------------------
@@ -172,14 +174,20 @@ def test_gradients_and_update_match_torch(optimizer):
     names = [n for n, p in model.named_parameters() if p.requires_grad]
     gen = torch.Generator().manual_seed(1)
     kinds = ("momentum",) if optimizer == "sgd" else ("exp_avg", "exp_avg_sq")
-    state = {(n, k): torch.rand(p.shape, generator=gen) for n, p in model.named_parameters() for k in kinds}
+    state = {
+        (n, k): torch.rand(p.shape, generator=gen)
+        for n, p in model.named_parameters()
+        for k in kinds
+    }
     outs = _run(tp, model, inputs, state)
 
     model.zero_grad()
     model(*inputs).backward()
     for n in names:
         ref = dict(model.named_parameters())[n].grad.numpy()
-        got = tp.gradient(next(k for k, v in tp.bindings.items() if v == ("param", "model." + n)), outs)
+        got = tp.gradient(
+            next(k for k, v in tp.bindings.items() if v == ("param", "model." + n)), outs
+        )
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5, err_msg=n)
     params = [p for p in model.parameters() if p.requires_grad]
     if optimizer == "sgd":
@@ -189,13 +197,18 @@ def test_gradients_and_update_match_torch(optimizer):
     else:
         torch_opt = torch.optim.AdamW(params, lr=0.1, weight_decay=0.05, foreach=True)
         for n, p in zip(names, params):
-            torch_opt.state[p] = {"step": torch.tensor(0.0), "exp_avg": state[(n, "exp_avg")].clone(),
-                                  "exp_avg_sq": state[(n, "exp_avg_sq")].clone()}
+            torch_opt.state[p] = {
+                "step": torch.tensor(0.0),
+                "exp_avg": state[(n, "exp_avg")].clone(),
+                "exp_avg_sq": state[(n, "exp_avg_sq")].clone(),
+            }
     torch_opt.step()
     updated = {name: outs[name] for name in outs if name.endswith("_new")}
     for n, p in zip(names, params):
         pname = next(k for k, v in tp.bindings.items() if v == ("param", "model." + n))
-        np.testing.assert_allclose(updated[pname + "_new"], p.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=n)
+        np.testing.assert_allclose(
+            updated[pname + "_new"], p.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=n
+        )
 
 
 class _Masked(nn.Module):
@@ -257,7 +270,8 @@ def test_saved_activations_of_an_mlp():
 
 
 @pytest.mark.skipif(
-    torch.ops.aten.index_put.default not in __import__("solar.frontends.torch.lowerings", fromlist=["LOWERINGS"]).LOWERINGS,
+    torch.ops.aten.index_put.default
+    not in __import__("solar.frontends.torch.lowerings", fromlist=["LOWERINGS"]).LOWERINGS,
     reason="embedding backward is a scatter-add (index_put with accumulate): needs the data-dependent store lowering",
 )
 def test_embedding_backward_matches_torch():
@@ -268,7 +282,9 @@ def test_embedding_backward_matches_torch():
     outs = _run(tp, model, (ids,), {})
     model(ids).sum().backward()
     param = next(k for k, v in tp.bindings.items() if v == ("param", "model.0.weight"))
-    np.testing.assert_allclose(tp.gradient(param, outs), model[0].weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        tp.gradient(param, outs), model[0].weight.grad.numpy(), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_api_and_cli_train(tmp_path):
@@ -290,12 +306,22 @@ def test_api_and_cli_train(tmp_path):
     assert step.totals.flops > fwd.totals.flops
     assert any("SGD" in line for line in step.assumptions)
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.run([sys.executable, "-m", "solar.cli", "analyze", str(path), "--train", "--json"],
-                          capture_output=True, text=True, cwd=root)
+    proc = subprocess.run(
+        [sys.executable, "-m", "solar.cli", "analyze", str(path), "--train", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert any("AdamW" in line for line in json.loads(proc.stdout)["assumptions"])
-    proc = subprocess.run([sys.executable, "-m", "solar.cli", "analyze", str(path), "--train", "--loss", "max"],
-                          capture_output=True, text=True, cwd=root)
+    proc = subprocess.run(
+        [sys.executable, "-m", "solar.cli", "analyze", str(path), "--train", "--loss", "max"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        check=False,
+    )
     assert proc.returncode == 2 and "unknown loss" in proc.stderr
 
 
@@ -315,10 +341,11 @@ def test_conv_transpose2d_backward_flops_exact():
 
     tp = lower_train(trace_train_module(M(), (torch.randn(nb, cout, ho, wo),), _weighted, "none"))
     # (input position, tap) pairs landing inside the (padding-cropped) output
-    taps = (sum(1 for i in range(h) for t in range(k) if 0 <= i * stride + t - pad < ho)
-            * sum(1 for i in range(w) for t in range(k) if 0 <= i * stride + t - pad < wo))
+    taps = sum(1 for i in range(h) for t in range(k) if 0 <= i * stride + t - pad < ho) * sum(
+        1 for i in range(w) for t in range(k) if 0 <= i * stride + t - pad < wo
+    )
     macs = nb * cin * (cout // groups) * taps
-    flops = lambda suffix: _flops_writing(tp.program, lambda t: t.endswith(suffix))  # noqa: E731
+    flops = lambda suffix: _flops_writing(tp.program, lambda t: t.endswith(suffix))
     assert flops("_dx") == 2 * macs
     assert flops("_dw") == 2 * macs
     assert flops("_db") == nb * cout * ho * wo

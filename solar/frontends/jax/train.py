@@ -6,9 +6,10 @@ keeps none); parameters and optimizer state are read once and written once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -25,9 +26,14 @@ def _transform(kind: str) -> Any:
     import optax
 
     if kind == "adamw":
-        return optax.adamw(1e-3), "optimizer: optax.adamw(learning_rate=1e-3) (defaults: b1=0.9 b2=0.999 eps=1e-8 weight_decay=1e-4)"
+        return (
+            optax.adamw(1e-3),
+            "optimizer: optax.adamw(learning_rate=1e-3) (defaults: b1=0.9 b2=0.999 eps=1e-8 weight_decay=1e-4)",
+        )
     if kind == "sgd":
-        return optax.sgd(1e-2, momentum=0.9), "optimizer: optax.sgd(learning_rate=1e-2, momentum=0.9)"
+        return optax.sgd(
+            1e-2, momentum=0.9
+        ), "optimizer: optax.sgd(learning_rate=1e-2, momentum=0.9)"
     if kind == "none":
         return None, "optimizer: none (forward + backward only; gradients are the step's outputs)"
     raise UsageError(f"unknown optimizer {kind!r}; use one of {', '.join(OPTIMIZERS)}")
@@ -38,9 +44,13 @@ def _loss(spec: str, module: Any) -> Callable[..., Any]:
         reduce = jnp.sum if spec == "sum" else jnp.mean
 
         def loss(out: Any, *inputs: Any) -> Any:
-            leaves = [x for x in jax.tree_util.tree_leaves(out) if jnp.issubdtype(x.dtype, jnp.floating)]
+            leaves = [
+                x for x in jax.tree_util.tree_leaves(out) if jnp.issubdtype(x.dtype, jnp.floating)
+            ]
             if not leaves:
-                raise ModelFileError("the model returns no floating-point array to build a loss from")
+                raise ModelFileError(
+                    "the model returns no floating-point array to build a loss from"
+                )
             return sum(reduce(x) for x in leaves)
 
         return loss
@@ -56,20 +66,35 @@ def _loss(spec: str, module: Any) -> Callable[..., Any]:
 def _apply_and_params(module: Any, path: str) -> tuple[Callable, Any, tuple, str | None]:
     """(apply(params, *inputs), abstract params, abstract inputs, source) of a JAX model file."""
     spath = str(Path(path).resolve())
-    inputs = loader.abstract(loader._as_tuple(loader._call_user(module.get_inputs, "get_inputs()", spath)), Path(path).name)
+    inputs = loader.abstract(
+        loader._as_tuple(loader._call_user(module.get_inputs, "get_inputs()", spath)),
+        Path(path).name,
+    )
     if hasattr(module, "Model"):
         from flax import linen
 
-        init = loader._as_tuple(loader._call_user(getattr(module, "get_init_inputs", lambda: ()), "get_init_inputs()", spath))
+        init = loader._as_tuple(
+            loader._call_user(
+                getattr(module, "get_init_inputs", lambda: ()), "get_init_inputs()", spath
+            )
+        )
         model = loader._build_model(module.Model, init, spath)
         if not isinstance(model, linen.Module):
-            raise UsageError(f"{Path(path).name}: --train supports flax.linen Models and forward(params, ...) files")
+            raise UsageError(
+                f"{Path(path).name}: --train supports flax.linen Models and forward(params, ...) files"
+            )
         variables = loader._trace_step(
-            lambda: jax.eval_shape(lambda *xs: model.init({"params": jax.random.key(0)}, *xs), *inputs),
-            "initialising the Flax model", spath)
+            lambda: jax.eval_shape(
+                lambda *xs: model.init({"params": jax.random.key(0)}, *xs), *inputs
+            ),
+            "initialising the Flax model",
+            spath,
+        )
         return (lambda p, *xs: model.apply(p, *xs)), variables, inputs, spath
     if hasattr(module, "forward") and hasattr(module, "get_params"):
-        params = loader.abstract(loader._call_user(module.get_params, "get_params()", spath), Path(path).name)
+        params = loader.abstract(
+            loader._call_user(module.get_params, "get_params()", spath), Path(path).name
+        )
         return module.forward, params, inputs, spath
     raise ModelFileError(
         f"{Path(path).name}: --train needs parameters: a Flax class Model, or forward(params, *inputs) with get_params()"
@@ -101,6 +126,7 @@ def train_step(path: str | Path, loss: str = "sum", optimizer: str = "adamw") ->
         return loss_fn(apply(p, *xs), *xs)
 
     if tx is None:
+
         def step(state: Any, *xs: Any) -> Any:
             return jax.value_and_grad(objective)(state[0], *xs)
 
@@ -114,26 +140,46 @@ def train_step(path: str | Path, loss: str = "sum", optimizer: str = "adamw") ->
             updates, opt_state = tx.update(grads, opt_state, p)
             return value, optax.apply_updates(p, updates), opt_state
 
-        state = (params, loader._trace_step(lambda: jax.eval_shape(tx.init, params), "optax init", spath))
+        state = (
+            params,
+            loader._trace_step(lambda: jax.eval_shape(tx.init, params), "optax init", spath),
+        )
     notes = [f"training step: jax.value_and_grad of loss={loss} of the model's output", describe]
     return TrainStep(step, state, inputs, loader._signature_names(apply)[1:], spath, notes)
 
 
-def trace_train_file(path: str | Path, loss: str = "sum", optimizer: str = "adamw") -> tuple[JaxTraced, list[str]]:
+def trace_train_file(
+    path: str | Path, loss: str = "sum", optimizer: str = "adamw"
+) -> tuple[JaxTraced, list[str]]:
     ts = train_step(path, loss, optimizer)
-    traced = loader._trace(ts.step, ts.inputs, ts.state, Path(path).stem, ts.source_file, ts.arg_names)
+    traced = loader._trace(
+        ts.step, ts.inputs, ts.state, Path(path).stem, ts.source_file, ts.arg_names
+    )
     # state leaves are named 0_<param> (parameters) and 1_<...> (optimizer state)
-    args = tuple(Arg(a.kind, "opt_" + a.name[2:] if a.name.startswith("1_") else a.name.removeprefix("0_"))
-                 for a in traced.args)
-    traced = JaxTraced(traced.jaxpr, traced.name, traced.source_file, traced.flags, traced.precision_config, args)
+    args = tuple(
+        Arg(a.kind, "opt_" + a.name[2:] if a.name.startswith("1_") else a.name.removeprefix("0_"))
+        for a in traced.args
+    )
+    traced = JaxTraced(
+        traced.jaxpr, traced.name, traced.source_file, traced.flags, traced.precision_config, args
+    )
     return traced, ts.notes
 
 
-def lower_train_file(path: str | Path, loss: str = "sum", optimizer: str = "adamw") -> tuple[Any, JaxTraced, list[str]]:
+def lower_train_file(
+    path: str | Path, loss: str = "sum", optimizer: str = "adamw"
+) -> tuple[Any, JaxTraced, list[str]]:
     from solar.frontends.jax.convert import convert
 
     traced, notes = trace_train_file(path, loss, optimizer)
     return convert(traced)[0], traced, notes
 
 
-__all__ = ["LOSSES", "OPTIMIZERS", "TrainStep", "lower_train_file", "trace_train_file", "train_step"]
+__all__ = [
+    "LOSSES",
+    "OPTIMIZERS",
+    "TrainStep",
+    "lower_train_file",
+    "trace_train_file",
+    "train_step",
+]

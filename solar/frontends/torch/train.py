@@ -12,9 +12,10 @@ in-place update: read once, written once)."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -25,7 +26,6 @@ from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder, add, call, loop_vars, mul, sub
 from solar.frontends.torch import loader
 from solar.frontends.torch.loader import Traced
-from solar.ir.dtypes import DType
 from solar.ir.nodes import Load, Origin, Program, Role, walk
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
@@ -55,8 +55,10 @@ class Optimizer:
         if self.kind == "sgd":
             return f"optimizer: SGD lr={self.lr} momentum={self.momentum} (one state tensor per parameter)"
         if self.kind == "adamw":
-            return (f"optimizer: AdamW lr={self.lr} betas={self.betas} eps={self.eps} "
-                    f"weight_decay={self.weight_decay} (two state tensors per parameter)")
+            return (
+                f"optimizer: AdamW lr={self.lr} betas={self.betas} eps={self.eps} "
+                f"weight_decay={self.weight_decay} (two state tensors per parameter)"
+            )
         return "optimizer: none (forward + backward only)"
 
 
@@ -131,8 +133,8 @@ def optimizer_of(kind: str | Optimizer) -> Optimizer:
 
 def _joint(ep: torch.export.ExportedProgram, where: str) -> torch.export.ExportedProgram:
     """The joint forward + backward graph of an exported loss (AOTAutograd through export)."""
-    from torch.export.exported_program import _decompose_exported_program
     from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
+    from torch.export.exported_program import _decompose_exported_program
 
     table = loader.decomposition_table()
     for op in KEEP:
@@ -146,7 +148,10 @@ def _joint(ep: torch.export.ExportedProgram, where: str) -> torch.export.Exporte
             # kernel each. Decomposing that graph then keeps each piece's provenance (from_node),
             # so the pieces of one backward op form one instance (one kernel in the unfused bound).
             joint = _decompose_exported_program(
-                ep, cia_to_decomp={}, python_decomp_table={}, joint_loss_index=0,
+                ep,
+                cia_to_decomp={},
+                python_decomp_table={},
+                joint_loss_index=0,
                 decompose_custom_triton_ops=False,
             )
             joint = joint.run_decompositions(table)
@@ -160,7 +165,9 @@ def _joint(ep: torch.export.ExportedProgram, where: str) -> torch.export.Exporte
     except SolarError:
         raise
     except Exception as exc:
-        raise ModelFileError(f"{where}: the backward could not be traced: {loader._one_line(exc)}") from None
+        raise ModelFileError(
+            f"{where}: the backward could not be traced: {loader._one_line(exc)}"
+        ) from None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gm, sig = _copy_graph_module_and_signature(joint)
@@ -170,7 +177,9 @@ def _joint(ep: torch.export.ExportedProgram, where: str) -> torch.export.Exporte
     return joint._update(gm, sig)
 
 
-def _export_step(model: torch.nn.Module, inputs: tuple, loss: Callable, where: str) -> torch.export.ExportedProgram:
+def _export_step(
+    model: torch.nn.Module, inputs: tuple, loss: Callable, where: str
+) -> torch.export.ExportedProgram:
     step = _Step(model, loss)
     try:
         with warnings.catch_warnings():
@@ -179,23 +188,33 @@ def _export_step(model: torch.nn.Module, inputs: tuple, loss: Callable, where: s
     except SolarError:
         raise
     except Exception as exc:
-        raise ModelFileError(f"{where}: torch.export could not trace the training step: {loader._one_line(exc)}") from None
+        raise ModelFileError(
+            f"{where}: torch.export could not trace the training step: {loader._one_line(exc)}"
+        ) from None
 
 
-def trace_train_file(path: str | Path, loss: str = "sum", optimizer: str | Optimizer = "adamw",
-                     mode: str | None = "train") -> TrainTraced:
+def trace_train_file(
+    path: str | Path,
+    loss: str = "sum",
+    optimizer: str | Optimizer = "adamw",
+    mode: str | None = "train",
+) -> TrainTraced:
     """Trace one training step of a KernelBench-format file on fake tensors."""
     loader._check_mode(mode)
     module = loader.import_model_file(path)
     if not hasattr(module, "Model") or not hasattr(module, "get_inputs"):
-        raise ModelFileError(f"{Path(path).name}: a PyTorch model file defines Model and get_inputs()")
+        raise ModelFileError(
+            f"{Path(path).name}: a PyTorch model file defines Model and get_inputs()"
+        )
     spath = str(Path(path).resolve())
     loss_fn = loss_function(loss)
-    init_fn = getattr(module, "get_init_inputs", lambda: [])
+    init_fn = getattr(module, "get_init_inputs", list)
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         with loader.on_cpu(record=True) as rec:
             init_args = loader._as_tuple(loader._call_user(init_fn, "get_init_inputs()", spath))
-            model = loader._call_user(module.Model, "building Model(*get_init_inputs())", spath, *init_args)
+            model = loader._call_user(
+                module.Model, "building Model(*get_init_inputs())", spath, *init_args
+            )
             if not isinstance(model, torch.nn.Module):
                 raise ModelFileError(f"{Path(path).name}: Model(...) is not a torch.nn.Module")
             inputs = loader._as_tuple(loader._call_user(module.get_inputs, "get_inputs()", spath))
@@ -209,9 +228,14 @@ def trace_train_file(path: str | Path, loss: str = "sum", optimizer: str | Optim
     return TrainTraced(traced, loss, optimizer_of(optimizer))
 
 
-def trace_train_module(model: torch.nn.Module, inputs: Sequence[Any], loss: str = "sum",
-                       optimizer: str | Optimizer = "adamw", mode: str | None = "train",
-                       name: str | None = None) -> TrainTraced:
+def trace_train_module(
+    model: torch.nn.Module,
+    inputs: Sequence[Any],
+    loss: str = "sum",
+    optimizer: str | Optimizer = "adamw",
+    mode: str | None = "train",
+    name: str | None = None,
+) -> TrainTraced:
     """Trace one training step of an in-memory module (real tensors are swapped for fake ones)."""
     if not isinstance(model, torch.nn.Module):
         raise ModelFileError(f"expected a torch.nn.Module, got {type(model).__name__}")
@@ -223,7 +247,9 @@ def trace_train_module(model: torch.nn.Module, inputs: Sequence[Any], loss: str 
         fmodel = loader._fakeify_module(model, fake)
         ep = _export_step(fmodel, fake_inputs, loss_function(loss), where)
     joint = _joint(ep, where)
-    traced = Traced(joint, where, None, loader.framework_flags(), mode, tuple(loader._real_structure(model)))
+    traced = Traced(
+        joint, where, None, loader.framework_flags(), mode, tuple(loader._real_structure(model))
+    )
     return TrainTraced(traced, loss, optimizer_of(optimizer))
 
 
@@ -238,7 +264,9 @@ class TrainProgram:
     grads: dict[str, views.View]  # parameter tensor -> its gradient (a view of a program output)
     activation_bytes: int  # peak bytes of forward activations alive (saved for backward included)
     saved_bytes: int  # bytes of the tensors the backward reads from the forward
-    bindings: dict[str, tuple[str, Any]]  # input/param tensor -> ("param", key) | ("input", position)
+    bindings: dict[
+        str, tuple[str, Any]
+    ]  # input/param tensor -> ("param", key) | ("input", position)
     state: dict[str, tuple[str, str]]  # optimizer state input -> (parameter tensor, state name)
 
     def gradient_tensor(self, param: str) -> str:
@@ -263,12 +291,17 @@ class TrainProgram:
 
     def notes(self, tt: TrainTraced) -> list[str]:
         mib = 1 << 20
+        loss = getattr(tt.loss, "__name__", tt.loss)
         return [
-            f"training step: loss={getattr(tt.loss, '__name__', tt.loss)} of the model's output, forward + backward "
-            f"(gradients of {len(self.grads)} parameters, written to memory as p.grad)",
+            (
+                f"training step: loss={loss} of the model's output, forward + backward "
+                f"(gradients of {len(self.grads)} parameters, written to memory as p.grad)"
+            ),
             tt.optimizer.describe(),
-            f"activation memory (joint graph): peak {self.activation_bytes / mib:.3f} MiB of op "
-            f"outputs alive, {self.saved_bytes / mib:.3f} MiB saved for backward",
+            (
+                f"activation memory (joint graph): peak {self.activation_bytes / mib:.3f} MiB of op "
+                f"outputs alive, {self.saved_bytes / mib:.3f} MiB saved for backward"
+            ),
         ]
 
 
@@ -286,8 +319,9 @@ def lower_train(tt: TrainTraced) -> TrainProgram:
     return TrainProgram(program, grads, activation, saved, bindings, state)
 
 
-def _gradient_outputs(ep, program: Program, bindings: dict[str, tuple[str, Any]],
-                      returned: tuple) -> dict[str, views.View]:
+def _gradient_outputs(
+    ep, program: Program, bindings: dict[str, tuple[str, Any]], returned: tuple
+) -> dict[str, views.View]:
     """Parameter tensor name -> its gradient, as a view in the parameter's index order of the
     program tensor holding it (a gradient returned as a permutation of a computed tensor is that
     tensor, seen through the permutation)."""
@@ -345,8 +379,12 @@ def _seen_as(node: torch.fx.Node, root: views.View) -> views.View:
     return view
 
 
-def _with_optimizer(program: Program, grads: dict[str, views.View], opt: Optimizer,
-                    state: dict[str, tuple[str, str]]) -> Program:
+def _with_optimizer(
+    program: Program,
+    grads: dict[str, views.View],
+    opt: Optimizer,
+    state: dict[str, tuple[str, str]],
+) -> Program:
     """The program plus the optimizer's element-wise update of every parameter with a gradient."""
     if opt.kind == "none" or not grads:
         return program
@@ -357,12 +395,14 @@ def _with_optimizer(program: Program, grads: dict[str, views.View], opt: Optimiz
         p = decls[param]
         # One instance for every parameter: a fused multi-tensor kernel may update them all at once,
         # so the unfused (eager) bound charges the whole update as one kernel.
-        b.origin = Origin(f"optimizer.{opt.kind}", OPTIMIZER_INSTANCE, f"{opt.kind} update of {param}")
+        b.origin = Origin(
+            f"optimizer.{opt.kind}", OPTIMIZER_INSTANCE, f"{opt.kind} update of {param}"
+        )
         before = set(b.tensors)
         outputs += UPDATES[opt.kind](b, opt, views.tensor(p.name, p.shape, p.dtype), grad)
         for name in set(b.tensors) - before:
             if b.tensors[name].role is Role.INPUT:
-                state[name] = (param, name[len(param) + 1:])
+                state[name] = (param, name[len(param) + 1 :])
     b.origin = None
     return b.program(outputs)
 
@@ -398,7 +438,13 @@ def _adamw(b: ProgramBuilder, opt: Optimizer, p: views.View, g: views.View) -> l
     denom = add(mul(call(S.SQRT, v_new.at(idx)), 1 / bc2**0.5), opt.eps)
     step = mul(mul(m_new.at(idx), call(S.RECIP, denom)), opt.lr / bc1)
     new_p = b.temp(f"{p.base}_new", p.shape, p.dtype)
-    b.emit(loops, new_p.base, idx, Update.ASSIGN, sub(mul(p.at(idx), 1 - opt.lr * opt.weight_decay), step))
+    b.emit(
+        loops,
+        new_p.base,
+        idx,
+        Update.ASSIGN,
+        sub(mul(p.at(idx), 1 - opt.lr * opt.weight_decay), step),
+    )
     return [m_new.base, v_new.base, new_p.base]
 
 
@@ -428,8 +474,11 @@ def activation_memory(ep: torch.export.ExportedProgram) -> tuple[int, int]:
     nodes = list(ep.graph.nodes)
     by_name = {n.name: n for n in nodes}
     grads = (OutputKind.GRADIENT_TO_PARAMETER, OutputKind.GRADIENT_TO_USER_INPUT)
-    todo = [by_name[o.arg.name] for o in ep.graph_signature.output_specs
-            if o.kind not in grads and getattr(o.arg, "name", None) in by_name]
+    todo = [
+        by_name[o.arg.name]
+        for o in ep.graph_signature.output_specs
+        if o.kind not in grads and getattr(o.arg, "name", None) in by_name
+    ]
     forward: set = set()  # what the loss and the forward's other outputs need
     while todo:
         n = todo.pop()
@@ -463,11 +512,28 @@ def activation_memory(ep: torch.export.ExportedProgram) -> tuple[int, int]:
             ends[end] = ends.get(end, 0) + size
         peak = max(peak, alive)
         alive -= ends.pop(k, 0)
-    seeds = {n for n in backward if n.target in SEEDS}  # the loss's seed gradient reads a shape only
-    saved_roots = {root[a] for n in backward - seeds for a in n.all_input_nodes
-                   if root.get(a) is not None and root[a] in forward}
+    seeds = {
+        n for n in backward if n.target in SEEDS
+    }  # the loss's seed gradient reads a shape only
+    saved_roots = {
+        root[a]
+        for n in backward - seeds
+        for a in n.all_input_nodes
+        if root.get(a) is not None and root[a] in forward
+    }
     return peak, sum(_bytes(r.meta.get("val")) for r in saved_roots)
 
 
-__all__ = ["LOSSES", "OPTIMIZERS", "Optimizer", "TrainProgram", "TrainTraced", "activation_memory",
-           "loss_function", "lower_train", "optimizer_of", "trace_train_file", "trace_train_module"]
+__all__ = [
+    "LOSSES",
+    "OPTIMIZERS",
+    "Optimizer",
+    "TrainProgram",
+    "TrainTraced",
+    "activation_memory",
+    "loss_function",
+    "lower_train",
+    "optimizer_of",
+    "trace_train_file",
+    "trace_train_module",
+]

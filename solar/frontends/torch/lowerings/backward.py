@@ -13,18 +13,19 @@ The products are priced as the forward SDPA lowering prices them (see `_priced`)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from types import SimpleNamespace
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
 from solar.errors import UnsupportedOpError
+from solar.frontends import views
 from solar.frontends.builder import add, call, cast, const, contract, loop_vars, mul, reduce, sub
 from solar.frontends.torch.conv import _per_dim, convolution
 from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
-from solar.frontends import views
 from solar.frontends.views import View
 from solar.ir.affine import Affine, ge, lt
 from solar.ir.dtypes import DType
@@ -47,9 +48,18 @@ def _sub_ctx(ctx: LowerCtx, k: int, hint: str) -> SimpleNamespace:
 
 @lower(aten.convolution_backward.default)
 def _convolution_backward(
-    ctx: LowerCtx, dy: View, x: View, w: View, bias_sizes: Sequence[int] | None, stride: Sequence[int],
-    padding: Sequence[int], dilation: Sequence[int], transposed: bool, output_padding: Sequence[int],
-    groups: int, output_mask: Sequence[bool],
+    ctx: LowerCtx,
+    dy: View,
+    x: View,
+    w: View,
+    bias_sizes: Sequence[int] | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
 ) -> tuple[View | None, View | None, View | None]:
     nd = x.rank - 2
     stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
@@ -64,14 +74,21 @@ def _convolution_backward(
         grad = _weight_grad_transposed if transposed else _weight_grad
         dw = grad(_sub_ctx(ctx, 1, "dw"), dy, x, w, stride, padding, dilation, groups)
     if output_mask[2]:
-        shape, dtype = ctx.meta(2)
-        db = reduce(ctx.b, f"{ctx.hint}_db", dy, [0, *range(2, dy.rank)], False, Update.ADD, dtype)
+        db = reduce(
+            ctx.b, f"{ctx.hint}_db", dy, [0, *range(2, dy.rank)], False, Update.ADD, ctx.meta(2)[1]
+        )
     return dx, dw, db
 
 
 def _weight_grad(
-    ctx: SimpleNamespace, dy: View, x: View, w: View, stride: list[int], padding: list[int],
-    dilation: list[int], groups: int,
+    ctx: SimpleNamespace,
+    dy: View,
+    x: View,
+    w: View,
+    stride: list[int],
+    padding: list[int],
+    dilation: list[int],
+    groups: int,
 ) -> View:
     """dW[oc, ic, k] = sum over n and output positions o of dY[n, oc, o] * X[n, c(oc, ic), o*s + k*d - p]."""
     nd = x.rank - 2
@@ -98,8 +115,14 @@ def _weight_grad(
 
 
 def _weight_grad_transposed(
-    ctx: SimpleNamespace, dy: View, x: View, w: View, stride: list[int], padding: list[int],
-    dilation: list[int], groups: int,
+    ctx: SimpleNamespace,
+    dy: View,
+    x: View,
+    w: View,
+    stride: list[int],
+    padding: list[int],
+    dilation: list[int],
+    groups: int,
 ) -> View:
     """dW[ic, oc, k] = sum over n and input positions i of X[n, ic, i] * dY[n, c(ic, oc), i*s + k*d - p]
     (a transposed convolution's weight is [in, out / groups, kernel])."""
@@ -147,7 +170,9 @@ def _priced(ctx: LowerCtx, dtype: DType) -> Any:
 
 def _check_attention(q: View, k: View, attn_mask: Any, dropout_p: float) -> None:
     if dropout_p:
-        raise UnsupportedOpError(f"attention with dropout_p={dropout_p} draws random numbers; train with dropout_p=0")
+        raise UnsupportedOpError(
+            f"attention with dropout_p={dropout_p} draws random numbers; train with dropout_p=0"
+        )
     if k.shape[:-2] != q.shape[:-2]:
         raise UnsupportedOpError("attention backward with grouped-query heads has no lowering yet")
 
@@ -172,8 +197,15 @@ def _causal(is_causal: bool):
 
 @lower(aten._scaled_dot_product_flash_attention_for_cpu.default)
 def _flash_forward(
-    ctx: LowerCtx, q: View, k: View, v: View, dropout_p: float = 0.0, is_causal: bool = False, *,
-    attn_mask: View | None = None, scale: float | None = None,
+    ctx: LowerCtx,
+    q: View,
+    k: View,
+    v: View,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,
+    attn_mask: View | None = None,
+    scale: float | None = None,
 ) -> tuple[View, View]:
     _check_attention(q, k, attn_mask, dropout_p)
     b = ctx.b
@@ -190,8 +222,16 @@ def _flash_forward(
     loops, idx = loop_vars("i", sshape)
     rows, ridx = loops[:-1], idx[:-1]
     guards = causal(idx[-2], idx[-1])
-    s = contract(b, f"{ctx.hint}_scores", sshape, acc, (e_dim,), lambda o, r: q.at(o[:-1] + (r[0],)),
-                 lambda o, r: k.at(o[:-2] + (o[-1], r[0])), guards=lambda o, r: causal(o[-2], o[-1]))
+    s = contract(
+        b,
+        f"{ctx.hint}_scores",
+        sshape,
+        acc,
+        (e_dim,),
+        lambda o, r: q.at(o[:-1] + (r[0],)),
+        lambda o, r: k.at(o[:-2] + (o[-1], r[0])),
+        guards=lambda o, r: causal(o[-2], o[-1]),
+    )
     # The row maximum of the logits; with a positive scale and no mask, of the raw scores (the
     # scale is folded into the exponent: the max of scaled scores is the scaled max).
     plain = mask is None and scale > 0
@@ -201,7 +241,14 @@ def _flash_forward(
     b.emit(loops, m.base, ridx, Update.MAX, logit, guards)
     p = b.temp(f"{ctx.hint}_probs", sshape, acc)
     centred = sub(logit, m.at(ridx))
-    b.emit(loops, p.base, idx, Update.ASSIGN, call(S.EXP, mul(centred, scale) if plain else centred), guards)
+    b.emit(
+        loops,
+        p.base,
+        idx,
+        Update.ASSIGN,
+        call(S.EXP, mul(centred, scale) if plain else centred),
+        guards,
+    )
     total = b.temp(f"{ctx.hint}_sum", batch + (length,), acc)
     b.emit(rows, total.base, ridx, Update.ASSIGN, const(0.0))
     b.emit(loops, total.base, ridx, Update.ADD, p.at(idx), guards)
@@ -211,9 +258,19 @@ def _flash_forward(
     b.emit(rows, lse.base, ridx, Update.ASSIGN, add(top, call(S.LOG, total.at(ridx))))
     # Normalised probabilities, kept for the backward (P = p / sum).
     pn = b.temp(f"{ctx.hint}_P", sshape, acc)
-    b.emit(loops, pn.base, idx, Update.ASSIGN, mul(p.at(idx), call(S.RECIP, total.at(ridx))), guards)
-    o = contract(b, f"{ctx.hint}_out", out_shape, acc, (keys,), lambda o_, r: low(pn.at(o_[:-1] + (r[0],))),
-                 lambda o_, r: v.at(o_[:-2] + (r[0], o_[-1])), guards=lambda o_, r: causal(o_[-2], r[0]))
+    b.emit(
+        loops, pn.base, idx, Update.ASSIGN, mul(p.at(idx), call(S.RECIP, total.at(ridx))), guards
+    )
+    o = contract(
+        b,
+        f"{ctx.hint}_out",
+        out_shape,
+        acc,
+        (keys,),
+        lambda o_, r: low(pn.at(o_[:-1] + (r[0],))),
+        lambda o_, r: v.at(o_[:-2] + (r[0], o_[-1])),
+        guards=lambda o_, r: causal(o_[-2], r[0]),
+    )
     _PROBS[lse.base] = (b, pn)
     return _cast_to(b, o, out_dtype, f"{ctx.hint}_o"), lse
 
@@ -227,8 +284,16 @@ def _cast_to(b: Any, x: View, dtype: DType, hint: str) -> View:
     return out
 
 
-def _probabilities(ctx: LowerCtx, q: View, k: View, lse: View, scale: float, causal, acc: DType,
-                   attn_mask: View | None) -> View:
+def _probabilities(
+    ctx: LowerCtx,
+    q: View,
+    k: View,
+    lse: View,
+    scale: float,
+    causal,
+    acc: DType,
+    attn_mask: View | None,
+) -> View:
     """The forward's P when it was lowered in this program, else P = exp(scale * Q·Kᵀ - lse)."""
     saved = _PROBS.get(lse.base) if lse.base else None
     if saved is not None and saved[0] is ctx.b:
@@ -236,19 +301,39 @@ def _probabilities(ctx: LowerCtx, q: View, k: View, lse: View, scale: float, cau
     b = ctx.b
     *batch, length, e_dim = q.shape
     sshape = tuple(batch) + (length, k.shape[-2])
-    s = contract(b, f"{ctx.hint}_scores", sshape, acc, (e_dim,), lambda o, r: q.at(o[:-1] + (r[0],)),
-                 lambda o, r: k.at(o[:-2] + (o[-1], r[0])), guards=lambda o, r: causal(o[-2], o[-1]))
+    s = contract(
+        b,
+        f"{ctx.hint}_scores",
+        sshape,
+        acc,
+        (e_dim,),
+        lambda o, r: q.at(o[:-1] + (r[0],)),
+        lambda o, r: k.at(o[:-2] + (o[-1], r[0])),
+        guards=lambda o, r: causal(o[-2], o[-1]),
+    )
     loops, idx = loop_vars("i", sshape)
     p = b.temp(f"{ctx.hint}_P", sshape, acc)
-    value = call(S.EXP, sub(_logits(s.at(idx), _mask(attn_mask, sshape), idx, scale), lse.at(idx[:-1])))
+    value = call(
+        S.EXP, sub(_logits(s.at(idx), _mask(attn_mask, sshape), idx, scale), lse.at(idx[:-1]))
+    )
     b.emit(loops, p.base, idx, Update.ASSIGN, value, causal(idx[-2], idx[-1]))
     return p
 
 
 @lower(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
 def _flash_backward(
-    ctx: LowerCtx, do: View, q: View, k: View, v: View, out: View, lse: View, dropout_p: float,
-    is_causal: bool, *, attn_mask: View | None = None, scale: float | None = None,
+    ctx: LowerCtx,
+    do: View,
+    q: View,
+    k: View,
+    v: View,
+    out: View,
+    lse: View,
+    dropout_p: float,
+    is_causal: bool,
+    *,
+    attn_mask: View | None = None,
+    scale: float | None = None,
 ) -> tuple[View, View, View]:
     _check_attention(q, k, attn_mask, dropout_p)
     b = ctx.b
@@ -262,26 +347,71 @@ def _flash_backward(
     p = _probabilities(ctx, q, k, lse, scale, causal, acc, attn_mask)
     sshape = batch + (length, keys)
     loops, idx = loop_vars("i", sshape)
-    rows, ridx = loops[:-1], idx[:-1]
+    ridx = idx[:-1]
     guards = causal(idx[-2], idx[-1])
     # D_i = sum_e dO[i, e] * O[i, e]  (= sum_j P_ij dP_ij)
-    d = contract(b, f"{ctx.hint}_D", batch + (length,), acc, (ev,), lambda o, r: do.at(o + (r[0],)),
-                 lambda o, r: out.at(o + (r[0],)))
-    dv = contract(b, f"{ctx.hint}_dv", batch + (keys, ev), acc, (length,),
-                  lambda o, r: low(p.at(o[:-2] + (r[0], o[-2]))), lambda o, r: do.at(o[:-2] + (r[0], o[-1])),
-                  guards=lambda o, r: causal(r[0], o[-2]))
-    dp = contract(b, f"{ctx.hint}_dp", sshape, acc, (ev,), lambda o, r: do.at(o[:-1] + (r[0],)),
-                  lambda o, r: v.at(o[:-2] + (o[-1], r[0])), guards=lambda o, r: causal(o[-2], o[-1]))
+    d = contract(
+        b,
+        f"{ctx.hint}_D",
+        batch + (length,),
+        acc,
+        (ev,),
+        lambda o, r: do.at(o + (r[0],)),
+        lambda o, r: out.at(o + (r[0],)),
+    )
+    dv = contract(
+        b,
+        f"{ctx.hint}_dv",
+        batch + (keys, ev),
+        acc,
+        (length,),
+        lambda o, r: low(p.at(o[:-2] + (r[0], o[-2]))),
+        lambda o, r: do.at(o[:-2] + (r[0], o[-1])),
+        guards=lambda o, r: causal(r[0], o[-2]),
+    )
+    dp = contract(
+        b,
+        f"{ctx.hint}_dp",
+        sshape,
+        acc,
+        (ev,),
+        lambda o, r: do.at(o[:-1] + (r[0],)),
+        lambda o, r: v.at(o[:-2] + (o[-1], r[0])),
+        guards=lambda o, r: causal(o[-2], o[-1]),
+    )
     # dS = scale * P * (dP - D): the gradient with respect to the unscaled scores Q·Kᵀ.
-    b.emit(loops, dp.base, idx, Update.ASSIGN, mul(mul(p.at(idx), sub(dp.at(idx), d.at(ridx))), scale), guards)
-    dq = contract(b, f"{ctx.hint}_dq", batch + (length, e_dim), acc, (keys,),
-                  lambda o, r: low(dp.at(o[:-1] + (r[0],))), lambda o, r: k.at(o[:-2] + (r[0], o[-1])),
-                  guards=lambda o, r: causal(o[-2], r[0]))
-    dk = contract(b, f"{ctx.hint}_dk", batch + (keys, e_dim), acc, (length,),
-                  lambda o, r: low(dp.at(o[:-2] + (r[0], o[-2]))), lambda o, r: q.at(o[:-2] + (r[0], o[-1])),
-                  guards=lambda o, r: causal(r[0], o[-2]))
-    return tuple(_cast_to(b, g, ctx.meta(n)[1], f"{ctx.hint}_{name}_out")  # type: ignore[return-value]
-                 for n, (g, name) in enumerate(((dq, "dq"), (dk, "dk"), (dv, "dv"))))
+    b.emit(
+        loops,
+        dp.base,
+        idx,
+        Update.ASSIGN,
+        mul(mul(p.at(idx), sub(dp.at(idx), d.at(ridx))), scale),
+        guards,
+    )
+    dq = contract(
+        b,
+        f"{ctx.hint}_dq",
+        batch + (length, e_dim),
+        acc,
+        (keys,),
+        lambda o, r: low(dp.at(o[:-1] + (r[0],))),
+        lambda o, r: k.at(o[:-2] + (r[0], o[-1])),
+        guards=lambda o, r: causal(o[-2], r[0]),
+    )
+    dk = contract(
+        b,
+        f"{ctx.hint}_dk",
+        batch + (keys, e_dim),
+        acc,
+        (length,),
+        lambda o, r: low(dp.at(o[:-2] + (r[0], o[-2]))),
+        lambda o, r: q.at(o[:-2] + (r[0], o[-1])),
+        guards=lambda o, r: causal(r[0], o[-2]),
+    )
+    return tuple(
+        _cast_to(b, g, ctx.meta(n)[1], f"{ctx.hint}_{name}_out")  # type: ignore[return-value]
+        for n, (g, name) in enumerate(((dq, "dq"), (dk, "dk"), (dv, "dv")))
+    )
 
 
 __all__ = ["_PROBS"]
