@@ -187,7 +187,8 @@ def _load_train(model_or_path: Any, inputs: Sequence[Any] | None, mode: str | No
 
         tt = trace_train_module(model_or_path, inputs, loss, optimizer, mode or "train")
     tp = lower_train(tt)
-    notes = [*tt.traced.notes()[1:], *tp.notes(tt)]
+    mode = f"module mode: {tt.traced.mode} (model.{tt.traced.mode}()), with gradients"
+    notes = [mode, *tt.traced.notes()[1:], *tp.notes(tt)]
     return Loaded(tp.program, tt.flags, tt.source_file, tt, tuple(notes))
 
 

@@ -349,3 +349,25 @@ def test_conv_transpose2d_backward_flops_exact():
     assert flops("_dx") == 2 * macs
     assert flops("_dw") == 2 * macs
     assert flops("_db") == nb * cout * ho * wo
+
+
+def test_grouped_query_attention_gradients_match_torch():
+    class G(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = nn.Parameter(torch.randn(1, 4, 6, 8))
+            self.k, self.v = (nn.Parameter(torch.randn(1, 2, 6, 8)) for _ in range(2))
+
+        def forward(self, x):
+            return F.scaled_dot_product_attention(
+                self.q, self.k, self.v, is_causal=True, enable_gqa=True
+            )
+
+    torch.manual_seed(0)
+    model, x = G(), torch.randn(1)
+    tp = lower_train(trace_train_module(model, (x,), _weighted_sdpa, "none"))
+    outs = _run(tp, model, (x,), {})
+    _weighted_sdpa(model(x), x).backward()
+    for p in tp.grads:
+        ref = dict(model.named_parameters())[tp.bindings[p][1].removeprefix("model.")].grad.numpy()
+        np.testing.assert_allclose(tp.gradient(p, outs), ref, rtol=1e-4, atol=1e-5, err_msg=p)

@@ -92,6 +92,7 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
         ((F(2, 3, 5, 4), F(2, 3, 6, 4), F(2, 3, 6, 4)), {}),
         ((F(2, 2, 6, 4), F(2, 2, 6, 4), F(2, 2, 6, 4)), {"is_causal": True}),
         ((F(1, 2, 5, 4), F(1, 2, 7, 4), F(1, 2, 7, 4), 0.0, True), {"scale": 0.7}),
+        ((F(2, 4, 5, 4), F(2, 2, 5, 4), F(2, 2, 5, 4), 0.0, True), {}),  # grouped-query heads
     ],
     aten._scaled_dot_product_flash_attention_for_cpu_backward.default: [
         # grad_out, q, k, v, out, logsumexp, dropout_p, is_causal
@@ -133,6 +134,19 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
                 True,
             ),
             {"scale": 0.7},
+        ),
+        (  # grouped-query heads (4 query heads, 2 key heads), causal
+            (
+                F(2, 4, 5, 4),
+                F(2, 4, 5, 4),
+                F(2, 2, 6, 4),
+                F(2, 2, 6, 4),
+                F(2, 4, 5, 4),
+                F(2, 4, 5),
+                0.0,
+                True,
+            ),
+            {},
         ),
     ],
 }

@@ -8,7 +8,8 @@ Attention backward reads the forward's probabilities when the forward was lowere
 program (a saved-P implementation: four contractions dV, dP, dQ, dK, never a recomputed Q·Kᵀ, so the
 count is a lower bound on recomputing and non-recomputing kernels alike); lowered on its own it
 recomputes them from Q, K and the log-sum-exp. With is_causal each contraction runs over j <= i.
-The products are priced as the forward SDPA lowering prices them (see `_priced`)."""
+The products are priced as the forward SDPA lowering prices them (see `_priced`). Grouped-query
+heads: query head h reads key head h // group; dK and dV sum over the group's query heads."""
 
 from __future__ import annotations
 
@@ -173,8 +174,35 @@ def _check_attention(q: View, k: View, attn_mask: Any, dropout_p: float) -> None
         raise UnsupportedOpError(
             f"attention with dropout_p={dropout_p} draws random numbers; train with dropout_p=0"
         )
-    if k.shape[:-2] != q.shape[:-2]:
-        raise UnsupportedOpError("attention backward with grouped-query heads has no lowering yet")
+    _group(q, k)
+
+
+def _group(q: View, k: View) -> int:
+    """Query heads per key head (grouped-query attention; 1 when the heads match)."""
+    if k.shape[:-2] == q.shape[:-2]:
+        return 1
+    if (
+        q.rank >= 3
+        and k.rank == q.rank
+        and k.shape[:-3] == q.shape[:-3]
+        and q.shape[-3] % k.shape[-3] == 0
+    ):
+        return q.shape[-3] // k.shape[-3]
+    raise UnsupportedOpError(
+        f"attention with query batch {q.shape[:-2]} and key batch {k.shape[:-2]}"
+    )
+
+
+def _by_query_head(x: View, q: View) -> View:
+    """Keys or values indexed by the query's heads: query head h reads key head h // group."""
+    group = _group(q, x)
+    if group == 1:
+        return x
+    return View(
+        q.shape[:-2] + x.shape[-2:],
+        x.dtype,
+        lambda idx: x.at(idx[:-3] + (idx[-3] // group,) + idx[-2:]),
+    )
 
 
 def _logits(s: Any, mask: View | None, idx: tuple, scale: float) -> Any:
@@ -208,6 +236,7 @@ def _flash_forward(
     scale: float | None = None,
 ) -> tuple[View, View]:
     _check_attention(q, k, attn_mask, dropout_p)
+    k, v = _by_query_head(k, q), _by_query_head(v, q)
     b = ctx.b
     low = _priced(ctx, q.dtype)
     *batch_l, length, e_dim = q.shape
@@ -344,7 +373,18 @@ def _flash_backward(
     acc = _acc(ctx.meta(0)[1])
     scale = 1.0 / math.sqrt(e_dim) if scale is None else float(scale)
     causal = _causal(is_causal)
-    p = _probabilities(ctx, q, k, lse, scale, causal, acc, attn_mask)
+    group = _group(q, k)
+    kq, vq = _by_query_head(k, q), _by_query_head(v, q)
+    p = _probabilities(ctx, q, kq, lse, scale, causal, acc, attn_mask)
+
+    def by_key(o: tuple, r: tuple) -> tuple[tuple, Any]:
+        """(query batch prefix, query position) of reduction point r for a key-shaped output o:
+        with grouped heads r runs over (head in group, query position)."""
+        if group == 1:
+            return o[:-2], r[0]
+        return o[:-3] + (o[-3] * group + r[0],), r[1]
+
+    red = (length,) if group == 1 else (group, length)
     sshape = batch + (length, keys)
     loops, idx = loop_vars("i", sshape)
     ridx = idx[:-1]
@@ -362,12 +402,12 @@ def _flash_backward(
     dv = contract(
         b,
         f"{ctx.hint}_dv",
-        batch + (keys, ev),
+        v.shape,
         acc,
-        (length,),
-        lambda o, r: low(p.at(o[:-2] + (r[0], o[-2]))),
-        lambda o, r: do.at(o[:-2] + (r[0], o[-1])),
-        guards=lambda o, r: causal(r[0], o[-2]),
+        red,
+        lambda o, r: low(p.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-2]))),
+        lambda o, r: do.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-1])),
+        guards=lambda o, r: causal(by_key(o, r)[1], o[-2]),
     )
     dp = contract(
         b,
@@ -376,7 +416,7 @@ def _flash_backward(
         acc,
         (ev,),
         lambda o, r: do.at(o[:-1] + (r[0],)),
-        lambda o, r: v.at(o[:-2] + (o[-1], r[0])),
+        lambda o, r: vq.at(o[:-2] + (o[-1], r[0])),
         guards=lambda o, r: causal(o[-2], o[-1]),
     )
     # dS = scale * P * (dP - D): the gradient with respect to the unscaled scores Q·Kᵀ.
@@ -395,18 +435,18 @@ def _flash_backward(
         acc,
         (keys,),
         lambda o, r: low(dp.at(o[:-1] + (r[0],))),
-        lambda o, r: k.at(o[:-2] + (r[0], o[-1])),
+        lambda o, r: kq.at(o[:-2] + (r[0], o[-1])),
         guards=lambda o, r: causal(o[-2], r[0]),
     )
     dk = contract(
         b,
         f"{ctx.hint}_dk",
-        batch + (keys, e_dim),
+        k.shape,
         acc,
-        (length,),
-        lambda o, r: low(dp.at(o[:-2] + (r[0], o[-2]))),
-        lambda o, r: q.at(o[:-2] + (r[0], o[-1])),
-        guards=lambda o, r: causal(r[0], o[-2]),
+        red,
+        lambda o, r: low(dp.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-2]))),
+        lambda o, r: q.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-1])),
+        guards=lambda o, r: causal(by_key(o, r)[1], o[-2]),
     )
     return tuple(
         _cast_to(b, g, ctx.meta(n)[1], f"{ctx.hint}_{name}_out")  # type: ignore[return-value]
