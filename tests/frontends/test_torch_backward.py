@@ -269,11 +269,6 @@ def test_saved_activations_of_an_mlp():
     assert tp.saved_bytes == n * h * 4
 
 
-@pytest.mark.skipif(
-    torch.ops.aten.index_put.default
-    not in __import__("solar.frontends.torch.lowerings", fromlist=["LOWERINGS"]).LOWERINGS,
-    reason="embedding backward is a scatter-add (index_put with accumulate): needs the data-dependent store lowering",
-)
 def test_embedding_backward_matches_torch():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Embedding(7, 3), nn.Linear(3, 2))
