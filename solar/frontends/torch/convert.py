@@ -332,8 +332,8 @@ def _returned(
             b.set_role(root.base, Role.OUTPUT)  # type: ignore[union-attr]
             out.append(Returned(kind, pos, target, root.base, None, True))
         else:
-            (name,) = _materialise_outputs(b, [value])
-            out.append(Returned(kind, pos, target, name))
+            names = _materialise_outputs(b, [value])  # none for an empty value: nothing to write
+            out.extend(Returned(kind, pos, target, name) for name in names)
     return tuple(out)
 
 
