@@ -202,7 +202,7 @@ def convert_with_bindings(
             except SolarError as exc:
                 raise type(exc)(f"{exc} (while lowering {node.target} at {src or node.name})") from None
         elif node.op == "output":
-            outputs = [env[a.name] if isinstance(a, torch.fx.Node) else a for a in node.args[0]]
+            outputs = _program_outputs(node, sig, env)
 
     b.origin = None
     out_names = _materialise_outputs(b, outputs)
@@ -213,6 +213,23 @@ def convert_with_bindings(
     verify(program)
     kept = {t.name for t in program.tensors}
     return program, {k: v for k, v in bindings.items() if k in kept}
+
+
+def _program_outputs(node: torch.fx.Node, sig: Any, env: dict[str, Any]) -> list[Any]:
+    """The user's outputs first (in order), then the buffers the program writes. A buffer
+    "mutation" that stores the buffer's own input unchanged (`self.h = self.h.to(device)`) writes
+    nothing and is left out."""
+    from torch.export.graph_signature import OutputKind
+
+    specs = sig.output_specs
+    user, writes = [], []
+    for spec, a in zip(specs, node.args[0]):
+        value = env[a.name] if isinstance(a, torch.fx.Node) else a
+        if spec.kind == OutputKind.USER_OUTPUT:
+            user.append(value)
+        elif not (isinstance(a, torch.fx.Node) and a.op == "placeholder"):
+            writes.append(value)
+    return user + writes
 
 
 def _drop_unread(program: Program) -> Program:
