@@ -27,7 +27,9 @@ def list_models(root: Path = MODELS) -> list[Path]:
 
 def _literal(tree: ast.Module, name: str) -> Any:
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [name]:
+        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [
+            name
+        ]:
             return ast.literal_eval(stmt.value)
     return None
 
@@ -36,7 +38,11 @@ def model_facts(path: Path) -> dict[str, Any]:
     """SHRUNK, FLOP_DIFF and the docstring's first line, read without executing the file."""
     tree = ast.parse(path.read_text())
     doc = (ast.get_docstring(tree) or "").strip().splitlines()
-    return {"shrunk": _literal(tree, "SHRUNK"), "flop_diff": _literal(tree, "FLOP_DIFF"), "doc": doc[0] if doc else ""}
+    return {
+        "shrunk": _literal(tree, "SHRUNK"),
+        "flop_diff": _literal(tree, "FLOP_DIFF"),
+        "doc": doc[0] if doc else "",
+    }
 
 
 def shrunk_source(path: Path) -> str:
@@ -66,7 +72,13 @@ def flop_counter_flops(path: Path) -> int:
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.utils.flop_counter import FlopCounterMode
 
-    from solar.frontends.torch.loader import _as_tuple, _fakeify, _fakeify_module, building, import_model_file
+    from solar.frontends.torch.loader import (
+        _as_tuple,
+        _fakeify,
+        _fakeify_module,
+        building,
+        import_model_file,
+    )
 
     module = import_model_file(path)
     with building():
@@ -82,7 +94,11 @@ def flop_counter_flops(path: Path) -> int:
         fastpath = torch.backends.mha.get_fastpath_enabled()
         torch.backends.mha.set_fastpath_enabled(False)
         try:
-            with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
+            with (
+                torch.no_grad(),
+                sdpa_kernel(SDPBackend.MATH),
+                FlopCounterMode(display=False) as counter,
+            ):
                 model(*inputs)
         finally:
             torch.backends.mha.set_fastpath_enabled(fastpath)

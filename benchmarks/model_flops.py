@@ -62,12 +62,14 @@ print("RESULT " + json.dumps(out))
 def run_one(path: Path, timeout: float) -> dict:
     code = _CHILD.format(root=str(ROOT), path=str(path))
     try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
+            return json.loads(line[len("RESULT ") :])
     return {"error": (proc.stderr.strip().splitlines() or ["no result"])[-1][:300]}
 
 
@@ -98,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shrunk", action="store_true", help="each model's SHRUNK variant")
     ap.add_argument("-k", default="", help="only models whose file name contains this")
     ap.add_argument("--timeout", type=float, default=900.0)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "model_flops.json")
+    ap.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "model_flops.json"
+    )
     args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,19 +110,29 @@ def main(argv: list[str] | None = None) -> int:
             if args.k not in path.name:
                 continue
             target = write_shrunk(path, Path(tmp)) if args.shrunk else path
-            row = {"model": path.stem, "flop_diff": model_facts(path)["flop_diff"], **run_one(target, args.timeout)}
+            row = {
+                "model": path.stem,
+                "flop_diff": model_facts(path)["flop_diff"],
+                **run_one(target, args.timeout),
+            }
             print(json.dumps(row), file=sys.stderr, flush=True)
             rows.append(row)
     print(table(rows))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    env = {"date": _dt.date.today().isoformat(), "python": platform.python_version(), "machine": platform.machine()}
+    env = {
+        "date": _dt.date.today().isoformat(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+    }
     try:
         import torch
 
         env["torch"] = torch.__version__
     except ImportError:  # pragma: no cover
         pass
-    args.out.write_text(json.dumps({"environment": env, "shrunk": args.shrunk, "rows": rows}, indent=2))
+    args.out.write_text(
+        json.dumps({"environment": env, "shrunk": args.shrunk, "rows": rows}, indent=2)
+    )
     return 0 if all("error" not in r for r in rows) else 1
 
 

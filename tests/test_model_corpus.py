@@ -26,7 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.model_corpus import DIFF_REASONS, flop_counter_flops, list_models, model_facts, write_shrunk  # noqa: E402
+from benchmarks.model_corpus import (
+    DIFF_REASONS,
+    flop_counter_flops,
+    list_models,
+    model_facts,
+    write_shrunk,
+)  # noqa: E402
 from benchmarks.suite_tools import load_problem  # noqa: E402
 
 MODELS = list_models()
@@ -40,8 +46,14 @@ PENDING = {
 # Also analysed through the API (a module built for real at the shrunk size): one or more per
 # library, the cheapest to trace (every corpus model's file path is analysed above).
 API_TOO = {
-    "tv_resnet18_fp32", "tv_vit_b_16_bf16", "timm_deit_small_fp32", "einops_mlp_mixer_fp16",
-    "hf_distilbert_fp16", "hf_whisper_small_encoder_fp16", "hf_t5_base_fp32", "hf_vit_base_fp32",
+    "tv_resnet18_fp32",
+    "tv_vit_b_16_bf16",
+    "timm_deit_small_fp32",
+    "einops_mlp_mixer_fp16",
+    "hf_distilbert_fp16",
+    "hf_whisper_small_encoder_fp16",
+    "hf_t5_base_fp32",
+    "hf_vit_base_fp32",
     "hf_clip_vit_b32_fp16",
 }
 
@@ -51,7 +63,9 @@ def test_corpus_is_large_and_documented():
     for path in MODELS:
         facts = model_facts(path)
         assert facts["doc"], f"{path.name}: no docstring"
-        assert isinstance(facts["shrunk"], dict) and facts["shrunk"], f"{path.name}: no SHRUNK sizes"
+        assert isinstance(facts["shrunk"], dict) and facts["shrunk"], (
+            f"{path.name}: no SHRUNK sizes"
+        )
         assert facts["flop_diff"] in DIFF_REASONS, f"{path.name}: FLOP_DIFF {facts['flop_diff']!r}"
 
 

@@ -27,7 +27,10 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randint(0, 49408, (BATCH, TOKENS)), torch.randn(BATCH, 3, 224, 224, dtype=torch.float16)]
+    return [
+        torch.randint(0, 49408, (BATCH, TOKENS)),
+        torch.randn(BATCH, 3, 224, 224, dtype=torch.float16),
+    ]
 
 
 def get_init_inputs():

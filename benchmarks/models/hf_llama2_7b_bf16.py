@@ -15,7 +15,16 @@ FLOP_DIFF = "causal"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        config = LlamaConfig(hidden_size=4096, intermediate_size=11008, num_attention_heads=32, num_key_value_heads=32, vocab_size=32000, max_position_embeddings=4096, num_hidden_layers=LAYERS, use_cache=False)
+        config = LlamaConfig(
+            hidden_size=4096,
+            intermediate_size=11008,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+            vocab_size=32000,
+            max_position_embeddings=4096,
+            num_hidden_layers=LAYERS,
+            use_cache=False,
+        )
         self.net = LlamaForCausalLM(config).to(torch.bfloat16).eval()
 
     def forward(self, input_ids):

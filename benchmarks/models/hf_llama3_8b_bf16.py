@@ -15,7 +15,17 @@ FLOP_DIFF = "causal"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        config = LlamaConfig(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8, vocab_size=128256, rope_theta=500000.0, max_position_embeddings=8192, num_hidden_layers=LAYERS, use_cache=False)
+        config = LlamaConfig(
+            hidden_size=4096,
+            intermediate_size=14336,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            vocab_size=128256,
+            rope_theta=500000.0,
+            max_position_embeddings=8192,
+            num_hidden_layers=LAYERS,
+            use_cache=False,
+        )
         self.net = LlamaForCausalLM(config).to(torch.bfloat16).eval()
 
     def forward(self, input_ids):

@@ -15,7 +15,16 @@ FLOP_DIFF = "causal"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        config = MistralConfig(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8, vocab_size=32000, sliding_window=4096, num_hidden_layers=LAYERS, use_cache=False)
+        config = MistralConfig(
+            hidden_size=4096,
+            intermediate_size=14336,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            vocab_size=32000,
+            sliding_window=4096,
+            num_hidden_layers=LAYERS,
+            use_cache=False,
+        )
         self.net = MistralForCausalLM(config).to(torch.bfloat16).eval()
 
     def forward(self, input_ids):

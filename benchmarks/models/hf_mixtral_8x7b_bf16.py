@@ -15,7 +15,17 @@ FLOP_DIFF = "moe"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        config = MixtralConfig(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8, vocab_size=32000, num_local_experts=8, num_experts_per_tok=2, num_hidden_layers=LAYERS, use_cache=False)
+        config = MixtralConfig(
+            hidden_size=4096,
+            intermediate_size=14336,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            vocab_size=32000,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+            num_hidden_layers=LAYERS,
+            use_cache=False,
+        )
         self.net = MixtralForCausalLM(config).to(torch.bfloat16).eval()
 
     def forward(self, input_ids):

@@ -15,7 +15,15 @@ FLOP_DIFF = "causal"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        config = Phi3Config(hidden_size=3072, intermediate_size=8192, num_attention_heads=32, num_key_value_heads=32, vocab_size=32064, num_hidden_layers=LAYERS, use_cache=False)
+        config = Phi3Config(
+            hidden_size=3072,
+            intermediate_size=8192,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+            vocab_size=32064,
+            num_hidden_layers=LAYERS,
+            use_cache=False,
+        )
         self.net = Phi3ForCausalLM(config).to(torch.float16).eval()
 
     def forward(self, input_ids):

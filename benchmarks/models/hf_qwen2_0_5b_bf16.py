@@ -15,7 +15,16 @@ FLOP_DIFF = "causal"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        config = Qwen2Config(hidden_size=896, intermediate_size=4864, num_attention_heads=14, num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True, num_hidden_layers=LAYERS, use_cache=False)
+        config = Qwen2Config(
+            hidden_size=896,
+            intermediate_size=4864,
+            num_attention_heads=14,
+            num_key_value_heads=2,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+            num_hidden_layers=LAYERS,
+            use_cache=False,
+        )
         self.net = Qwen2ForCausalLM(config).to(torch.bfloat16).eval()
 
     def forward(self, input_ids):

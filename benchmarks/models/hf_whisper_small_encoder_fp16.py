@@ -17,8 +17,13 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
         config = WhisperConfig(
-            d_model=768, encoder_layers=LAYERS, decoder_layers=LAYERS, encoder_attention_heads=12,
-            decoder_attention_heads=12, encoder_ffn_dim=3072, decoder_ffn_dim=3072,
+            d_model=768,
+            encoder_layers=LAYERS,
+            decoder_layers=LAYERS,
+            encoder_attention_heads=12,
+            decoder_attention_heads=12,
+            encoder_ffn_dim=3072,
+            decoder_ffn_dim=3072,
             max_source_positions=FRAMES // 2,
         )
         self.net = WhisperModel(config).get_encoder().half().eval()

@@ -14,7 +14,9 @@ FLOP_DIFF = "none"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = timm.create_model("deit_small_patch16_224", pretrained=False, depth=LAYERS).eval()
+        self.net = timm.create_model(
+            "deit_small_patch16_224", pretrained=False, depth=LAYERS
+        ).eval()
 
     def forward(self, x):
         return self.net(x)

@@ -15,7 +15,11 @@ FLOP_DIFF = "none"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = timm.create_model("swin_tiny_patch4_window7_224", pretrained=False, depths=DEPTHS).to(torch.float16).eval()
+        self.net = (
+            timm.create_model("swin_tiny_patch4_window7_224", pretrained=False, depths=DEPTHS)
+            .to(torch.float16)
+            .eval()
+        )
 
     def forward(self, x):
         return self.net(x)

@@ -15,7 +15,11 @@ FLOP_DIFF = "none"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = timm.create_model("vit_base_patch16_224", pretrained=False, depth=LAYERS).to(torch.bfloat16).eval()
+        self.net = (
+            timm.create_model("vit_base_patch16_224", pretrained=False, depth=LAYERS)
+            .to(torch.bfloat16)
+            .eval()
+        )
 
     def forward(self, x):
         return self.net(x)

@@ -14,7 +14,9 @@ FLOP_DIFF = "padding"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = torchvision.models.convnext_tiny(stochastic_depth_prob=0.1).to(torch.bfloat16).eval()
+        self.net = (
+            torchvision.models.convnext_tiny(stochastic_depth_prob=0.1).to(torch.bfloat16).eval()
+        )
 
     def forward(self, x):
         return self.net(x)

@@ -20,10 +20,14 @@ class Model(nn.Module):
         trunk = torchvision.models.resnet50()
         self.backbone = nn.Sequential(*list(trunk.children())[:-2])
         self.proj = nn.Conv2d(2048, 256, 1)
-        self.transformer = nn.Transformer(256, 8, LAYERS, LAYERS, 2048, dropout=0.0, batch_first=True)
+        self.transformer = nn.Transformer(
+            256, 8, LAYERS, LAYERS, 2048, dropout=0.0, batch_first=True
+        )
         self.queries = nn.Parameter(torch.randn(QUERIES, 256))
         self.classes = nn.Linear(256, 92)
-        self.boxes = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 4))
+        self.boxes = nn.Sequential(
+            nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 4)
+        )
         self.half().eval()
 
     def forward(self, x):

@@ -15,10 +15,18 @@ FLOP_DIFF = "none"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = torchvision.models.VisionTransformer(
-            image_size=PATCHES * 16, patch_size=16, num_layers=LAYERS, num_heads=12,
-            hidden_dim=768, mlp_dim=3072,
-        ).to(torch.bfloat16).eval()
+        self.net = (
+            torchvision.models.VisionTransformer(
+                image_size=PATCHES * 16,
+                patch_size=16,
+                num_layers=LAYERS,
+                num_heads=12,
+                hidden_dim=768,
+                mlp_dim=3072,
+            )
+            .to(torch.bfloat16)
+            .eval()
+        )
 
     def forward(self, x):
         return self.net(x)

@@ -47,7 +47,11 @@ CASTS = [
 
 @pytest.mark.parametrize("name,cast,dtype", CASTS, ids=[c[0] for c in CASTS])
 def test_casts_in_constructor_reach_the_program(tmp_path, name, cast, dtype):
-    torch_dtype = {DType.F16: "torch.float16", DType.BF16: "torch.bfloat16", DType.F32: "torch.float32"}[dtype]
+    torch_dtype = {
+        DType.F16: "torch.float16",
+        DType.BF16: "torch.bfloat16",
+        DType.F32: "torch.float32",
+    }[dtype]
     path = _file(
         tmp_path,
         f"""
@@ -66,7 +70,9 @@ def test_casts_in_constructor_reach_the_program(tmp_path, name, cast, dtype):
     )
     program = load(str(path)).program
     params = _params(program)
-    assert sorted(params.values()) == sorted([((2048, 2048), dtype), ((2048,), dtype), ((2048, 2048), dtype)])
+    assert sorted(params.values()) == sorted(
+        [((2048, 2048), dtype), ((2048,), dtype), ((2048, 2048), dtype)]
+    )
     report = solar.analyze(str(path), arch="H100-SXM")
     assert report.totals.contraction_flops == 2 * 2 * 8 * 2048 * 2048
 
@@ -143,7 +149,10 @@ def test_reading_a_value_of_a_large_tensor_is_one_line(tmp_path):
             return [torch.randn(2, 1024)]
         """,
     )
-    with pytest.raises(ModelFileError, match=r"model\.py:\d+: building Model.*_local_scalar_dense.*does not allocate"):
+    with pytest.raises(
+        ModelFileError,
+        match=r"model\.py:\d+: building Model.*_local_scalar_dense.*does not allocate",
+    ):
         solar.analyze(str(path), arch="H100-SXM")
 
 
@@ -191,7 +200,9 @@ def test_buffers_small_and_large(tmp_path):
     )
     report = solar.analyze(str(path), arch="H100-SXM")
     assert any("buffer 'mask' is lower-triangular" in a for a in report.assumptions)
-    assert report.totals.contraction_flops == 2 * 64 * 512 * (512 + 1) // 2  # only the kept triangle
+    assert (
+        report.totals.contraction_flops == 2 * 64 * 512 * (512 + 1) // 2
+    )  # only the kept triangle
 
 
 def test_tensor_attribute_updated_in_forward(tmp_path):

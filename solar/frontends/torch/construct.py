@@ -56,7 +56,9 @@ class Unallocated(TorchDispatchMode):
     """See the module docstring. `unknown` holds the storages of unallocated tensors and of every
     tensor whose values came from one."""
 
-    def __init__(self, small_numel: int = SMALL_NUMEL, budget_bytes: int = REAL_BUDGET_BYTES) -> None:
+    def __init__(
+        self, small_numel: int = SMALL_NUMEL, budget_bytes: int = REAL_BUDGET_BYTES
+    ) -> None:
         super().__init__()
         self.small_numel = small_numel
         self.budget_bytes = budget_bytes
@@ -102,20 +104,30 @@ class Unallocated(TorchDispatchMode):
         metas, meta_out = self._on_meta(func, args, kwargs)
         if meta_out is NotImplemented:  # no meta kernel: compute for real when that is affordable
             if unknown_in:
-                raise UnknownValueError(f"{func} has no shape rule and reads a tensor solar does not allocate")
+                raise UnknownValueError(
+                    f"{func} has no shape rule and reads a tensor solar does not allocate"
+                )
             return self._real(func, args, kwargs)
         if schema.is_mutable:  # unknown operands: nothing is written, what is written is unknown
             for arg, value in zip(schema.arguments, args):
-                if arg.alias_info is not None and arg.alias_info.is_write and isinstance(value, torch.Tensor):
+                if (
+                    arg.alias_info is not None
+                    and arg.alias_info.is_write
+                    and isinstance(value, torch.Tensor)
+                ):
                     self._mark_unknown(value)
             back = {id(m): t for t, m in metas.items()}
-            return tree_map(lambda m: back.get(id(m), m) if isinstance(m, torch.Tensor) else m, meta_out)
+            return tree_map(
+                lambda m: back.get(id(m), m) if isinstance(m, torch.Tensor) else m, meta_out
+            )
         fresh = [m for m in tree_flatten(meta_out)[0] if isinstance(m, torch.Tensor)]
         small = all(m.numel() <= self.small_numel for m in fresh)
         nbytes = sum(m.numel() * m.element_size() for m in fresh)
         if not unknown_in and small and self.real_bytes + nbytes <= self.budget_bytes:
             return self._real(func, args, kwargs)
-        return tree_map(lambda m: self._unallocated(m) if isinstance(m, torch.Tensor) else m, meta_out)
+        return tree_map(
+            lambda m: self._unallocated(m) if isinstance(m, torch.Tensor) else m, meta_out
+        )
 
     def _real(self, func, args, kwargs):
         out = func(*args, **kwargs)
@@ -201,7 +213,9 @@ def _returns_values(schema: torch.FunctionSchema) -> bool:
 
 
 # Ops that only change metadata (no data is read or written), beyond the view ops.
-_METADATA_OPS = frozenset({aten.set_.source_Tensor, aten.set_.source_Storage_storage_offset, aten.resize_.default})
+_METADATA_OPS = frozenset(
+    {aten.set_.source_Tensor, aten.set_.source_Storage_storage_offset, aten.resize_.default}
+)
 # Ops that read values out of a tensor into Python.
 _VALUE_OPS = frozenset(
     {
