@@ -239,7 +239,7 @@ def _exec(
 def _plain_target_vars(program: Program, stmt: Stmt, extent: dict[str, int]) -> list[str] | None:
     """The target index as distinct bare loop variables that stay inside the target, else None."""
     index = stmt.target.index
-    if not all(e.is_plain_var for e in index):
+    if not all(isinstance(e, Affine) and e.is_plain_var for e in index):
         return None
     tvars = [e.terms[0][0] for e in index]
     shape = program.shape(stmt.target.tensor)
@@ -301,7 +301,9 @@ def _exec_flat(block: _Block) -> None:
     stmt, shape = block.stmt, block.shape
     target = block.target
     value = _cast(_eval(block, stmt.value), target.dtype)
-    idx = tuple(e.evaluate(block.env) for e in stmt.target.index)
+    # an indirect (scatter) dim takes its position from the data; several points may hit one
+    # element: accumulating updates combine them all (ufunc.at), an assignment keeps one of them
+    idx = tuple(_index_value(block, e) for e in stmt.target.index)
     _check_bounds(block, stmt.target.tensor, idx, "writes")
     idx = tuple(np.broadcast_to(i, shape).ravel() for i in idx)
     value = np.broadcast_to(value, shape).ravel()

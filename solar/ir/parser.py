@@ -430,12 +430,9 @@ class _Builder:
             out.append(_COMPARE[str(cmp)](self.affine(left), self.affine(right)))
         return out
 
-    def store_term(self, tree: Tree) -> Affine:
-        if _contains_call(tree, "ind"):
-            raise self.error(
-                tree, "a store index must be affine; `ind(...)` is only allowed in loads"
-            )
-        return self.affine(tree)
+    def store_term(self, tree: Tree) -> IndexTerm:
+        """An affine store index, or a data-dependent one `ind(v) [+ offset]` (scatter)."""
+        return self.index_term(tree)
 
     # -- leaves --
     def integer(self, tok: Token, what: str) -> int:

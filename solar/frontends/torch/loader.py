@@ -75,7 +75,7 @@ class Traced:
             "train": "module mode: train (model.train()), no gradients",
             "eval": "module mode: eval (model.eval()), no gradients",
         }[self.mode]
-        return [mode] + [f"structure: {s.describe()}" for s in self.structure]
+        return [mode] + [f"structure: {s.describe()}" for s in self.structure] + op_notes(self.exported)
 
 
 def framework_flags() -> tuple[tuple[str, bool], ...]:
@@ -92,6 +92,20 @@ def _lowering_tables(attr: str) -> list[Any]:
 
     modules = (sys.modules.get(f"{lowerings.__name__}.{m.name}") for m in pkgutil.iter_modules(lowerings.__path__))
     return [getattr(m, attr) for m in modules if hasattr(m, attr)]
+
+
+def op_notes(exported: torch.export.ExportedProgram) -> list[str]:
+    """Assumption lines of the ops the program uses (the NOTES tables of the lowering modules:
+    how data-dependent and random ops are priced), each line once, in program order."""
+    table: dict[Any, str] = {}
+    for t in _lowering_tables("NOTES"):
+        table.update(t)
+    lines: dict[str, None] = {}
+    for node in exported.graph.nodes:
+        line = table.get(node.target) if node.op == "call_function" else None
+        if line:
+            lines.setdefault(line)
+    return list(lines)
 
 
 def preserved_ops() -> frozenset:
