@@ -98,7 +98,7 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shrunk", action="store_true", help="each model's SHRUNK variant")
-    ap.add_argument("-k", default="", help="only models whose file name contains this")
+    ap.add_argument("-k", default="", help="only models whose file name contains one of these (a,b,...)")
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "model_flops.json"
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for path in list_models():
-            if args.k not in path.name:
+            if not any(k in path.name for k in args.k.split(",")):
                 continue
             target = write_shrunk(path, Path(tmp)) if args.shrunk else path
             row = {

@@ -39,7 +39,7 @@ MODELS = list_models()
 # Ops a corpus model needs that solar does not lower yet (issue 11, item 2): the model's test is an
 # expected failure naming the op, and fails loudly (strict) once the op lands.
 PENDING = {
-    "aten.bitwise_and.Tensor": "HF attention masks (create_causal_mask, BERT's padding mask)",
+    "aten.topk.default": "MoE routing: top-k expert choice (Mixtral)",
     "aten.as_strided.default": "adaptive_avg_pool2d of a permuted / channels-last tensor",
     "aten.copy.default": "Swin's shifted-window mask built with slice assignment",
 }
@@ -90,7 +90,11 @@ def test_shrunk_model_from_file_and_api(path: Path, tmp_path: Path):
     if reason == "none":
         assert abs(flops - counted) <= 0.01 * counted, (flops, counted)
     elif reason == "int8":
-        assert counted == 0  # FlopCounterMode has no rule for torch._weight_int8pack_mm
+        assert counted < flops  # FlopCounterMode has no rule for torch._weight_int8pack_mm
+    elif reason == "causal":
+        # HF builds its causal masks as data (comparisons of position tensors, combined with &);
+        # solar discounts them once the structure pass recognises them: never above the dense count.
+        assert flops <= counted * 1.01, (flops, counted)
     else:
         assert flops < counted, (flops, counted, reason)
     if path.stem not in API_TOO:
