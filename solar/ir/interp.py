@@ -350,9 +350,9 @@ def _raise_out_of_bounds(
     got = int(np.broadcast_to(index, shape).flat[first])
     point = ", ".join(f"{v}={x}" for v, x in at.items())
     raise IRVerifyError(
-        f"statement\n{format_stmt(block.stmt)}\n{verb} {tensor} (shape "
-        f"{block.program.shape(tensor)}) out of bounds: index {got} in dim {dim} at point "
-        f"{point or '()'}; guard the access or fix its index"
+        f"{verb} {tensor} (shape {block.program.shape(tensor)}) out of bounds: index {got} in "
+        f"dim {dim} at point {point or '()'}; guard the access or fix its index\n"
+        f"statement:\n{format_stmt(block.stmt)}"
     )
 
 
@@ -378,8 +378,8 @@ def _eval(block: _Block, expr: Expr) -> Value:
             info = OPS[op]
             if len(args) != info.arity:
                 raise IRVerifyError(
-                    f"statement\n{format_stmt(block.stmt)}\n{op.value} takes {info.arity} "
-                    f"arguments, got {len(args)}"
+                    f"{op.value} takes {info.arity} arguments, got {len(args)}\n"
+                    f"statement:\n{format_stmt(block.stmt)}"
                 )
             vals = [_eval(block, a) for a in args]
             out = info.fn(*vals)
@@ -389,8 +389,8 @@ def _eval(block: _Block, expr: Expr) -> Value:
             arr = block.arrays[tensor]
             if len(index) != arr.ndim:
                 raise IRVerifyError(
-                    f"statement\n{format_stmt(block.stmt)}\nindexes {tensor} (rank {arr.ndim}) "
-                    f"with {len(index)} indices"
+                    f"the statement indexes {tensor} (rank {arr.ndim}) with {len(index)} indices\n"
+                    f"statement:\n{format_stmt(block.stmt)}"
                 )
             idx = tuple(_index_value(block, t) for t in index)
             out = arr[_check_bounds(block, tensor, idx, "reads")]
