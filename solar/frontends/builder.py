@@ -11,8 +11,9 @@ import itertools
 import re
 
 import numpy as np
-from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterator, Sequence
 
 from solar.errors import SolarError
 from solar.ir.affine import Affine, Constraint, simplify, value_range, var
@@ -27,10 +28,12 @@ from solar.ir.nodes import (
     Origin,
     Program,
     Role,
+    Seq,
     Stmt,
     Store,
     TensorDecl,
     map_indices,
+    nested,
 )
 from solar.ir.scalar_ops import ScalarOp, Update
 from solar.frontends import views
@@ -90,14 +93,47 @@ _IDENT = re.compile(r"[^A-Za-z0-9_]")
 
 @dataclass
 class ProgramBuilder:
+    """Collects tensors and a body of statements; `in_order` opens an in-order loop whose body the
+    statements emitted inside the `with` block form."""
+
     name: str
     tensors: dict[str, TensorDecl]
-    stmts: list[Stmt]
+    body: list[Stmt | Seq]
     origin: Origin | None = None
+    # the open in-order loops, outermost first: (var, extent, body so far)
+    _open: list[tuple[str, int, list]] = field(default_factory=list)
 
     @staticmethod
     def new(name: str) -> ProgramBuilder:
         return ProgramBuilder(_IDENT.sub("_", name) or "program", {}, [])
+
+    @property
+    def stmts(self) -> list[Stmt]:
+        """Every statement emitted so far (open in-order loops included), in program order."""
+        done = [s for _, s in nested(tuple(self.body))]
+        return done + [s for _, _, b in self._open for _, s in nested(tuple(b))]
+
+    def fresh_var(self, prefix: str = "t") -> str:
+        """A name for an in-order loop variable that no open in-order loop uses."""
+        used = {v for v, _, _ in self._open}
+        k = len(used)
+        while f"{prefix}{k}" in used:
+            k += 1
+        return f"{prefix}{k}"
+
+    @contextmanager
+    def in_order(self, var_name: str, extent: int) -> Iterator[Affine]:
+        """`with b.in_order("t", T) as t:` — statements emitted inside run once per step t."""
+        self._open.append((var_name, extent, []))
+        try:
+            yield var(var_name)
+        finally:
+            name, n, body = self._open.pop()
+            if body and n > 0:
+                self._current().append(Seq(name, n, tuple(body)))
+
+    def _current(self) -> list:
+        return self._open[-1][2] if self._open else self.body
 
     # -- tensors --
     def declare(self, hint: str, shape: Sequence[int], dtype: DType, role: Role) -> str:
@@ -134,7 +170,8 @@ class ProgramBuilder:
             return
         zero = {v: Affine() for v, extent in loops if extent == 1}
         kept = [(v, extent) for v, extent in loops if extent != 1]
-        ranges = {v: (0, extent - 1) for v, extent in kept}
+        ranges = {v: (0, n - 1) for v, n, _ in self._open}
+        ranges.update({v: (0, extent - 1) for v, extent in kept})
 
         def norm(e: Affine) -> Affine:
             return simplify(e.substitute(zero), ranges) if zero else simplify(e, ranges)
@@ -145,7 +182,7 @@ class ProgramBuilder:
             live = _prune(all_guards, ranges)
             if live is None:
                 continue
-            self.stmts.append(
+            self._current().append(
                 Stmt(
                     loops=tuple(Loop(v, extent) for v, extent in kept),
                     target=Store(target, tidx),
@@ -161,7 +198,8 @@ class ProgramBuilder:
         for name in outputs:
             self.set_role(name, Role.OUTPUT)
         rest = tuple(t for name, t in self.tensors.items() if name not in outputs)
-        return Program(self.name, rest + tuple(self.tensors[n] for n in outputs), tuple(self.stmts))
+        assert not self._open, "an in-order loop is still open"
+        return Program(self.name, rest + tuple(self.tensors[n] for n in outputs), tuple(self.body))
 
 
 def _prune(guards: list[Constraint], ranges: dict[str, tuple[int, int]]) -> list[Constraint] | None:

@@ -5,7 +5,7 @@ costs from these nodes; nothing here knows a FLOP formula."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import networkx as nx
 
@@ -50,6 +50,7 @@ class EinsumNode:
     is_contraction: bool
     contraction_dtype: DType | None
     equation: str
+    in_order: tuple[str, ...] = ()  # variables of the enclosing in-order loops, outermost first
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,11 +79,17 @@ class EinsumGraph:
 
 
 def lift(program: Program) -> EinsumGraph:
-    """Lift every statement of `program` to an EinsumNode and connect them by def-use of tensors."""
+    """Lift every statement of `program` to an EinsumNode and connect them by def-use of tensors.
+
+    A statement inside in-order loops lifts in its flattened form (the in-order loops in front of
+    its own, see Program.stmts): its node counts extent x body; `in_order` names those loops."""
     graph = nx.DiGraph()
     writers: dict[str, list[int]] = {}
-    for i, stmt in enumerate(program.stmts):
-        graph.add_node(i, node=lift_stmt(program, i, stmt))
+    for i, ((seqs, _), stmt) in enumerate(zip(program.nested(), program.stmts)):
+        node = lift_stmt(program, i, stmt)
+        if seqs:
+            node = replace(node, in_order=tuple(s.var for s in seqs))
+        graph.add_node(i, node=node)
         for tensor in _reads(stmt):
             for w in writers.get(tensor, ()):
                 if graph.has_edge(w, i):

@@ -41,7 +41,7 @@ def restrict(program: Program) -> Program:
             changed |= _restrict_tensor(program, stmts, index, tensor)
         if not changed:
             break
-    return replace(program, stmts=tuple(s for s in stmts if s is not None))
+    return program.with_stmts(stmts)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,9 @@ from solar.passes.regions import points
 
 def sink(program: Program) -> Program:
     stmts = list(program.stmts)
+    # In-order loops are a barrier: a value computed at one step may be read at a later one, after
+    # its sources changed, so producers and readers inside them are left alone.
+    ordered = {i for i, (seqs, _) in enumerate(program.nested()) if seqs}
     writers: defaultdict[str, list[int]] = defaultdict(list)
     reading: defaultdict[str, list[int]] = defaultdict(list)
     for i, s in enumerate(stmts):
@@ -32,6 +35,8 @@ def sink(program: Program) -> Program:
         if len(ws) != 1 or program.tensor(tensor).role is not Role.TEMP:
             continue
         w = ws[0]
+        if w in ordered or any(i in ordered for i in reading.get(tensor, ())):
+            continue
         mapping = _definition(program, stmts[w])
         if mapping is None or op_count(stmts[w].value) == 0:
             continue
@@ -45,7 +50,7 @@ def sink(program: Program) -> Program:
                 for t in dict.fromkeys(ld.tensor for ld in s.loads()):
                     if i not in reading[t]:
                         reading[t].append(i)
-    return replace(program, stmts=tuple(stmts))
+    return program.with_stmts(stmts)
 
 
 def _definition(program: Program, stmt: Stmt) -> tuple[str, ...] | None:

@@ -1,8 +1,8 @@
 """Output comparison for PyTorch programs (`solar verify`): run the IR with the interpreter and the
 program itself on the same random inputs and compare. At full size when the interpreter can afford
 it; otherwise every distinct op instance on its own, at its shapes or at reduced shapes. The IR run
-is the executable form (recurrences unrolled, see convert.py); ops whose outputs are random draws
-(each lowering module's RANDOM_OPS) are never compared."""
+is the analysed program (recurrences are in-order loops); ops whose outputs are random draws (each
+lowering module's RANDOM_OPS) are never compared."""
 
 from __future__ import annotations
 
@@ -91,10 +91,10 @@ def check_file(
     path: str | Path, seed: int = 0, mode: str | None = None, infer_structure: bool = False
 ) -> CheckResult:
     """Compare a model file's IR with the model (see the module docstring). The IR checked is the
-    executable form of the analysed program (recurrences unrolled)."""
+    analysed program itself."""
     traced = loader.trace_file(path, mode, infer_structure)
-    if _whole_affordable(traced, convert_with_bindings(traced)[0]):  # the analysis form: as costly
-        program, bindings = convert_with_bindings(traced, executable=True)
+    program, bindings = convert_with_bindings(traced)
+    if _whole_affordable(traced, program):
         module = loader.import_model_file(path)
         torch.manual_seed(seed)
         with loader.on_cpu():
@@ -111,8 +111,8 @@ def check_module(
     infer_structure: bool = False,
 ) -> CheckResult:
     traced = loader.trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
-    if _whole_affordable(traced, convert_with_bindings(traced)[0]):
-        program, bindings = convert_with_bindings(traced, executable=True)
+    program, bindings = convert_with_bindings(traced)
+    if _whole_affordable(traced, program):
         return CheckResult(program.name, (_check_whole(program, bindings, model, list(inputs)),))
     return CheckResult(traced.name, check_ops(traced, seed))
 
@@ -175,12 +175,11 @@ def _describe(x: Any) -> str:
 
 
 def _lower_node(
-    node, args: Any, out: Any, executable: bool = True
+    node, args: Any, out: Any
 ) -> tuple[Any, list[str], dict[str, np.ndarray], int]:
     """Lower one node on its own: its tensor arguments become program inputs (fed with their data
     when they are real tensors). Also returns how many statements the op itself emitted (0 for a
-    pure view, whose outputs are then copies made only for the check). `executable=False` gives
-    the analysis form (as costly, and small for recurrences)."""
+    pure view, whose outputs are then copies made only for the check)."""
     from solar.frontends.torch.lowerings import LOWERINGS
 
     b = ProgramBuilder.new(str(node.name))
@@ -195,7 +194,7 @@ def _lower_node(
         return views.tensor(name, shape, dtype_of(t.dtype))
 
     ir_args = _map_tensors(args, declare)
-    ctx = LowerCtx(b, _FakeNode(node.name, out), executable=executable)
+    ctx = LowerCtx(b, _FakeNode(node.name, out))
     result = LOWERINGS[node.target](ctx, *ir_args, **node.kwargs)
     own = len(b.stmts)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
@@ -205,7 +204,7 @@ def _lower_node(
 
 def _check_node(node, args_meta, traced, seed: int) -> Check | None:
     src = source_line(node, traced.source_file)
-    program, _, _, own = _lower_node(node, args_meta, node.meta.get("val"), executable=False)
+    program, _, _, own = _lower_node(node, args_meta, node.meta.get("val"))
     if own == 0:
         return None  # a pure view: checked by the lowering-table tests and every program using it
     caps = (None,) if program_cost(program) <= OP_BUDGET else REDUCED_CAPS

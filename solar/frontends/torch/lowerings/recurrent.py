@@ -9,16 +9,9 @@ whole; their real implementations call torch's kernels. The aten ops are lowered
 
 Per layer and direction: the input projection of every time step is one contraction (it does not
 depend on the recurrence); the recurrence h[s+1] = cell(x[tau(s)] W_ih + h[s] W_hh) is a few
-statements over a time-step loop `s` (tau(s) = s forwards, T-1-s backwards), hidden states kept in a
-temp with T+1 rows (row 0 the initial state).
-
-The IR runs a statement's whole domain at once, so a loop-carried dependence cannot execute in
-one statement. Two forms, chosen by `ctx.executable`:
-- analysis form: `s` is a loop variable, so the IR's size does not grow with T (the counts are
-  exact: every point of every step is in the domains);
-- executable form: the same statements once per step, `s` a constant (what `solar verify` and the
-  lowering tests run).
-Both are built by the same code and count identically (tests/frontends/test_recurrent.py)."""
+statements inside an in-order loop over the time step `s` (tau(s) = s forwards, T-1-s backwards),
+hidden states kept in a temp with T+1 rows (row 0 the initial state). The IR's size does not grow
+with T, the counts are exact (T x the body), and the interpreter runs it step by step."""
 
 from __future__ import annotations
 
@@ -125,10 +118,10 @@ REDIRECT = {
 
 @dataclass
 class Step:
-    """One time step (or, in the analysis form, every step at once) of one layer and direction."""
+    """One time step of one layer and direction (inside the in-order loop over `s`)."""
 
     b: ProgramBuilder
-    loops: list[tuple[str, int]]  # step loop (analysis form) + batch + hidden unit
+    loops: list[tuple[str, int]]  # batch + hidden unit
     s: Affine  # step number
     tau: Affine  # time index of the input read at this step
     bi: Affine
@@ -288,11 +281,8 @@ def _direction(
         b.emit(loops + [("r0", hidden)], target.base, (row, bi, g), Update.ADD, product)
         cell.step(Step(b, prefix + bj, s, tau, bi, j, hidden, xg, hg, h, c, n))
 
-    if ctx.executable:
-        for step in range(steps):
-            emit_step([], Affine(const=step))
-    else:
-        emit_step([("s", steps)], var("s"))
+    with b.in_order("s", steps) as s:
+        emit_step([], s)
     return h, c
 
 
