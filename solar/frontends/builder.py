@@ -100,8 +100,10 @@ class ProgramBuilder:
     tensors: dict[str, TensorDecl]
     body: list[Stmt | Seq]
     origin: Origin | None = None
-    # the open in-order loops, outermost first: (var, extent, body so far)
-    _open: list[tuple[str, int, list]] = field(default_factory=list)
+    # the open in-order loops, outermost first: (var, extent, body so far, stacks its temps)
+    _open: list[tuple[str, int, list, bool]] = field(default_factory=list)
+    # temps created inside stacking in-order loops: name -> the loop variables of their leading dims
+    stacked: dict[str, tuple[Affine, ...]] = field(default_factory=dict)
 
     @staticmethod
     def new(name: str) -> ProgramBuilder:
@@ -111,26 +113,36 @@ class ProgramBuilder:
     def stmts(self) -> list[Stmt]:
         """Every statement emitted so far (open in-order loops included), in program order."""
         done = [s for _, s in nested(tuple(self.body))]
-        return done + [s for _, _, b in self._open for _, s in nested(tuple(b))]
-
-    def fresh_var(self, prefix: str = "t") -> str:
-        """A name for an in-order loop variable that no open in-order loop uses."""
-        used = {v for v, _, _ in self._open}
-        k = len(used)
-        while f"{prefix}{k}" in used:
-            k += 1
-        return f"{prefix}{k}"
+        return done + [s for _, _, b, _ in self._open for _, s in nested(tuple(b))]
 
     @contextmanager
-    def in_order(self, var_name: str, extent: int) -> Iterator[Affine]:
-        """`with b.in_order("t", T) as t:` — statements emitted inside run once per step t."""
-        self._open.append((var_name, extent, []))
+    def in_order(self, var_name: str, extent: int, stack: bool = False) -> Iterator[Affine]:
+        """`with b.in_order("t", T) as t:` — statements emitted inside run once per step t.
+
+        stack=True: every temp created inside gets a leading dimension of `extent` indexed by t
+        (each step its own slot, as a scan's stacked outputs need); `temp` returns the per-step
+        view and `emit` to such a temp prepends t to the index it is given."""
+        self._open.append((var_name, extent, [], stack))
         try:
             yield var(var_name)
         finally:
-            name, n, body = self._open.pop()
+            name, n, body, _ = self._open.pop()
             if body and n > 0:
                 self._current().append(Seq(name, n, tuple(body)))
+
+    def stacked_here(self, name: str) -> bool:
+        """Whether `name` is a temp stacked along exactly the open stacking in-order loops."""
+        return self.stacked.get(name) == tuple(var(v) for v, _, _, stack in self._open if stack)
+
+    def whole(self, name: str) -> View:
+        """A stacked temp seen from outside its innermost in-order loop: the slots of every step of
+        that loop (the outer loops' variables fixed), e.g. a scan's stacked outputs."""
+        decl, outer = self.tensors[name], self.stacked.get(name, ())[:-1]
+        full = views.tensor(name, decl.shape, decl.dtype)
+        if not outer:
+            return full
+        shape = decl.shape[len(outer) :]
+        return View(shape, decl.dtype, lambda idx: full.at((*outer, *idx)), base=name)
 
     def _current(self) -> list:
         return self._open[-1][2] if self._open else self.body
@@ -147,8 +159,14 @@ class ProgramBuilder:
         return name
 
     def temp(self, hint: str, shape: Sequence[int], dtype: DType) -> View:
-        name = self.declare(hint, shape, dtype, Role.TEMP)
-        return views.tensor(name, shape, dtype)
+        stacks = [(v, n) for v, n, _, stack in self._open if stack]
+        name = self.declare(hint, (*(n for _, n in stacks), *shape), dtype, Role.TEMP)
+        if not stacks:
+            return views.tensor(name, shape, dtype)
+        prefix = tuple(var(v) for v, _ in stacks)
+        self.stacked[name] = prefix
+        whole = views.tensor(name, self.tensors[name].shape, dtype)
+        return View(tuple(shape), dtype, lambda idx: whole.at((*prefix, *idx)), base=name)
 
     def set_role(self, name: str, role: Role) -> None:
         self.tensors[name] = replace(self.tensors[name], role=role)
@@ -170,13 +188,13 @@ class ProgramBuilder:
             return
         zero = {v: Affine() for v, extent in loops if extent == 1}
         kept = [(v, extent) for v, extent in loops if extent != 1]
-        ranges = {v: (0, n - 1) for v, n, _ in self._open}
+        ranges = {v: (0, n - 1) for v, n, _, _ in self._open}
         ranges.update({v: (0, extent - 1) for v, extent in kept})
 
         def norm(e: Affine) -> Affine:
             return simplify(e.substitute(zero), ranges) if zero else simplify(e, ranges)
 
-        tidx = tuple(norm(e) for e in index)
+        tidx = tuple(norm(e) for e in (*self.stacked.get(target, ()), *index))
         for alt_guards, expr in value:
             all_guards = [replace(g, expr=norm(g.expr)) for g in (*guards, *alt_guards)]
             live = _prune(all_guards, ranges)

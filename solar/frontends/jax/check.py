@@ -1,5 +1,5 @@
-"""Output comparison for JAX programs (`solar verify`): run the IR (time loops step by step, see
-timeloop.run) and the traced program itself on the same random inputs and compare. At full size
+"""Output comparison for JAX programs (`solar verify`): run the IR (in-order loops step by step)
+and the traced program itself on the same random inputs and compare. At full size
 when the interpreter can afford it; otherwise every distinct equation on its own (loops as a whole
 when affordable, else their bodies' equations), at its shapes or at reduced shapes."""
 
@@ -19,7 +19,6 @@ from solar.errors import IRVerifyError, SolarError
 from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder
 from solar.frontends.compare import Check, CheckResult, relative_error
-from solar.frontends.jax import timeloop
 from solar.frontends.jax.convert import (
     Lowering,
     convert,
@@ -33,10 +32,11 @@ from solar.frontends.jax.convert import (
 from solar.frontends.jax.loader import JaxTraced, trace_callable, trace_file
 from solar.frontends.jax.primitives import P
 from solar.ir.dtypes import DType
+from solar.ir.interp import program_cost, run
 from solar.ir.nodes import Program, Role
 from solar.ir.verify import verify
 
-FULL_BUDGET = 3e7  # interpreter work (timeloop.cost) for a whole program
+FULL_BUDGET = 3e7  # interpreter work (interp.program_cost) for a whole program
 OP_BUDGET = 2e6  # ... for one equation
 REDUCED_CAPS = (64, 32, 16, 8, 4)
 TOLERANCE = {
@@ -78,7 +78,7 @@ def check_traced(traced: JaxTraced, seed: int = 0, whole: bool | None = None) ->
     """Whole program (`whole=True`), every equation on its own (False), or whichever the
     interpreter budget allows (None)."""
     program, bindings, outputs = convert(traced)
-    if whole if whole is not None else timeloop.cost(program) <= FULL_BUDGET:
+    if whole if whole is not None else program_cost(program) <= FULL_BUDGET:
         return CheckResult(program.name, (_check_whole(traced, program, bindings, outputs, seed),))
     return CheckResult(program.name, check_eqns(traced.jaxpr, seed, traced.source_file))
 
@@ -121,7 +121,7 @@ def _compare(
     program: Program, names: Sequence[str], feed: dict[str, np.ndarray], refs: Sequence[Any]
 ) -> float:
     try:
-        outs = timeloop.run(program, feed)
+        outs = run(program, feed)
     except IRVerifyError:  # e.g. a gather index outside its table: no comparable output
         return math.inf
     return max((relative_error(outs[n], to_numpy(r)) for n, r in zip(names, refs)), default=0.0)
@@ -264,7 +264,7 @@ def check_eqn(
         note = str(exc).split("\n", 1)[0]
         return Check(prim.name, src, _describe(_shapes(operands)), "unchecked", math.inf, 0.0, note)
     attempts: list[tuple[str, int | None]] = []
-    if timeloop.cost(program) <= OP_BUDGET:
+    if program_cost(program) <= OP_BUDGET:
         attempts.append(("op", None))
     elif not reduce:
         return None
@@ -297,7 +297,7 @@ def check_eqn(
         refs = list(ref) if prim.multiple_results else [ref]
         shrunk_outs = [(tuple(np.shape(r)), np.asarray(r).dtype) for r in refs]
         program, names, outs = lower_single(prim, params, ops, shrunk_outs, src)
-        if timeloop.cost(program) > OP_BUDGET:
+        if program_cost(program) > OP_BUDGET:
             continue
         feed = {name: to_numpy(data[k]) for k, name in names.items()}
         error = _compare(program, outs, feed, refs)

@@ -1,8 +1,8 @@
 """Reductions (sum, max, min, prod, and, or), windowed reductions (pooling), argmax/argmin, and
 cumulative primitives.
 
-Cumulative ops are sequential loops over the scanned axis (a time loop, see timeloop.py):
-out[0] = x[0]; out[t+1] = out[t] (op) x[t+1] for t in 0..N-2. That is N-1 applications of the op
+Cumulative ops are in-order loops over the scanned axis:
+out[0] = x[0]; out[t+1] = out[t] (op) x[t+1] for t in 0..N-2 in order. That is N-1 applications of the op
 per row, the least any implementation does (a triangular sum would count N(N+1)/2)."""
 
 from __future__ import annotations
@@ -147,11 +147,10 @@ def _cumulative_rule(op: Callable[[Term, Term], Term]) -> Callable[..., View]:
         first = Affine(const=n - 1 if reverse else 0)
         b.emit(loops, out.base, at(first), Update.ASSIGN, x.at(at(first)))
         if n > 1:
-            tv = ctx.state.time_var(n - 1)
-            t = var(tv)
-            cur, nxt = ((n - 1) - t, (n - 2) - t) if reverse else (t, t + 1)
-            value = op(out.at(at(cur)), x.at(at(nxt)))
-            b.emit([(tv, n - 1), *loops], out.base, at(nxt), Update.ASSIGN, value)
+            with b.in_order(ctx.state.time_var(n - 1), n - 1) as t:
+                cur, nxt = ((n - 1) - t, (n - 2) - t) if reverse else (t, t + 1)
+                value = op(out.at(at(cur)), x.at(at(nxt)))
+                b.emit(loops, out.base, at(nxt), Update.ASSIGN, value)
         return out
 
     return rule
