@@ -37,9 +37,15 @@ def problem_paths() -> dict[str, Path]:
 
 def totals_of(path: Path) -> dict:
     """{arch: {quantity: value}} for one problem file (loaded once, bounded on every arch)."""
-    from solar.api import analyze_loaded, load
+    from solar.api import load
 
-    loaded = load(str(path))
+    return loaded_totals(load(str(path)))
+
+
+def loaded_totals(loaded) -> dict:
+    """{arch: {quantity: value}} for a loaded program (solar.api.Loaded)."""
+    from solar.api import analyze_loaded
+
     out = {}
     for arch in ARCHS:
         report = analyze_loaded(loaded, arch)

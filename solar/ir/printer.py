@@ -159,6 +159,9 @@ def format_stmt(stmt: Stmt, indent: str = "") -> str:
             head += " where " + " and ".join(format_constraint(g) for g in stmt.guards)
         lines.append(f"{indent}for {head}:")
         lines.append(f"{indent}{INDENT}{body}")
+    elif stmt.guards:  # no loops of its own, guards on enclosing in-order loop variables
+        lines.append(f"{indent}if {' and '.join(format_constraint(g) for g in stmt.guards)}:")
+        lines.append(f"{indent}{INDENT}{body}")
     else:
         lines.append(f"{indent}{body}")
     return "\n".join(lines)

@@ -39,6 +39,7 @@ stmt: [origin _NL] header* body
 origin: AT_OP OPNAME "id" "=" signed [TF32] ["at" STRING]
 signed: MINUS? NUMBER
 header: FOR loop ("," loop)* ["where" guard ("and" guard)*] ":" _NL?
+    | IF guard ("and" guard)* ":" _NL?
 loop: NAME "in" NUMBER ".." _size
 guard: expr (CMP expr)+
 body: NAME "[" [exprs] "]" UPDATE expr
@@ -66,6 +67,7 @@ FOR: "for"
 IN: "in"
 ORDER: "order"
 WHERE: "where"
+IF: "if"
 AND: "and"
 AT_OP: "@op"
 ID: "id"
@@ -105,7 +107,7 @@ COMMENT: /#[^\n]*/
 _OPEN = {"LPAR", "LSQB"}
 _CLOSE = {"RPAR", "RSQB"}
 _CONTINUES = frozenset(
-    "PLUS MINUS STAR SLASH DSLASH PERCENT COMMA UPDATE EQUAL CMP WHERE AND LBRACE".split()
+    "PLUS MINUS STAR SLASH DSLASH PERCENT COMMA UPDATE EQUAL CMP WHERE IF AND LBRACE".split()
 )
 
 

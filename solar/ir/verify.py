@@ -96,10 +96,16 @@ def _stmt_error(program: Program, stmt: Stmt, number: int | None, problem: str) 
     """First line: program, statement number and problem (the CLI prints one line); then the
     statement in the text form."""
     where = f"statement {number}" if number is not None else "statement"
+    seqs: tuple = ()
+    if number is not None and number < len(program.stmts) and program.stmts[number] is stmt:
+        seqs, stmt = list(program.nested())[number]  # show it inside its in-order loops
     try:
-        printed = format_stmt(stmt)
+        printed = format_stmt(stmt, "  " * len(seqs))
     except TypeError:  # a node the printer does not know (the problem being reported)
         printed = repr(stmt)
+    if seqs:
+        heads = [f"{'  ' * k}for {q.var} in 0..{q.extent} in order {{" for k, q in enumerate(seqs)]
+        printed = "\n".join([*heads, printed, *("  " * k + "}" for k in reversed(range(len(seqs))))])
     text = "\n".join("    " + line for line in printed.splitlines())
     return IRVerifyError(f"program {program.name!r}, {where}: {problem}\n{text}")
 
