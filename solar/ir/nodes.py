@@ -238,6 +238,7 @@ class Program:
     symbols: tuple[tuple[str, int], ...] = ()
     _by_name: dict = field(default=None, init=False, repr=False, compare=False, hash=False)
     _flat: tuple = field(default=None, init=False, repr=False, compare=False, hash=False)
+    _defuse: object = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {t.name: t for t in self.tensors})

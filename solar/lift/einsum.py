@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 import networkx as nx
 
 from solar.ir.affine import Affine
+from solar.ir.defuse import defuse
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Call, Cast, Expr, Indirect, Load, Origin, Program, Stmt, walk
 from solar.ir.printer import format_affine, format_constraint, format_expr, format_store
@@ -84,30 +85,23 @@ def lift(program: Program) -> EinsumGraph:
     A statement inside in-order loops lifts in its flattened form (the in-order loops in front of
     its own, see Program.stmts): its node counts extent x body; `in_order` names those loops."""
     graph = nx.DiGraph()
-    writers: dict[str, list[int]] = {}
+    du = defuse(program)
     for i, ((seqs, _), stmt) in enumerate(zip(program.nested(), program.stmts)):
         node = lift_stmt(program, i, stmt)
         if seqs:
             node = replace(node, in_order=tuple(s.var for s in seqs))
         graph.add_node(i, node=node)
-        for tensor in _reads(stmt):
-            for w in writers.get(tensor, ()):
+        for tensor in du.uses(i):
+            for w in du.writers.get(tensor, ()):
+                if w >= i:
+                    break
                 if graph.has_edge(w, i):
                     data = graph.edges[w, i]
                     if tensor not in data["tensors"]:
                         data["tensors"] = data["tensors"] + (tensor,)
                 else:
                     graph.add_edge(w, i, tensor=tensor, tensors=(tensor,))
-        writers.setdefault(stmt.target.tensor, []).append(i)
     return EinsumGraph(program, graph)
-
-
-def _reads(stmt: Stmt) -> tuple[str, ...]:
-    """Tensors whose values a statement uses: its loads, and its own target when it accumulates."""
-    names = [load.tensor for load in stmt.loads()]
-    if stmt.update is not Update.ASSIGN:
-        names.append(stmt.target.tensor)
-    return tuple(dict.fromkeys(names))
 
 
 def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:

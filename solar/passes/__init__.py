@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Callable
 
 from solar.errors import IRVerifyError
+from solar.ir.defuse import defuse
 from solar.ir.nodes import Program, Role
 from solar.ir.verify import verify
 from solar.passes.demand import restrict
@@ -48,8 +49,7 @@ def _verify_after(run_pass: Callable[[Program], Program], program: Program) -> N
 
 
 def drop_unused_temps(program: Program) -> Program:
-    used = {s.target.tensor for s in program.stmts}
-    used |= {ld.tensor for s in program.stmts for ld in s.loads()}
+    used = defuse(program).used
     tensors = tuple(t for t in program.tensors if t.role is not Role.TEMP or t.name in used)
     return program if len(tensors) == len(program.tensors) else replace(program, tensors=tensors)
 

@@ -18,10 +18,11 @@ read their own target elsewhere than at the written element are left whole)."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import replace
 
 from solar.ir.affine import Affine
+from solar.ir.defuse import defuse
 from solar.ir.nodes import (
     Cast,
     Const,
@@ -46,7 +47,7 @@ Region = tuple[tuple, object]  # (tensor-space piece, constant value)
 
 
 def propagate(program: Program) -> Program:
-    writers = Counter(s.target.tensor for s in program.stmts)
+    writers = defuse(program).writers
     defs: dict[str, tuple[tuple[Affine | None, ...], Expr]] = {}
     out: list[list[Stmt]] = []
     by_tensor: dict[str, list[Stmt]] = defaultdict(list)
@@ -72,7 +73,7 @@ def propagate(program: Program) -> Program:
         for p in pieces:
             by_tensor[p.target.tensor].append(p)
             cache.pop(p.target.tensor, None)
-        if len(pieces) == 1 and writers[stmt.target.tensor] == 1:
+        if len(pieces) == 1 and len(writers[stmt.target.tensor]) == 1:
             _register_index_only(program, pieces[0], defs)
     return program.with_stmts(out)
 
