@@ -15,10 +15,19 @@ import jax
 import numpy as np
 from jax.extend.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, jaxpr_as_fun
 
-from solar.errors import IRVerifyError, SolarError
+from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder
-from solar.frontends.compare import Check, CheckResult, relative_error
+from solar.frontends.compare import (
+    FULL_BUDGET,
+    Attempt,
+    Check,
+    CheckResult,
+    check_instance,
+    compare,
+    one_line,
+    program_tolerance,
+)
 from solar.frontends.jax.convert import (
     Lowering,
     convert,
@@ -31,22 +40,10 @@ from solar.frontends.jax.convert import (
 )
 from solar.frontends.jax.loader import JaxTraced, trace_callable, trace_file
 from solar.frontends.jax.primitives import P
-from solar.ir.dtypes import DType
-from solar.ir.interp import program_cost, run
+from solar.ir.interp import program_cost
 from solar.ir.nodes import Program, Role
 from solar.ir.verify import verify
 
-FULL_BUDGET = 3e7  # interpreter work (interp.program_cost) for a whole program
-OP_BUDGET = 2e6  # ... for one equation
-REDUCED_CAPS = (64, 32, 16, 8, 4)
-TOLERANCE = {
-    DType.F64: 1e-9,
-    DType.F32: 2e-4,
-    DType.F16: 2e-2,
-    DType.BF16: 5e-2,
-    DType.F8E4M3: 0.25,
-    DType.F8E5M2: 0.5,
-}
 CALLS = {
     P.jit_p: "jaxpr",
     P.closed_call_p: "call_jaxpr",
@@ -111,22 +108,6 @@ def to_numpy(x: Any) -> np.ndarray:
     return arr
 
 
-def _tolerance(program: Program) -> float:
-    """The loosest tolerance of any dtype the program computes in (a bf16 cast inside an fp32
-    program rounds in JAX and not in the interpreter)."""
-    return max((TOLERANCE.get(t.dtype, 0.0) for t in program.tensors), default=0.0)
-
-
-def _compare(
-    program: Program, names: Sequence[str], feed: dict[str, np.ndarray], refs: Sequence[Any]
-) -> float:
-    try:
-        outs = run(program, feed)
-    except IRVerifyError:  # e.g. a gather index outside its table: no comparable output
-        return math.inf
-    return max((relative_error(outs[n], to_numpy(r)) for n, r in zip(names, refs)), default=0.0)
-
-
 def _describe(shapes: Sequence[Any]) -> str:
     return ", ".join(
         f"{np.dtype(d).name}{list(s)}" if isinstance(s, tuple) else repr(s) for s, d in shapes
@@ -154,10 +135,10 @@ def _check_whole(
         name: to_numpy(consts[b.index] if b.kind == "const" else args[b.index])
         for name, b in bindings.items()
     }
-    refs = jax.jit(jaxpr_as_fun(traced.jaxpr))(*args)
-    error = _compare(program, outputs, feed, refs)
+    refs = [to_numpy(r) for r in jax.jit(jaxpr_as_fun(traced.jaxpr))(*args)]
+    error = compare(program, feed, outputs, refs)
     shapes = _describe([(tuple(v.aval.shape), v.aval.dtype) for v in jaxpr.invars])
-    return Check("whole program", "", shapes, "full", error, _tolerance(program))
+    return Check("whole program", "", shapes, "full", error, program_tolerance(program))
 
 
 # ---- one equation at a time ----------------------------------------------------------------------
@@ -263,14 +244,8 @@ def check_eqn(
         # enclosing loop's own check covers it when that one is affordable
         note = str(exc).split("\n", 1)[0]
         return Check(prim.name, src, _describe(_shapes(operands)), "unchecked", math.inf, 0.0, note)
-    attempts: list[tuple[str, int | None]] = []
-    if program_cost(program) <= OP_BUDGET:
-        attempts.append(("op", None))
-    elif not reduce:
-        return None
-    attempts += [("op-reduced", cap) for cap in REDUCED_CAPS] if reduce else []
-    last = "too large for the interpreter"
-    for mode, cap in attempts:
+
+    def attempt(cap: int | None) -> Attempt | str:
         ops, params = (
             (operands, eqn.params)
             if cap is None
@@ -283,26 +258,23 @@ def check_eqn(
                 data.append(data[o.k])
             else:
                 data.append(
-                    random_array(o[0], o[1], rng)
-                    if isinstance(o, tuple)
-                    else np.asarray(o, dtype=d)
+                    random_array(o[0], o[1], rng) if isinstance(o, tuple) else np.asarray(o, dtype=d)
                 )
         if prim in DATA:
             data = DATA[prim](data, params, rng)
         try:
             ref = _evaluate(eqn, data) if cap is None else prim.bind(*data, **params)
         except Exception as exc:  # reduced shapes this primitive does not accept
-            last = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            continue
+            return one_line(exc)
         refs = list(ref) if prim.multiple_results else [ref]
         shrunk_outs = [(tuple(np.shape(r)), np.asarray(r).dtype) for r in refs]
         program, names, outs = lower_single(prim, params, ops, shrunk_outs, src)
-        if program_cost(program) > OP_BUDGET:
-            continue
         feed = {name: to_numpy(data[k]) for k, name in names.items()}
-        error = _compare(program, outs, feed, refs)
-        return Check(prim.name, src, _describe(_shapes(ops)), mode, error, _tolerance(program))
-    return Check(prim.name, src, _describe(_shapes(operands)), "unchecked", math.inf, 0.0, last)
+        refs = [to_numpy(r) for r in refs]
+        return Attempt(program, feed, outs, refs, _describe(_shapes(ops)))
+
+    shapes = _describe(_shapes(operands))
+    return check_instance(prim.name, src, shapes, program_cost(program), attempt, reduce)
 
 
 def _evaluate(eqn: JaxprEqn, data: Sequence[Any]) -> Any:

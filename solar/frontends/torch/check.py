@@ -17,7 +17,16 @@ import numpy as np
 import torch
 
 from solar.errors import SolarError
-from solar.frontends.compare import Check, CheckResult, relative_error
+from solar.frontends.compare import (
+    FULL_BUDGET,
+    Attempt,
+    Check,
+    CheckResult,
+    check_instance,
+    compare,
+    one_line,
+    program_tolerance,
+)
 from solar.frontends.builder import ProgramBuilder
 from solar.frontends.torch import loader
 from solar.frontends.torch.convert import (
@@ -28,14 +37,8 @@ from solar.frontends.torch.convert import (
     source_line,
 )
 from solar.frontends import views
-from solar.ir.interp import program_cost, run
+from solar.ir.interp import program_cost
 from solar.ir.nodes import Role
-from solar.ir.verify import verify
-
-FULL_BUDGET = 3e7  # iteration points the interpreter may spend on a whole program
-OP_BUDGET = 2e6  # ... on one op instance
-REDUCED_CAPS = (64, 32, 16, 8, 4)
-TOLERANCE = {torch.float64: 1e-9, torch.float32: 2e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 
 
 def _random_like(shape: tuple[int, ...], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
@@ -51,14 +54,6 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
     if t.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
         t = t.float()
     return t.cpu().numpy()
-
-
-def _error(ir: np.ndarray, ref: torch.Tensor) -> float:
-    return relative_error(ir, _to_numpy(ref))
-
-
-def _tolerance(dtype: torch.dtype) -> float:
-    return TOLERANCE.get(dtype, 0.0)
 
 
 def _flat_tensors(x: Any) -> list[torch.Tensor]:
@@ -134,15 +129,11 @@ def _check_whole(program, bindings, model: torch.nn.Module, inputs: list[Any]) -
             return Check("whole program", "", "", "unchecked", math.inf, 0.0, f"no data for {key}")
         feed[name] = _to_numpy(value)
     with torch.no_grad(), loader.on_cpu():
-        ref = _flat_tensors(model(*inputs))
-    outs = run(program, feed)
+        refs = [_to_numpy(r) for r in _flat_tensors(model(*inputs))]
     names = [t.name for t in program.tensors if t.role is Role.OUTPUT]
-    worst, tol = 0.0, 0.0
-    for name, r in zip(names, ref):
-        worst = max(worst, _error(outs[name], r))
-        tol = max(tol, _tolerance(r.dtype))
+    error = compare(program, feed, names, refs)
     shapes = ", ".join(str(tuple(t.shape)) for t in tensors_in)
-    return Check("whole program", "", shapes, "full", worst, tol)
+    return Check("whole program", "", shapes, "full", error, program_tolerance(program))
 
 
 def check_ops(traced: loader.Traced, seed: int = 0) -> tuple[Check, ...]:
@@ -207,30 +198,21 @@ def _check_node(node, args_meta, traced, seed: int) -> Check | None:
     program, _, _, own = _lower_node(node, args_meta, node.meta.get("val"))
     if own == 0:
         return None  # a pure view: checked by the lowering-table tests and every program using it
-    caps = (None,) if program_cost(program) <= OP_BUDGET else REDUCED_CAPS
-    last_error = "too large for the interpreter"
     shrink = SHRINKERS.get(node.target, _shrink_by_value)
-    for cap in caps:
+
+    def attempt(cap: int | None) -> Attempt | str:
         gen = torch.Generator().manual_seed(seed)
-        shrunk = args_meta if cap is None else shrink(args_meta, cap)
-        real_args = _realise(shrunk, gen)
+        real_args = _realise(args_meta if cap is None else shrink(args_meta, cap), gen)
         try:
             with torch.no_grad():
                 ref = node.target(*real_args, **node.kwargs)
         except Exception as exc:  # reduced shapes this op does not accept
-            last_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            continue
+            return one_line(exc)
         program, names, feed, _ = _lower_node(node, real_args, ref)
-        if program_cost(program) > OP_BUDGET:
-            continue
-        verify(program)
-        results = run(program, feed)
-        refs = _flat_tensors(ref)
-        error = max(_error(results[n], r) for n, r in zip(names, refs))
-        tol = max(_tolerance(r.dtype) for r in refs)
-        shapes = _describe(real_args)
-        return Check(str(node.target), src, shapes, "op" if cap is None else "op-reduced", error, tol)
-    return Check(str(node.target), src, _describe(args_meta), "unchecked", math.inf, 0.0, last_error)
+        refs = [_to_numpy(r) for r in _flat_tensors(ref)]
+        return Attempt(program, feed, names, refs, _describe(real_args))
+
+    return check_instance(str(node.target), src, _describe(args_meta), program_cost(program), attempt)
 
 
 @dataclass(frozen=True)
