@@ -20,14 +20,13 @@ from jax.extend.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal
 
 from solar.errors import SolarError, UnsupportedOpError
 from solar.frontends import views
-from solar.frontends.builder import ProgramBuilder, loop_vars
+from solar.frontends.builder import ProgramBuilder
 from solar.frontends.jax import precision
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View
 from solar.ir.affine import Affine
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Cast, Index, Origin, Program, Role
-from solar.ir.scalar_ops import Update
 from solar.ir.verify import verify
 
 DTYPES: dict[np.dtype, DType] = {
@@ -366,25 +365,8 @@ def _unwrap_jit(jaxpr: Jaxpr, consts: list, args: list) -> tuple[Jaxpr, list, li
 def materialise_outputs(
     b: ProgramBuilder, outputs: Sequence[Any], out_avals: Sequence[tuple[tuple[int, ...], DType]]
 ) -> list[str]:
-    """Each program output must be a tensor the program writes. A temporary returned as is (or a
-    row-major reshape of it) becomes the output; anything else (another view, an input, a value
-    returned twice, a constant) is copied into a fresh output tensor (one zero-FLOP statement)."""
-    names: list[str] = []
-    for k, (v, (shape, dtype)) in enumerate(zip(outputs, out_avals)):
-        if isinstance(v, View):
-            same = v.base or v.contiguous_of
-            decl = b.tensors.get(same) if same else None
-            if decl is not None and decl.role is Role.TEMP and same not in names:
-                names.append(same)
-                continue
-        v = as_view(v, shape, dtype)
-        b.origin = Origin("output_copy", -1 - k)
-        loops, idx = loop_vars("i", v.shape)
-        out = b.temp(f"out{k}", v.shape, v.dtype)
-        b.emit(loops, out.base, idx, Update.ASSIGN, v.at(idx))
-        names.append(out.base)
-    b.origin = None
-    return names
+    """The output tensors (see ProgramBuilder.materialise); constants become views first."""
+    return b.materialise([as_view(v, s, d) for v, (s, d) in zip(outputs, out_avals)])
 
 
 __all__ = [

@@ -31,7 +31,6 @@ from solar.frontends.builder import ProgramBuilder
 from solar.frontends.torch import loader
 from solar.frontends.torch.convert import (
     LowerCtx,
-    _materialise_outputs,
     convert_with_bindings,
     dtype_of,
     source_line,
@@ -189,7 +188,7 @@ def _lower_node(
     result = LOWERINGS[node.target](ctx, *ir_args, **node.kwargs)
     own = len(b.stmts)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
-    names = _materialise_outputs(b, outs)
+    names = b.materialise([v if isinstance(v, views.View) else None for v in outs])
     return b.program(names), names, feed, own
 
 

@@ -21,7 +21,6 @@ from solar.frontends.torch.loader import Traced
 from solar.frontends.views import View
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Origin, Program, Role
-from solar.ir.scalar_ops import Update
 from solar.ir.verify import verify
 
 DTYPES: dict[torch.dtype, DType] = {
@@ -200,7 +199,7 @@ def convert_with_bindings(
             outputs = [env[a.name] if isinstance(a, torch.fx.Node) else a for a in node.args[0]]
 
     b.origin = None
-    out_names = _materialise_outputs(b, outputs)
+    out_names = b.materialise([v if isinstance(v, View) else None for v in outputs])
     program = b.program(out_names)
     if optimize:
         program = run_passes(program)
@@ -215,28 +214,3 @@ def _drop_unread(program: Program) -> Program:
     read = {ld.tensor for s in program.stmts for ld in s.loads()}
     keep = tuple(t for t in program.tensors if t.role not in (Role.INPUT, Role.PARAM) or t.name in read)
     return program if len(keep) == len(program.tensors) else replace(program, tensors=keep)
-
-
-def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
-    """Each program output must be a tensor written by the program. A temp returned as is, or as a
-    row-major reshape of itself, becomes the output (its elements in the same order); any other view,
-    an input or a tensor returned twice is copied into a fresh output tensor (a copy an eager program
-    may not make: at most one trivial kernel in the unfused bound)."""
-    from solar.frontends.builder import loop_vars
-
-    names: list[str] = []
-    for k, v in enumerate(outputs):
-        if not isinstance(v, View):
-            continue
-        same = v.base or v.contiguous_of  # the view is that tensor, possibly reshaped
-        decl = b.tensors.get(same) if same else None
-        if decl is not None and decl.role is Role.TEMP and same not in names:
-            names.append(same)
-            continue
-        b.origin = Origin("output_copy", -1 - k)
-        loops, idx = loop_vars("i", v.shape)
-        out = b.temp(f"out{k}", v.shape, v.dtype)
-        b.emit(loops, out.base, idx, Update.ASSIGN, v.at(idx))
-        names.append(out.base)
-    b.origin = None
-    return names

@@ -20,7 +20,7 @@ from solar.frontends.jax.convert import IndexValue, LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View
-from solar.ir.affine import Affine, var
+from solar.ir.affine import Affine
 from solar.ir.scalar_ops import Update
 
 

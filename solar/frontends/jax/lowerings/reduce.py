@@ -26,7 +26,7 @@ from solar.frontends.jax.convert import LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View
-from solar.ir.affine import Affine, Constraint, ge, lt, var
+from solar.ir.affine import Affine, Constraint, ge, lt
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
 
