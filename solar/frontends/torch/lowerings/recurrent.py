@@ -40,70 +40,34 @@ PRESERVE = frozenset({aten.lstm.input, aten.gru.input, aten.rnn_tanh.input, aten
 # ---- custom ops the loader routes torch's recurrent kernels to while tracing ---------------------
 
 
-def _output_like(x: Tensor, hx: Tensor, bidirectional: bool) -> Tensor:
-    return x.new_empty(x.shape[:-1] + ((2 if bidirectional else 1) * hx.shape[-1],))
+def _custom_op(name: str, kernel: Callable, states: int) -> None:
+    """A custom op `solar::<name>` calling `kernel` (LSTM: two state tensors, others one), whose
+    fake implementation only computes shapes."""
+    state = list[Tensor] if states == 2 else Tensor
+    out = tuple[Tensor, Tensor, Tensor] if states == 2 else tuple[Tensor, Tensor]
 
-
-@torch.library.custom_op("solar::lstm", mutates_args=())
-def solar_lstm(
-    input: Tensor,
-    hx: list[Tensor],
-    params: list[Tensor],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-    batch_first: bool,
-) -> tuple[Tensor, Tensor, Tensor]:
-    return torch._VF.lstm(
-        input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    )
-
-
-@solar_lstm.register_fake
-def _lstm_shapes(
-    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-):
-    return (
-        _output_like(input, hx[0], bidirectional),
-        torch.empty_like(hx[0]),
-        torch.empty_like(hx[1]),
-    )
-
-
-def _single_state(name: str, kernel: Callable) -> Any:
-    """A custom op for GRU / Elman RNN kernels (one state tensor)."""
-
-    def impl(
-        input: Tensor,
-        hx: Tensor,
-        params: list[Tensor],
-        has_biases: bool,
-        num_layers: int,
-        dropout: float,
-        train: bool,
-        bidirectional: bool,
-        batch_first: bool,
-    ) -> tuple[Tensor, Tensor]:
+    def impl(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
         return kernel(
             input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
         )
 
+    impl.__annotations__ = dict(
+        input=Tensor, hx=state, params=list[Tensor], has_biases=bool, num_layers=int,
+        dropout=float, train=bool, bidirectional=bool, batch_first=bool, **{"return": out},
+    )
     op = torch.library.custom_op(f"solar::{name}", impl, mutates_args=())
 
     @op.register_fake
-    def _shapes(
-        input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    ):
-        return _output_like(input, hx, bidirectional), torch.empty_like(hx)
-
-    return op
+    def _shapes(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+        hs = list(hx) if states == 2 else [hx]
+        width = (2 if bidirectional else 1) * hs[0].shape[-1]
+        return (input.new_empty(input.shape[:-1] + (width,)), *map(torch.empty_like, hs))
 
 
-_single_state("gru", torch._VF.gru)
-_single_state("rnn_tanh", torch._VF.rnn_tanh)
-_single_state("rnn_relu", torch._VF.rnn_relu)
+_custom_op("lstm", torch._VF.lstm, 2)
+_custom_op("gru", torch._VF.gru, 1)
+_custom_op("rnn_tanh", torch._VF.rnn_tanh, 1)
+_custom_op("rnn_relu", torch._VF.rnn_relu, 1)
 solar = torch.ops.solar
 
 # torch function -> custom op, for the loader (which routes a call only when its argument count
