@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -149,6 +150,34 @@ def check_instance(
         mode = "op" if cap is None else "op-reduced"
         return Check(what, source, got.shapes, mode, error, program_tolerance(got.program))
     return Check(what, source, shapes, "unchecked", math.inf, 0.0, last)
+
+
+def capped(x: Any, cap: int, leaf: Callable[[Any], Any] = lambda x: None) -> Any:
+    """`x` with every integer above `cap` mapped to `cap`, through tuples, lists and named tuples,
+    so that sizes that must agree (a matmul's K, a reshape's target) still agree. `leaf(v)` may
+    replace a value first (None: not a leaf)."""
+    done = leaf(x)
+    if done is not None:
+        return done
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return min(int(x), cap)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(capped(v, cap, leaf) for v in x))
+    if isinstance(x, (tuple, list)):
+        return type(x)(capped(v, cap, leaf) for v in x)
+    return x
+
+
+def conv_sizes(
+    cap: int, batch: int, groups: int, cin_g: int, cout_g: int, spatial, kernel, dilation
+) -> tuple[int, int, int, int, list[int]]:
+    """A smaller convolution of the same kind: batch, groups, channels per group and spatial sizes
+    shrink (never below the extent one dilated window needs); stride, padding, kernel stay."""
+    small = [
+        max(min(int(x), max(cap // 4, 4)), d * (int(k) - 1) + 1)
+        for x, k, d in zip(spatial, kernel, dilation)
+    ]
+    return min(int(batch), 2), min(groups, 4), min(int(cin_g), 8), min(int(cout_g), 8), small
 
 
 def one_line(exc: BaseException) -> str:

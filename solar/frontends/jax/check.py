@@ -23,7 +23,9 @@ from solar.frontends.compare import (
     Attempt,
     Check,
     CheckResult,
+    capped,
     check_instance,
+    conv_sizes,
     compare,
     one_line,
     program_tolerance,
@@ -300,22 +302,9 @@ def _shapes(ops: Sequence[Any]) -> list[Any]:
 def _shrink(
     operands: Sequence[Any], params: dict[str, Any], cap: int
 ) -> tuple[list[Any], dict[str, Any]]:
-    """Every size and integer parameter above `cap` mapped to `cap`, so that sizes that must agree
-    (a contraction's K, a broadcast's target) still agree."""
-
-    def walk(x: Any) -> Any:
-        if isinstance(x, bool):
-            return x
-        if isinstance(x, (int, np.integer)):
-            return min(int(x), cap)
-        if isinstance(x, tuple) and hasattr(x, "_fields"):
-            return type(x)(*(walk(v) for v in x))
-        if isinstance(x, (tuple, list)):
-            return type(x)(walk(v) for v in x)
-        return x
-
-    ops = [(walk(o[0]), o[1]) if isinstance(o, tuple) else o for o in operands]
-    return ops, {k: walk(v) for k, v in params.items()}
+    """Every size and integer parameter above `cap` mapped to `cap`."""
+    ops = [(capped(o[0], cap), o[1]) if isinstance(o, tuple) else o for o in operands]
+    return ops, {k: capped(v, cap) for k, v in params.items()}
 
 
 def _shrink_conv(
@@ -326,17 +315,22 @@ def _shrink_conv(
     (xs, xd), (ws, wd) = operands[0], operands[1]
     lhs_spec, rhs_spec, _ = params["dimension_numbers"]
     groups = params["feature_group_count"]
-    g = min(groups, 4)
-    cin_g = min(ws[rhs_spec[1]], 8)
-    cout_g = min(ws[rhs_spec[0]] // groups, 8)
+    n_spatial = len(params["window_strides"])
+    n, g, cin_g, cout_g, spatial = conv_sizes(
+        cap,
+        xs[lhs_spec[0]],
+        groups,
+        ws[rhs_spec[1]],
+        ws[rhs_spec[0]] // groups,
+        [xs[lhs_spec[2 + d]] for d in range(n_spatial)],
+        [ws[rhs_spec[2 + d]] for d in range(n_spatial)],
+        params["rhs_dilation"],
+    )
     x, w = list(xs), list(ws)
-    x[lhs_spec[0]] = min(xs[lhs_spec[0]], 2)
-    x[lhs_spec[1]] = g * cin_g
-    w[rhs_spec[0]] = g * cout_g
-    w[rhs_spec[1]] = cin_g
-    for d in range(len(params["window_strides"])):
-        need = params["rhs_dilation"][d] * (ws[rhs_spec[2 + d]] - 1) + 1  # the smallest window
-        x[lhs_spec[2 + d]] = max(min(xs[lhs_spec[2 + d]], max(cap // 4, 4)), need)
+    x[lhs_spec[0]], x[lhs_spec[1]] = n, g * cin_g
+    w[rhs_spec[0]], w[rhs_spec[1]] = g * cout_g, cin_g
+    for d in range(n_spatial):
+        x[lhs_spec[2 + d]] = spatial[d]
     ops = [(tuple(x), xd), (tuple(w), wd), *operands[2:]]
     return ops, dict(params, feature_group_count=g)
 

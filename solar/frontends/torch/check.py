@@ -22,7 +22,9 @@ from solar.frontends.compare import (
     Attempt,
     Check,
     CheckResult,
+    capped,
     check_instance,
+    conv_sizes,
     compare,
     one_line,
     program_tolerance,
@@ -223,41 +225,27 @@ class _Shape:
 
 
 def _shrink_by_value(args: Any, cap: int) -> Any:
-    """Map every size above `cap` to `cap`, in tensor shapes and in integer arguments alike, so that
-    sizes that must agree (a matmul's K, a layer norm's normalized_shape) still agree."""
+    """Every size above `cap` mapped to `cap`, in tensor shapes and integer arguments alike."""
 
-    def size(v: int) -> int:
-        return min(v, cap) if v > cap else v
-
-    def walk(x: Any) -> Any:
+    def tensor(x: Any) -> _Shape | None:
         if isinstance(x, torch.Tensor):
-            return _Shape(tuple(size(int(s)) for s in x.shape), x.dtype)
-        if isinstance(x, (list, tuple)):
-            return type(x)(walk(v) for v in x)
-        if isinstance(x, int) and not isinstance(x, bool):
-            return size(x)
-        return x
+            return _Shape(capped(tuple(int(s) for s in x.shape), cap), x.dtype)
+        return None
 
-    return walk(args)
+    return capped(args, cap, tensor)
 
 
 def _shrink_convolution(args: Any, cap: int) -> Any:
     """A smaller convolution of the same kind: batch, spatial sizes, groups and channels per group
     shrink; stride, padding, dilation and kernel stay."""
     x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args
-    nd = x.dim() - 2
-    g = min(groups, 4)
     if transposed:
         cin_g, cout_g = x.shape[1] // groups, w.shape[1]
     else:
         cin_g, cout_g = w.shape[1], w.shape[0] // groups
-    cin_g, cout_g = min(int(cin_g), 8), min(int(cout_g), 8)
-    spatial = []
-    for d in range(nd):
-        k = int(w.shape[2 + d])
-        need = dilation[d] * (k - 1) + 1  # the smallest input a window fits into (without padding)
-        spatial.append(max(min(int(x.shape[2 + d]), max(cap // 4, 4)), need))
-    n = min(int(x.shape[0]), 2)
+    n, g, cin_g, cout_g, spatial = conv_sizes(
+        cap, x.shape[0], groups, cin_g, cout_g, x.shape[2:], w.shape[2:], dilation
+    )
     xs = _Shape((n, g * cin_g, *spatial), x.dtype)
     kernel = tuple(int(s) for s in w.shape[2:])
     ws = _Shape((g * cin_g, cout_g, *kernel) if transposed else (g * cout_g, cin_g, *kernel), w.dtype)
