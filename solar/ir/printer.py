@@ -100,7 +100,7 @@ def format_const(value: float | int | bool) -> str:
     return repr(float(value))
 
 
-def _format_index_term(term: Affine | Indirect) -> str:
+def format_index_term(term: Affine | Indirect) -> str:
     if isinstance(term, Indirect):
         text = f"ind({format_expr(term.value)})"
         if term.offset != Affine():
@@ -111,7 +111,7 @@ def _format_index_term(term: Affine | Indirect) -> str:
 
 
 def _format_access(tensor: str, index: tuple) -> str:
-    return f"{tensor}[{', '.join(_format_index_term(t) for t in index)}]"
+    return f"{tensor}[{', '.join(format_index_term(t) for t in index)}]"
 
 
 def _precedence(expr: Expr) -> int:

@@ -9,20 +9,21 @@ from dataclasses import dataclass, replace
 
 import networkx as nx
 
-from solar.ir.affine import Affine
+from solar.ir.affine import Affine, Constraint
 from solar.ir.defuse import defuse
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Call, Cast, Expr, Indirect, Load, Origin, Program, Stmt, walk
-from solar.ir.printer import format_affine, format_constraint, format_expr, format_store
+from solar.ir.nodes import Call, Cast, Expr, IndexTerm, Indirect, Load, Origin, Program, Stmt, walk
+from solar.ir.printer import format_constraint, format_expr, format_store
 from solar.ir.scalar_ops import ScalarOp, Update
 
 
 @dataclass(frozen=True, slots=True)
 class Operand:
-    """One load of a node: the tensor, its printed index forms and the tensor's storage dtype."""
+    """One load of a node: the tensor, its index terms (affine or data-dependent) and the tensor's
+    storage dtype."""
 
     tensor: str
-    index: tuple[str, ...]
+    index: tuple[IndexTerm, ...]
     dtype: DType
 
 
@@ -39,13 +40,13 @@ class EinsumNode:
     id: int
     stmt: Stmt
     output: str
-    output_index: tuple[str, ...]
+    output_index: tuple[Affine, ...]
     operands: tuple[Operand, ...]
     combine: ScalarOp | None
     reduce: Update
     reduced_vars: tuple[str, ...]
     extents: tuple[tuple[str, int], ...]
-    guards: tuple[str, ...]
+    guards: tuple[Constraint, ...]
     out_dtype: DType
     origin: Origin | None
     is_contraction: bool
@@ -106,7 +107,7 @@ def lift(program: Program) -> EinsumGraph:
 
 def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
     operands = tuple(
-        Operand(load.tensor, tuple(format_index_term(t) for t in load.index), _dtype(program, load))
+        Operand(load.tensor, load.index, _dtype(program, load))
         for load in stmt.loads()
     )
     combine = top_op(stmt.value)
@@ -115,13 +116,13 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
         id=node_id,
         stmt=stmt,
         output=stmt.target.tensor,
-        output_index=tuple(format_affine(e) for e in stmt.target.index),
+        output_index=stmt.target.index,
         operands=operands,
         combine=combine,
         reduce=stmt.update,
         reduced_vars=stmt.reduced_vars,
         extents=tuple(program.extents(stmt).items()),
-        guards=tuple(format_constraint(g) for g in stmt.guards),
+        guards=stmt.guards,
         out_dtype=program.tensor(stmt.target.tensor).dtype,
         origin=stmt.origin,
         is_contraction=contraction,
@@ -132,15 +133,6 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
 
 def _dtype(program: Program, load: Load) -> DType:
     return program.tensor(load.tensor).dtype
-
-
-def format_index_term(term: Affine | Indirect) -> str:
-    if isinstance(term, Indirect):
-        text = f"ind({format_expr(term.value)})"
-        if term.offset != Affine():
-            text += f" + ({format_affine(term.offset)})"
-        return text
-    return format_affine(term)
 
 
 def strip_casts(expr: Expr) -> Expr:
@@ -257,7 +249,9 @@ def format_node(node: EinsumNode) -> str:
     )
     parts = [f"[{node.id}]", op, node.equation, f"{{{extents}}}"]
     if node.guards:
-        parts.append("where " + " and ".join(node.guards))
+        parts.append("where " + " and ".join(format_constraint(g) for g in node.guards))
+    if node.in_order:
+        parts.append(f"in order {', '.join(node.in_order)}")
     parts.append(dtypes)
     if node.is_contraction:
         parts.append(f"contraction({node.contraction_dtype.text})")
