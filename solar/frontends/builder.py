@@ -283,6 +283,39 @@ def loop_vars(prefix: str, shape: Sequence[int]) -> tuple[list[tuple[str, int]],
     return loops, tuple(var(v) for v, _ in loops)
 
 
+def scan(
+    b: ProgramBuilder,
+    hint: str,
+    x: View,
+    axis: int,
+    dtype: DType,
+    op: Callable[[Term, Term], Term],
+    reverse: bool = False,
+    step: str = "s",
+) -> View:
+    """Inclusive scan of `x` along `axis`: out[0] = x[0], then `for s in 0..n-1 in order`:
+    out[s + 1] = op(out[s], x[s + 1]) (from the far end when `reverse`). One op per element after
+    the first, the fewest any scan needs; the IR's size does not grow with n."""
+
+    def load(index: tuple[Affine, ...]) -> Term:
+        return x.at(index) if x.dtype == dtype else cast(dtype, x.at(index))
+
+    n = x.shape[axis]
+    out = b.temp(hint, x.shape, dtype)
+    loops, idx = loop_vars("i", [s for d, s in enumerate(x.shape) if d != axis])
+
+    def at(position: Affine) -> tuple[Affine, ...]:
+        return (*idx[:axis], position, *idx[axis:])
+
+    first = Affine(const=n - 1 if reverse else 0)
+    b.emit(loops, out.base, at(first), Update.ASSIGN, load(at(first)))
+    if n > 1:
+        with b.in_order(step, n - 1) as t:
+            cur, nxt = ((n - 1) - t, (n - 2) - t) if reverse else (t, t + 1)
+            b.emit(loops, out.base, at(nxt), Update.ASSIGN, op(out.at(at(cur)), load(at(nxt))))
+    return out
+
+
 def elementwise(
     b: ProgramBuilder,
     hint: str,

@@ -47,15 +47,10 @@ Env = dict[str, int | np.ndarray]
 # ---- public API ----------------------------------------------------------------------------------
 
 
-def run(
-    program: Program,
-    inputs: Mapping[str, np.ndarray],
-    *,
-    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
-    use_einsum: bool = True,
-) -> dict[str, np.ndarray]:
-    """Run `program` on `inputs` (one array per input and param tensor) and return its outputs."""
-    arrays = run_all(program, inputs, chunk_elements=chunk_elements, use_einsum=use_einsum)
+def run(program: Program, inputs: Mapping[str, np.ndarray], **options) -> dict[str, np.ndarray]:
+    """Run `program` on `inputs` (one array per input and param tensor) and return its outputs;
+    `options` as for run_all."""
+    arrays = run_all(program, inputs, **options)
     return {t.name: arrays[t.name] for t in program.with_role(Role.OUTPUT)}
 
 

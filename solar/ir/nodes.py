@@ -249,10 +249,6 @@ class Program:
     def stmts(self) -> tuple[Stmt, ...]:
         return self._flat
 
-    @property
-    def has_seq(self) -> bool:
-        return any(isinstance(n, Seq) for n in self.body)
-
     def nested(self) -> Iterator[tuple[tuple[Seq, ...], Stmt]]:
         return nested(self.body)
 

@@ -20,6 +20,7 @@ from solar.frontends.builder import (
     index_value,
     loop_vars,
     reduce,
+    scan,
     sub,
 )
 from solar.frontends.jax.convert import LowerCtx, as_view
@@ -136,22 +137,8 @@ CUMULATIVE: dict[Any, Callable[[Term, Term], Term]] = {
 def _cumulative_rule(op: Callable[[Term, Term], Term]) -> Callable[..., View]:
     def rule(ctx: LowerCtx, x: Any, *, axis: int, reverse: bool) -> View:
         x = as_view(x)
-        b, n = ctx.b, x.shape[axis]
-        out = b.temp(ctx.hint, x.shape, ctx.dtype)
-        rest = [s for d, s in enumerate(x.shape) if d != axis]
-        loops, idx = loop_vars("i", rest)
-
-        def at(position: Affine) -> tuple[Affine, ...]:
-            return (*idx[:axis], position, *idx[axis:])
-
-        first = Affine(const=n - 1 if reverse else 0)
-        b.emit(loops, out.base, at(first), Update.ASSIGN, x.at(at(first)))
-        if n > 1:
-            with b.in_order(ctx.state.time_var(n - 1), n - 1) as t:
-                cur, nxt = ((n - 1) - t, (n - 2) - t) if reverse else (t, t + 1)
-                value = op(out.at(at(cur)), x.at(at(nxt)))
-                b.emit(loops, out.base, at(nxt), Update.ASSIGN, value)
-        return out
+        step = ctx.state.time_var(x.shape[axis] - 1)
+        return scan(ctx.b, ctx.hint, x, axis, ctx.dtype, op, reverse, step)
 
     return rule
 

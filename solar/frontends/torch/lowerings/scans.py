@@ -11,11 +11,11 @@ from typing import Any
 
 import torch
 
-from solar.frontends.builder import Term, call, cast, elementwise, loop_vars
+from solar.frontends import builder
+from solar.frontends.builder import call, cast, elementwise
 from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
-from solar.ir.affine import Affine
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
 
@@ -27,30 +27,13 @@ SCAN_OPS = {Update.ADD: S.ADD, Update.MUL: S.MUL}
 
 def scan(ctx: LowerCtx, x: View, dim: int, update: Update) -> View:
     """Inclusive scan of `x` along `dim` with the associative op of `update`."""
-    b, dtype = ctx.b, ctx.dtype
-
-    def load(v: View, index: tuple[Affine, ...]) -> Term:
-        return v.at(index) if v.dtype == dtype else cast(dtype, v.at(index))
-
-    if x.rank == 0 or x.shape[dim % x.rank] < 2:
-        same = x.dtype == dtype
+    if x.rank == 0:
+        same = x.dtype == ctx.dtype
         return elementwise(
-            b, ctx.hint, x.shape, dtype, [x], lambda t: t if same else cast(dtype, t)
+            ctx.b, ctx.hint, x.shape, ctx.dtype, [x], lambda t: t if same else cast(ctx.dtype, t)
         )
-    d_ax = dim % x.rank
-    n = x.shape[d_ax]
-    out = b.temp(ctx.hint, x.shape, dtype)
-    loops, idx = loop_vars("i", x.shape)
-    other = [lp for k, lp in enumerate(loops) if k != d_ax]
-
-    def put(pos: Affine) -> tuple[Affine, ...]:
-        return tuple(pos if k == d_ax else e for k, e in enumerate(idx))
-
-    b.emit(other, out.base, put(Affine()), Update.ASSIGN, load(x, put(Affine())))
-    with b.in_order("s", n - 1) as s:
-        value = call(SCAN_OPS[update], out.at(put(s)), load(x, put(s + 1)))
-        b.emit(other, out.base, put(s + 1), Update.ASSIGN, value)
-    return out
+    combine = lambda a, b: call(SCAN_OPS[update], a, b)  # noqa: E731
+    return builder.scan(ctx.b, ctx.hint, x, dim % x.rank, ctx.dtype, combine)
 
 
 @lower(aten.cumsum.default)
