@@ -211,27 +211,6 @@ class ProgramBuilder:
                 )
             )
 
-    def materialise(self, outputs: Sequence[View | None]) -> list[str]:
-        """The tensor of each program output (None entries skipped): a temp returned as is (or a
-        row-major reshape of it) becomes the output; anything else (another view, an input, a value
-        returned twice, a constant) is copied into a fresh tensor (one zero-FLOP statement)."""
-        names: list[str] = []
-        for k, v in enumerate(outputs):
-            if v is None:
-                continue
-            same = v.base or v.contiguous_of  # the view is that tensor, possibly reshaped
-            decl = self.tensors.get(same) if same else None
-            if decl is not None and decl.role is Role.TEMP and same not in names:
-                names.append(same)
-                continue
-            self.origin = Origin("output_copy", -1 - k)
-            loops, idx = loop_vars("i", v.shape)
-            out = self.temp(f"out{k}", v.shape, v.dtype)
-            self.emit(loops, out.base, idx, Update.ASSIGN, v.at(idx))
-            names.append(out.base)
-        self.origin = None
-        return names
-
     def program(self, outputs: Sequence[str]) -> Program:
         """The program; outputs are declared last, in the order given (the order returned)."""
         for name in outputs:

@@ -37,6 +37,7 @@ from solar.frontends.jax.convert import (
     literal_value,
     lower_prim,
     materialise_outputs,
+    program_outputs,
     source_text,
     user_frames,
 )
@@ -215,7 +216,7 @@ def lower_single(
     outs_avals = tuple((tuple(s), dtype_of(d)) for s, d in out_avals)
     outs = lower_prim(state, b, prim, params, args, outs_avals, state.fresh_instance(), source)
     out_names = materialise_outputs(b, outs, outs_avals)
-    program = b.program(out_names)
+    program = b.program(program_outputs(b, out_names))
     verify(program)
     return program, names, out_names
 

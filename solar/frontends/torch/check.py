@@ -25,20 +25,21 @@ from solar.frontends.compare import (
     capped,
     check_instance,
     conv_sizes,
-    compare,
     one_line,
     program_tolerance,
+    relative_error,
 )
 from solar.frontends.builder import ProgramBuilder
 from solar.frontends.torch import loader
 from solar.frontends.torch.convert import (
     LowerCtx,
-    convert_with_bindings,
+    _materialise_outputs,
+    convert_returning,
     dtype_of,
     source_line,
 )
 from solar.frontends import views
-from solar.ir.interp import program_cost
+from solar.ir.interp import program_cost, run
 from solar.ir.nodes import Role
 
 
@@ -89,8 +90,8 @@ def check_file(
     """Compare a model file's IR with the model (see the module docstring). The IR checked is the
     analysed program itself."""
     traced = loader.trace_file(path, mode, infer_structure)
-    program, bindings = convert_with_bindings(traced)
-    if _whole_affordable(traced, program):
+    converted = convert_returning(traced)
+    if _whole_affordable(traced, converted[0]):
         module = loader.import_model_file(path)
         torch.manual_seed(seed)
         with loader.on_cpu():
@@ -98,7 +99,7 @@ def check_file(
             model = module.Model(*init)
             loader.set_mode(model, mode)
             inputs = list(module.get_inputs())
-        return CheckResult(program.name, (_check_whole(program, bindings, model, inputs),))
+        return CheckResult(converted[0].name, (_check_whole(*converted, model, inputs),))
     return CheckResult(traced.name, check_ops(traced, seed))
 
 
@@ -107,9 +108,9 @@ def check_module(
     infer_structure: bool = False,
 ) -> CheckResult:
     traced = loader.trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
-    program, bindings = convert_with_bindings(traced)
-    if _whole_affordable(traced, program):
-        return CheckResult(program.name, (_check_whole(program, bindings, model, list(inputs)),))
+    converted = convert_returning(traced)
+    if _whole_affordable(traced, converted[0]):
+        return CheckResult(converted[0].name, (_check_whole(*converted, model, list(inputs)),))
     return CheckResult(traced.name, check_ops(traced, seed))
 
 
@@ -121,18 +122,34 @@ def _state(model: torch.nn.Module, key: str) -> torch.Tensor | None:
     return obj if isinstance(obj, torch.Tensor) else None
 
 
-def _check_whole(program, bindings, model: torch.nn.Module, inputs: list[Any]) -> Check:
+def _check_whole(program, bindings, returned, model: torch.nn.Module, inputs: list[Any]) -> Check:
+    """Run the IR on copies of the inputs and state (an in-place model changes its own), then the
+    model; compare every returned tensor and every input or buffer it updates in place. A returned
+    alias of an input is compared with that input's data as the IR leaves it (unchanged)."""
     tensors_in = _flat_tensors(inputs)
+
+    def data(binding) -> torch.Tensor | None:
+        kind, key = binding
+        return tensors_in[key] if kind == "input" else _state(model, key)
+
     feed = {}
-    for name, (kind, key) in bindings.items():
-        value = tensors_in[key] if kind == "input" else _state(model, key)
+    for name, binding in bindings.items():
+        value = data(binding)
         if value is None:
-            return Check("whole program", "", "", "unchecked", math.inf, 0.0, f"no data for {key}")
-        feed[name] = _to_numpy(value)
+            note = f"no data for {binding[1]}"
+            return Check("whole program", "", "", "unchecked", math.inf, 0.0, note)
+        feed[name] = np.array(_to_numpy(value), copy=True)
+    before = {r.alias: np.array(_to_numpy(data(r.alias)), copy=True) for r in returned if r.alias}
+    outs = run(program, feed)
     with torch.no_grad(), loader.on_cpu():
-        refs = [_to_numpy(r) for r in _flat_tensors(model(*inputs))]
-    names = [t.name for t in program.tensors if t.role is Role.OUTPUT]
-    error = compare(program, feed, names, refs)
+        ref = _flat_tensors(model(*inputs))
+    error = 0.0
+    for r in returned:
+        expect = ref[r.position] if r.kind == "output" else data(r.target)
+        if r.reordered:
+            continue  # a permuted or sliced view: its tensor's elements are checked in order only
+        got = outs[r.tensor] if r.tensor is not None else before[r.alias]
+        error = max(error, relative_error(got.reshape(tuple(expect.shape)), _to_numpy(expect)))
     shapes = ", ".join(str(tuple(t.shape)) for t in tensors_in)
     return Check("whole program", "", shapes, "full", error, program_tolerance(program))
 
@@ -190,8 +207,8 @@ def _lower_node(
     result = LOWERINGS[node.target](ctx, *ir_args, **node.kwargs)
     own = len(b.stmts)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
-    names = b.materialise([v if isinstance(v, views.View) else None for v in outs])
-    return b.program(names), names, feed, own
+    names = _materialise_outputs(b, outs)
+    return b.program(list(dict.fromkeys(names))), names, feed, own
 
 
 def _check_node(node, args_meta, traced, seed: int) -> Check | None:
