@@ -89,9 +89,10 @@ def _keep_well_formed(
     stmts: list[Stmt | None], index: DefUse, tensor: str, removed: list[tuple[int, Stmt]]
 ) -> None:
     """Restore the earliest removed writer when a reader would now precede every writer. A
-    sequential program never needs this (a reader of demanded elements follows their writers); the
-    analysis form of a recurrence does, where a loop-carried read comes before its write in
-    program order. The restored statement computes elements nobody reads."""
+    program without in-order loops never needs this (a reader of demanded elements follows their
+    writers); an in-order loop does, where a loop-carried read comes before its write in the body
+    (and the verifier checks order per tensor, not per element). The restored statement computes
+    elements nobody reads."""
     if not removed:
         return
     first_write = next((i for i in index.writers[tensor] if stmts[i] is not None), None)
