@@ -32,6 +32,7 @@ from solar.ir.nodes import (
     Stmt,
     Store,
     TensorDecl,
+    map_index_terms,
     map_indices,
     nested,
 )
@@ -194,7 +195,7 @@ class ProgramBuilder:
         def norm(e: Affine) -> Affine:
             return simplify(e.substitute(zero), ranges) if zero else simplify(e, ranges)
 
-        tidx = tuple(norm(e) for e in (*self.stacked.get(target, ()), *index))
+        tidx = map_index_terms((*self.stacked.get(target, ()), *index), norm)
         for alt_guards, expr in value:
             all_guards = [replace(g, expr=norm(g.expr)) for g in (*guards, *alt_guards)]
             live = _prune(all_guards, ranges)

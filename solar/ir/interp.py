@@ -30,6 +30,7 @@ from solar.ir.nodes import (
     Role,
     Seq,
     Stmt,
+    map_index_terms,
     map_indices,
 )
 from solar.ir.printer import format_stmt
@@ -96,7 +97,7 @@ def specialise(body: tuple, mapping: Mapping[str, Affine]) -> tuple:
             out.append(
                 replace(
                     node,
-                    target=replace(node.target, index=tuple(sub(e) for e in node.target.index)),
+                    target=replace(node.target, index=map_index_terms(node.target.index, sub)),
                     value=map_indices(node.value, sub),
                     guards=tuple(g.substitute(mapping) for g in node.guards),
                 )
@@ -280,7 +281,7 @@ def _exec(
 def _plain_target_vars(program: Program, stmt: Stmt, extent: dict[str, int]) -> list[str] | None:
     """The target index as distinct bare loop variables that stay inside the target, else None."""
     index = stmt.target.index
-    if not all(e.is_plain_var for e in index):
+    if not all(isinstance(e, Affine) and e.is_plain_var for e in index):
         return None
     tvars = [e.terms[0][0] for e in index]
     shape = program.shape(stmt.target.tensor)
@@ -342,7 +343,9 @@ def _exec_flat(block: _Block) -> None:
     stmt, shape = block.stmt, block.shape
     target = block.target
     value = _cast(_eval(block, stmt.value), target.dtype)
-    idx = tuple(e.evaluate(block.env) for e in stmt.target.index)
+    # an indirect (scatter) dim takes its position from the data; several points may hit one
+    # element: accumulating updates combine them all (ufunc.at), an assignment keeps one of them
+    idx = tuple(_index_value(block, e) for e in stmt.target.index)
     _check_bounds(block, stmt.target.tensor, idx, "writes")
     idx = tuple(np.broadcast_to(i, shape).ravel() for i in idx)
     value = np.broadcast_to(value, shape).ravel()
@@ -389,9 +392,9 @@ def _raise_out_of_bounds(
     got = int(np.broadcast_to(index, shape).flat[first])
     point = ", ".join(f"{v}={x}" for v, x in at.items())
     raise IRVerifyError(
-        f"statement\n{format_stmt(block.stmt)}\n{verb} {tensor} (shape "
-        f"{block.program.shape(tensor)}) out of bounds: index {got} in dim {dim} at point "
-        f"{point or '()'}; guard the access or fix its index"
+        f"{verb} {tensor} (shape {block.program.shape(tensor)}) out of bounds: index {got} in "
+        f"dim {dim} at point {point or '()'}; guard the access or fix its index\n"
+        f"statement:\n{format_stmt(block.stmt)}"
     )
 
 
@@ -417,8 +420,8 @@ def _eval(block: _Block, expr: Expr) -> Value:
             info = OPS[op]
             if len(args) != info.arity:
                 raise IRVerifyError(
-                    f"statement\n{format_stmt(block.stmt)}\n{op.value} takes {info.arity} "
-                    f"arguments, got {len(args)}"
+                    f"{op.value} takes {info.arity} arguments, got {len(args)}\n"
+                    f"statement:\n{format_stmt(block.stmt)}"
                 )
             vals = [_eval(block, a) for a in args]
             out = info.fn(*vals)
@@ -428,8 +431,8 @@ def _eval(block: _Block, expr: Expr) -> Value:
             arr = block.arrays[tensor]
             if len(index) != arr.ndim:
                 raise IRVerifyError(
-                    f"statement\n{format_stmt(block.stmt)}\nindexes {tensor} (rank {arr.ndim}) "
-                    f"with {len(index)} indices"
+                    f"the statement indexes {tensor} (rank {arr.ndim}) with {len(index)} indices\n"
+                    f"statement:\n{format_stmt(block.stmt)}"
                 )
             idx = tuple(_index_value(block, t) for t in index)
             out = arr[_check_bounds(block, tensor, idx, "reads")]

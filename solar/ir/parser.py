@@ -36,7 +36,7 @@ from solar.ir.nodes import (
     TensorDecl,
 )
 from solar.ir.scalar_ops import OPS, ScalarOp, Update
-from solar.ir.syntax import parse_tree, syntax_error
+from solar.ir.syntax import edge_token, parse_tree, syntax_error
 
 __all__ = ["parse_program", "parse_stmt", "parse_expr", "parse_affine"]
 
@@ -96,12 +96,12 @@ class _Builder:
 
     # -- errors --
     def error(self, where: Tree | Token, message: str) -> IRSyntaxError:
-        tok = _edge_token(where, first=True)
+        tok = edge_token(where, first=True)
         return syntax_error(self.text, tok.line, tok.column, message)
 
     def source(self, node: Tree | Token) -> str:
         return self.text[
-            _edge_token(node, first=True).start_pos : _edge_token(node, first=False).end_pos
+            edge_token(node, first=True).start_pos : edge_token(node, first=False).end_pos
         ]
 
     # -- program level --
@@ -165,7 +165,7 @@ class _Builder:
         # than guess.
         if prev is None or _headers(stmt) or not _headers(prev):
             return
-        column, prev_start = _edge_token(stmt, True).column, _edge_token(prev, True)
+        column, prev_start = edge_token(stmt, True).column, edge_token(prev, True)
         if column > prev_start.column:
             raise self.error(
                 stmt,
@@ -221,12 +221,9 @@ class _Builder:
             out.append(_COMPARE[str(cmp)](self.affine(left), self.affine(right)))
         return out
 
-    def store_term(self, tree: Tree) -> Affine:
-        if _contains_call(tree, "ind"):
-            raise self.error(
-                tree, "a store index must be affine; `ind(...)` is only allowed in loads"
-            )
-        return self.affine(tree)
+    def store_term(self, tree: Tree) -> IndexTerm:
+        """An affine store index, or a data-dependent one `ind(v) [+ offset]` (scatter)."""
+        return self.index_term(tree)
 
     # -- leaves --
     def integer(self, tok: Token, what: str) -> int:
@@ -403,16 +400,6 @@ class _Builder:
 def _items(exprs: Tree | None) -> list[Tree]:
     """The expressions of an `exprs` node (None for an empty list)."""
     return [] if exprs is None else list(exprs.children)
-
-
-def _edge_token(node: Tree | Token, first: bool) -> Token:
-    """The first (or last) token of a subtree: where it starts (or ends) in the source."""
-    if isinstance(node, Token):
-        return node
-    for child in node.children if first else reversed(node.children):
-        if child is not None:
-            return _edge_token(child, first)
-    raise AssertionError(f"empty subtree {node.data}")
 
 
 def _headers(stmt: Tree) -> list[Tree]:

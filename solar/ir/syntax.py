@@ -13,7 +13,7 @@ from lark.lark import PostLex
 
 from solar.errors import IRSyntaxError
 
-__all__ = ["parse_tree", "syntax_error"]
+__all__ = ["MAX_DEPTH", "edge_token", "parse_tree", "syntax_error"]
 
 # Value and index expressions share one expression grammar (`expr`): which one a piece of text is
 # follows from where it stands, and the builders give a precise message (e.g. "`/` in an index")
@@ -185,11 +185,45 @@ def _expected(names: set[str]) -> str:
     return described[0] if len(described) == 1 else "one of " + ", ".join(described)
 
 
+# Deepest expression nesting accepted: far beyond what a program needs, and within what the
+# recursive builders, printer and analyses can walk (Python's recursion limit is ~1000 frames).
+MAX_DEPTH = 200
+
+
 def parse_tree(text: str, start: str) -> Tree:
     try:
-        return _lark().parse(text, start=start)
+        tree = _lark().parse(text, start=start)
     except UnexpectedInput as e:
         raise _translate(text, e) from None
+    _check_depth(text, tree)
+    return tree
+
+
+def _check_depth(text: str, tree: Tree) -> None:
+    """An IRSyntaxError at an expression nested deeper than MAX_DEPTH (walked without recursion)."""
+    depth: dict[int, int] = {}
+    for sub in tree.iter_subtrees():  # children before parents
+        d = 1 + max((depth[id(c)] for c in sub.children if isinstance(c, Tree)), default=0)
+        depth[id(sub)] = d
+        if d > MAX_DEPTH and sub.data not in ("program", "stmt", "body", "seq"):
+            tok = edge_token(sub, first=True)
+            raise syntax_error(
+                text, tok.line, tok.column,
+                f"expression nested more than {MAX_DEPTH} levels deep; split it into statements "
+                "that write temp tensors",
+            )
+
+
+def edge_token(node: Tree | Token, first: bool) -> Token:
+    """The first (or last) token of a subtree: where it starts (or ends) in the source."""
+    if isinstance(node, Token):
+        return node
+    for child in node.children if first else reversed(node.children):
+        if child is not None:
+            return edge_token(child, first)
+    raise AssertionError(f"empty subtree {node.data}")
+
+
 
 
 def _acceptable(e: UnexpectedInput) -> set[str]:

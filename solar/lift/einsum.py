@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 import networkx as nx
 
-from solar.ir.affine import Affine, Constraint
+from solar.ir.affine import Constraint
 from solar.ir.defuse import defuse
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Call, Cast, Expr, IndexTerm, Indirect, Load, Origin, Program, Stmt, walk
@@ -40,7 +40,7 @@ class EinsumNode:
     id: int
     stmt: Stmt
     output: str
-    output_index: tuple[Affine, ...]
+    output_index: tuple[IndexTerm, ...]
     operands: tuple[Operand, ...]
     combine: ScalarOp | None
     reduce: Update
