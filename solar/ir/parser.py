@@ -149,7 +149,7 @@ class _Builder:
         return str(name), self.integer(value, "a symbol value")
 
     def decl(self, tree: Tree) -> TensorDecl:
-        role, name, dtype, sizes = tree.children
+        role, name, dtype, sizes, _, updates = tree.children
         roles = [r.value for r in Role]
         if role not in roles:
             hint = f"; bind a symbol as `sym {name} = 128`" if role == "sym" else ""
@@ -157,7 +157,8 @@ class _Builder:
                 role, f"unknown tensor role {str(role)!r}; expected one of {', '.join(roles)}{hint}"
             )
         shape = tuple(self.size(s) for s in sizes.children) if sizes is not None else ()
-        return TensorDecl(str(name), shape, self.dtype(dtype), Role(str(role)))
+        updated = str(updates) if updates is not None else None
+        return TensorDecl(str(name), shape, self.dtype(dtype), Role(str(role)), updated)
 
     def check_indentation(self, prev: Tree | None, stmt: Tree) -> None:
         # A loop nest holds exactly one statement. A loop-less statement indented under the

@@ -172,7 +172,10 @@ def format_program(program: Program) -> str:
     for name, value in program.symbols:
         lines.append(f"{INDENT}sym {name} = {value}")
     for t in program.tensors:
-        lines.append(f"{INDENT}{t.role.value} {t.name}: {t.dtype.text}[{', '.join(str(s) for s in t.shape)}]")
+        updates = f" updates {t.updates}" if t.updates else ""
+        lines.append(
+            f"{INDENT}{t.role.value} {t.name}: {t.dtype.text}[{', '.join(str(s) for s in t.shape)}]{updates}"
+        )
     lines.extend(format_node(node, INDENT) for node in program.body)
     lines.append("}")
     return "\n".join(lines) + "\n"

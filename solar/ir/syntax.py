@@ -30,7 +30,7 @@ program: "program" PROGNAME "{" _NL? (_item _NL)* _item? "}"
 _item: decl | symdef | stmt | seq
 seq: FOR loop IN ORDER "{" _NL? (_node _NL)* _node? "}"
 _node: stmt | seq
-decl: NAME NAME ":" NAME "[" [sizes] "]"
+decl: NAME NAME ":" NAME "[" [sizes] "]" [UPDATES NAME]
 symdef: NAME NAME "=" NUMBER
 sizes: _size ("," _size)* ","?
 _size: NUMBER | NAME
@@ -73,6 +73,7 @@ AT_OP: "@op"
 ID: "id"
 AT: "at"
 TF32: "tf32"
+UPDATES: "updates"
 LBRACE: "{"
 RBRACE: "}"
 LPAR: "("

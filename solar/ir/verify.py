@@ -135,6 +135,25 @@ def _check_declarations(program: Program) -> None:
             problem = _size_problem(size, symbols)
             if problem:
                 raise fail(f"tensor {t.name!r} dimension {dim}: {problem}")
+    updated: set[str] = set()
+    for t in program.tensors:
+        if t.updates is not None:
+            _check_update(program, t, updated, fail)
+
+
+def _check_update(program: Program, t: TensorDecl, updated: set[str], fail: Fail) -> None:
+    """`output o: ... updates x`: x is an input or param of o's shape and dtype, updated once."""
+    source = next((s for s in program.tensors if s.name == t.updates), None)
+    what = f"tensor {t.name!r} updates {t.updates!r}"
+    if t.role is not Role.OUTPUT:
+        raise fail(f"{what}, but only an output can update an input in place")
+    if source is None or source.role not in _READ_ONLY:
+        raise fail(f"{what}, which is not a declared input or param")
+    if (source.shape, source.dtype) != (t.shape, t.dtype):
+        raise fail(f"{what}, whose shape or dtype differs (in-place updates keep both)")
+    if t.updates in updated:
+        raise fail(f"{what}, which another output already updates")
+    updated.add(t.updates)
 
 
 def _check_names(names: Iterable[str], what: str, twice: str, fail: Fail) -> None:
