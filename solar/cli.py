@@ -17,6 +17,8 @@ EXAMPLES = """examples:
   solar validate examples/mlp.py --compile      (on a CUDA GPU)
   solar calibrate                               (on a CUDA GPU)
   solar ir examples/matmul.py
+  solar analyze examples/llm/data_dependent.py --llm-base-url http://localhost:8000/v1 --llm-model NAME
+  solar llm-cache list
   solar einsum examples/attention.py
   solar kernelbench benchmarks/suite --arch H200-SXM --out report/ --jobs 2
   solar specs
@@ -109,7 +111,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.api import analyze_loaded, load
     from solar.report import reports_to_json
 
-    loaded = load(args.file, mode=args.mode, infer_structure=args.infer_structure)
+    from solar.frontends.llm.cli import config as llm_config
+
+    loaded = load(
+        args.file, mode=args.mode, infer_structure=args.infer_structure,
+        frontend=args.frontend, llm=llm_config(args),
+    )
     reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache) for a in args.arch]
     if args.json:
         print(reports_to_json(reports))
@@ -186,8 +193,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_ir(args: argparse.Namespace) -> int:
     from solar.api import ir_text
+    from solar.frontends.llm.cli import config as llm_config
 
-    print(ir_text(args.file, mode=args.mode, infer_structure=args.infer_structure), end="")
+    text = ir_text(
+        args.file, mode=args.mode, infer_structure=args.infer_structure,
+        frontend=args.frontend, llm=llm_config(args),
+    )
+    print(text, end="")
     return 0
 
 
@@ -253,6 +265,9 @@ def _add_mode_flags(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from solar.frontends.llm.cli import add_cache_parser as add_llm_cache
+    from solar.frontends.llm.cli import add_flags as add_llm_flags
+
     p = _Parser(
         prog="solar",
         description="Speed-of-light analysis: provable lower bounds on the runtime of a PyTorch program on a GPU.",
@@ -272,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
     _add_mode_flags(a)
+    add_llm_flags(a)
     a.set_defaults(fn=cmd_analyze)
     v = sub.add_parser("verify", help="compare the IR's outputs with the program's own outputs")
     v.add_argument("file")
@@ -293,7 +309,10 @@ def build_parser() -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=text)
         c.add_argument("file")
         _add_mode_flags(c)
+        if name == "ir":
+            add_llm_flags(c)
         c.set_defaults(fn=fn)
+    add_llm_cache(sub)  # `solar llm-cache list|show|clear`
     from solar.kernelbench.cli import add_parser as add_kernelbench
 
     add_kernelbench(sub)  # `solar kernelbench ROOT ...`: headroom reports over a KernelBench tree
