@@ -42,7 +42,7 @@ class LLMConfig:
 
     @property
     def cache_path(self) -> Path:
-        return self.cache_dir if self.cache_dir is not None else default_cache_dir()
+        return Path(self.cache_dir) if self.cache_dir is not None else default_cache_dir()
 
 
 def config_from(

@@ -120,7 +120,7 @@ def solve(
                     f"{decl.name} is declared {list(decl.shape)} but the program's {what} has shape "
                     f"{shape}: write sizes as symbols (`sym N = ...`) so that they follow the shapes"
                 )
-    free = sorted({name for name, _ in program.symbols} - values.keys() | _used_symbols(program) - values.keys())
+    free = sorted(_used_symbols(program) - values.keys())  # declared and unused: harmless
     if free:
         raise BindError(
             f"size symbol(s) {', '.join(free)} are no dimension of any input, parameter or output; "

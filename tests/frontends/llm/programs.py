@@ -1,0 +1,105 @@
+"""Hand-written IR for the programs of the tests (the replies the scripted server gives)."""
+
+DOUBLE = """program double {
+  sym N = 4
+  sym M = 3
+  input x: f32[N, M]
+  output y: f32[N, M]
+  for i in 0..N, j in 0..M:
+    y[i, j] = x[i, j] * 2.0
+}
+"""
+
+DOUBLE_WRONG = DOUBLE.replace("* 2.0", "* 3.0")
+
+DATA_DEPENDENT = """program data_dependent {
+  sym B = 64
+  sym F = 128
+  sym O = 96
+  input x: f32[B, F]
+  param proj_weight: f32[O, F]
+  temp m: f32[1]
+  temp y: f32[B, O]
+  output out: f32[B, O]
+  m[0] = -inf
+  for b in 0..B, f in 0..F:
+    m[0] max= x[b, f]
+  for b in 0..B, o in 0..O:
+    y[b, o] = 0.0
+  for b in 0..B, o in 0..O, f in 0..F:
+    y[b, o] += x[b, f] * proj_weight[o, f]
+  for b in 0..B, o in 0..O:
+    out[b, o] = y[b, o] * where(gt(m[0], 1.0), 2.0, 0.5)
+}
+"""
+
+CUSTOM_FUNCTION = """program custom_function {
+  sym R = 32
+  sym C = 48
+  input x: f32[R, C]
+  temp m: f32[R]
+  output y: f32[R, C]
+  for r in 0..R:
+    m[r] = 0.0
+  for r in 0..R, c in 0..C:
+    m[r] += abs(x[r, c])
+  for r in 0..R:
+    m[r] = m[r] / index(C)
+  for r in 0..R, c in 0..C:
+    y[r, c] = max(min(x[r, c], m[r]), neg(m[r])) * 3.0
+}
+"""
+
+NUMPY_FORWARD = """program numpy_forward {
+  sym N = 16
+  sym D = 32
+  sym K = 24
+  input x: f32[N, D]
+  param w: f32[D, K]
+  temp a: f32[N, K]
+  temp mx: f32[N]
+  temp s: f32[N]
+  output y: f32[N, K]
+  for i in 0..N, j in 0..K:
+    a[i, j] = 0.0
+  for i in 0..N, j in 0..K, d in 0..D:
+    a[i, j] += x[i, d] * w[d, j]
+  for i in 0..N:
+    mx[i] = -inf
+  for i in 0..N, j in 0..K:
+    mx[i] max= a[i, j]
+  for i in 0..N, j in 0..K:
+    y[i, j] = exp(a[i, j] - mx[i])
+  for i in 0..N:
+    s[i] = 0.0
+  for i in 0..N, j in 0..K:
+    s[i] += y[i, j]
+  for i in 0..N, j in 0..K:
+    y[i, j] = y[i, j] / s[i]
+}
+"""
+
+# the op alone: torch.hypot on two tensors of one shape
+HYPOT_OP = """program hypot {
+  sym N = 4
+  sym M = 4
+  input in0: f32[N, M]
+  input in1: f32[N, M]
+  output out0: f32[N, M]
+  for i in 0..N, j in 0..M:
+    out0[i, j] = sqrt(in0[i, j] * in0[i, j] + in1[i, j] * in1[i, j])
+}
+"""
+
+# the whole of tests/frontends/llm/missing_op.py, by hand
+MISSING_OP_WHOLE = """program missing_op {
+  input x: f32[32, 40]
+  input y: f32[32, 40]
+  temp h: f32[32, 40]
+  output out: f32[32, 40]
+  for i in 0..32, j in 0..40:
+    h[i, j] = sqrt(x[i, j] * x[i, j] + y[i, j] * y[i, j])
+  for i in 0..32, j in 0..40:
+    out[i, j] = exp(h[i, j]) * x[i, j]
+}
+"""
