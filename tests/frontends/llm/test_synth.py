@@ -150,6 +150,12 @@ def test_one_binding_is_not_enough(make_config) -> None:
 
 
 def test_hardcoded_sizes_are_caught(make_config) -> None:
-    fixed = DOUBLE.replace("f32[N, M]", "f32[4, 3]")
+    fixed = DOUBLE.replace("f32[N, M]", "f32[4, 3]").replace("0..N", "0..4").replace("0..M", "0..3")
     result, requests, _ = _run([reply(fixed)], make_config, attempts=1)
     assert isinstance(result, LLMError) and "write sizes as symbols" in str(result)
+
+
+def test_free_symbol_is_named(make_config) -> None:
+    fixed = DOUBLE.replace("f32[N, M]", "f32[4, 3]")
+    result, _, _ = _run([reply(fixed)], make_config, attempts=1)
+    assert isinstance(result, LLMError) and "size symbol(s) M, N are no dimension" in str(result)
