@@ -21,10 +21,15 @@ def examples_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def cache_dir(tmp_path, examples_dir) -> Path:
-    root = tmp_path / "llm-cache"
-    shutil.copytree(examples_dir, root)
-    return root
+def cache_dir(tmp_path) -> Path:
+    return tmp_path / "llm-cache"
+
+
+@pytest.fixture
+def with_examples(cache_dir, examples_dir) -> Path:
+    """The cache directory with the worked examples already in it (for whole-program tests)."""
+    shutil.copytree(examples_dir, cache_dir, dirs_exist_ok=True)
+    return cache_dir
 
 
 @pytest.fixture

@@ -103,3 +103,38 @@ MISSING_OP_WHOLE = """program missing_op {
     out[i, j] = exp(h[i, j]) * x[i, j]
 }
 """
+
+
+def in_order_supported() -> bool:
+    """Whether the IR parser reads in-order loops (the IR issue before the LLM frontend's)."""
+    from solar.errors import SolarError
+    from solar.ir.parser import parse_program
+
+    try:
+        parse_program(IN_ORDER_PROBE)
+    except SolarError:
+        return False
+    return True
+
+
+IN_ORDER_PROBE = """program probe {
+  input x: f32[4]
+  output y: f32[4]
+  for t in 0..4 in order:
+    y[t] = x[t]
+}
+"""
+
+# tests/examples llm/library_filter.py: y[c, t] = x[c, t] + 0.9 * y[c, t - 1]
+LIBRARY_FILTER = """program library_filter {
+  sym C = 8
+  sym T = 64
+  input x: f32[C, T]
+  output y: f32[C, T]
+  for c in 0..C:
+    y[c, 0] = x[c, 0]
+  for t in 0..T in order:
+    for c in 0..C where t >= 1:
+      y[c, t] = x[c, t] + 0.9 * y[c, t - 1]
+}
+"""
