@@ -47,7 +47,7 @@ def build() -> list[Example]:
         )
         program, _ = lower_module(cls(*init), inputs, cls.__name__)
         program = symbolise(program, names)
-        program = replace(program, stmts=tuple(rewrite(s, _no_origin) for s in program.stmts))
+        program = rewrite(program, _no_origin)
         shown = ", ".join(f"{d}{list(s)}".replace("torch.", "") for s, d in shapes)
         source = inspect.getsource(cls) + f"# inputs: {shown}; constructor arguments: {init}\n"
         out.append(Example(cls.__name__, source, str(program)))

@@ -77,7 +77,7 @@ def splice(ctx: Any, symbolic: Program, args: tuple, call: OpCall) -> Any:
             names[t.name] = view.base
             if t.role is Role.OUTPUT:
                 results.append(view)
-    for stmt in program.stmts:
+    for stmt in getattr(program, "body", program.stmts):  # the nested body where there is one
         if not isinstance(stmt, Stmt):
             raise LLMError(f"{call.target}: a synthesised op with {type(stmt).__name__} blocks cannot be spliced yet")
         value = _term(stmt.value, ins, names)

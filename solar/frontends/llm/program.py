@@ -11,7 +11,7 @@ from solar.frontends.llm import prompt
 from solar.frontends.llm.client import ChatClient
 from solar.frontends.llm.config import LLMConfig
 from solar.frontends.llm.reference import ModelFile
-from solar.frontends.llm.symbolic import bind, solve
+from solar.frontends.llm.symbolic import bind, rewrite, solve
 from solar.frontends.llm.synth import Provenance, Task, synthesise
 from solar.ir.nodes import Origin, Program, Stmt
 from solar.ir.verify import verify
@@ -47,17 +47,15 @@ def lower_file(
         [o.shape for o in outputs] if outputs is not None else None,
     )
     program = bind(symbolic, values)
-    program = dataclasses.replace(
-        program, name=model_file.path.stem,
-        stmts=tuple(_with_origin(s, model_file.path.name) for s in program.stmts),
-    )
+    origin = Origin("llm-program", 0, f"{model_file.path.name}: written by the LLM frontend")
+    program = rewrite(dataclasses.replace(program, name=model_file.path.stem), lambda n: _with_origin(n, origin))
     verify(program)
     return program, accepted.provenance
 
 
-def _with_origin(stmt, filename: str):
+def _with_origin(node, origin: Origin):
     """Statements without an `@op` line are one op of the LLM-written program (one kernel in the
     unfused bound: never more kernels than the program has)."""
-    if isinstance(stmt, Stmt) and stmt.origin is None:
-        return dataclasses.replace(stmt, origin=Origin("llm-program", 0, f"{filename}: written by the LLM frontend"))
-    return stmt
+    if isinstance(node, Stmt):
+        return node if node.origin is not None else dataclasses.replace(node, origin=origin)
+    return None

@@ -135,8 +135,8 @@ def _used_symbols(program: Program) -> set[str]:
     def fn(node: Any) -> Any:
         if isinstance(node, TensorDecl):
             used.update(s for s in node.shape if isinstance(s, str))
-        elif isinstance(node, Loop) and isinstance(node.extent, str):
-            used.add(node.extent)
+        elif dataclasses.is_dataclass(node) and isinstance(getattr(node, "extent", None), str):
+            used.add(node.extent)  # a Loop, or another loop form (an in-order loop)
         return None
 
     rewrite(program, fn)
@@ -151,10 +151,10 @@ def symbolise(program: Program, names: Mapping[int, str]) -> Program:
 
     def fn(node: Any) -> Any:
         match node:
-            case Loop(var, extent):
-                return Loop(var, size(extent))
             case TensorDecl():
                 return dataclasses.replace(node, shape=tuple(size(s) for s in node.shape))
+        if dataclasses.is_dataclass(node) and isinstance(getattr(node, "extent", None), int):
+            return rewrite_children(dataclasses.replace(node, extent=size(node.extent)), fn)
         return None
 
     out = rewrite(program, fn)

@@ -120,8 +120,9 @@ def in_order_supported() -> bool:
 IN_ORDER_PROBE = """program probe {
   input x: f32[4]
   output y: f32[4]
-  for t in 0..4 in order:
+  for t in 0..4 in order {
     y[t] = x[t]
+  }
 }
 """
 
@@ -133,8 +134,9 @@ LIBRARY_FILTER = """program library_filter {
   output y: f32[C, T]
   for c in 0..C:
     y[c, 0] = x[c, 0]
-  for t in 0..T in order:
+  for t in 0..T in order {
     for c in 0..C where t >= 1:
       y[c, t] = x[c, t] + 0.9 * y[c, t - 1]
+  }
 }
 """
