@@ -441,10 +441,27 @@ def _fake_like(t: torch.Tensor, mode: FakeTensorMode) -> torch.Tensor:
     return torch.nn.Parameter(fake, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else fake
 
 
+@contextlib.contextmanager
+def _quiet_torch():
+    """A failing export prints the partial graph and logs warnings (data-dependent guards); the
+    failure is reported in one line instead."""
+    import io
+    import logging
+
+    logger = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        logger.setLevel(level)
+
+
 def _export(model: torch.nn.Module, inputs: tuple, path: str | None) -> torch.export.ExportedProgram:
     where = Path(path).name if path else type(model).__name__
     try:
-        with torch.no_grad(), warnings.catch_warnings(), Redirect():
+        with torch.no_grad(), warnings.catch_warnings(), Redirect(), _quiet_torch():
             warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
             ep = torch.export.export(model, inputs, strict=False)
             return ep.run_decompositions(decomposition_table())
