@@ -32,6 +32,9 @@ Rules for the program you write:
 - Every statement is one loop nest around one update. A value chosen by data (a branch on a tensor
   value) is a `where(cond, a, b)` select computed from the tensors, not a Python `if`.
 - Random inputs are used for the check: the IR must compute the same function for every input.
+- solar bounds the runtime from the work your IR does, so write the least work a correct program
+  needs: nothing recomputed, a running (prefix) computation as a recurrence over an in-order loop
+  when the IR has one, never as a sum over a triangle.
 """
 
 
