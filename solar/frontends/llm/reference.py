@@ -21,6 +21,7 @@ MIN_VARIED = 8  # module integers at least this large are sizes, varied between 
 REAL_LIMIT = 1 << 21  # elements of inputs + parameters up to which the real shapes are run
 # Binding variants: the distinct varied constants, in increasing order, take base, base+step, ...
 VARIANTS = ((5, 1), (8, 8), (6, 2), (4, 4))
+SMALL_SCALE = 0.05  # inputs scaled down in one case, so that value-dependent branches flip
 TOLERANCE = {"float64": 1e-9, "float32": 2e-4, "float16": 2e-2, "bfloat16": 5e-2}
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
 
@@ -129,8 +130,9 @@ class ModelFile:
             params = {ir_name(k): info(v) for k, v in model.state_dict().items()}
         return [info(t) for t in _tensors(list(inputs))], params
 
-    def run(self, overrides: dict[str, int], label: str, real: bool, seed: int = 0) -> Case:
-        """Build the model and its inputs for real at `overrides` and run it on the CPU."""
+    def run(self, overrides: dict[str, int], label: str, real: bool, seed: int = 0, scale: float = 1.0) -> Case:
+        """Build the model and its inputs for real at `overrides` and run it on the CPU
+        (floating-point inputs multiplied by `scale`)."""
         import torch
 
         from solar.frontends.torch import loader
@@ -141,6 +143,8 @@ class ModelFile:
         with loader.on_cpu(), torch.no_grad():
             model = _call(lambda: module.Model(*getattr(module, "get_init_inputs", lambda: [])()), self.path, "building Model")
             inputs = list(_call(module.get_inputs, self.path, "get_inputs()"))
+            if scale != 1.0:
+                inputs = [x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
             outputs = _tensors(_call(lambda: model(*inputs), self.path, "running the model"))
         params = {}
         if isinstance(model, torch.nn.Module):
@@ -158,11 +162,17 @@ class ModelFile:
         sizes = self.sizes()
         if numel <= REAL_LIMIT:
             yield self.run({}, _label(sizes) + " (the program's own sizes)", True, seed)
+        first = True
         for overrides in variants(sizes):
-            try:
-                yield self.run(overrides, _label(overrides), False, seed)
-            except ModelFileError:
-                continue
+            # the first variant also with small inputs: a branch on values (x.max() > 1) goes
+            # the other way there
+            for scale in (1.0, SMALL_SCALE) if first else (1.0,):
+                label = _label(overrides) + (f", inputs x {scale:g}" if scale != 1.0 else "")
+                try:
+                    yield self.run(overrides, label, False, seed, scale)
+                    first = False
+                except ModelFileError:
+                    break
 
 
 def variants(sizes: dict[str, int]) -> Iterator[dict[str, int]]:

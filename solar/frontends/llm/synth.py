@@ -21,7 +21,7 @@ from solar.ir.nodes import Program
 from solar.ir.parser import parse_program
 
 MIN_BINDINGS = 2
-MAX_CASES = 3
+MAX_CASES = 4  # real sizes (when small), a variant, the same with small inputs, another variant
 
 
 @dataclass(frozen=True)
