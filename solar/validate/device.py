@@ -6,8 +6,12 @@ from __future__ import annotations
 import subprocess
 from dataclasses import asdict, dataclass
 
+from typing import TYPE_CHECKING
+
 from solar.errors import SolarError, SpecError
-from solar.hardware import HardwareSpec, list_specs
+
+if TYPE_CHECKING:  # the spec model needs pydantic; timing on a bare GPU machine needs only torch
+    from solar.hardware import HardwareSpec
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ def detect_spec(info: DeviceInfo) -> HardwareSpec:
     """The spec whose name or alias is the device's name and whose SM count matches; otherwise the
     unique spec with the same SM count and compute capability. Anything else is an error asking for
     --arch: a wrong spec would make every bound meaningless."""
+    from solar.hardware import list_specs
+
     name = info.name.strip().casefold()
     specs = list_specs()
     by_name = [
