@@ -31,6 +31,11 @@ class ScaledTranspose(nn.Module):
         return x.transpose(0, 1) * torch.sigmoid(y)
 
 
+class CumulativeSum(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x, dim=1)
+
+
 class Lookup(nn.Module):
     def __init__(self, vocab: int, dim: int):
         super().__init__()
@@ -57,11 +62,19 @@ class Where(nn.Module):
         return torch.where(x > 0, x, 0.1 * x).amax(dim=0)
 
 
+# What an example's IR shows that its source does not say (appended to the source as a comment).
+NOTES = {
+    "CumulativeSum": "a trip count that is no tensor dimension (here T - 1 = 4) cannot be a symbol: "
+    "over symbols, loop to T and guard the body, `for s in 0..T in order {` ... `where s >= 1` "
+    "reading cumsum[i0, s - 1]",
+}
+
 # (module class, constructor arguments, input shapes and dtypes, size names by value)
 EXAMPLES = (
     (LinearRelu, (5, 7), (((3, 5), torch.float32),), {3: "B", 5: "F", 7: "O"}),
     (Softmax, (), (((3, 5), torch.float32),), {3: "R", 5: "C"}),
     (ScaledTranspose, (), (((3, 5), torch.float32), ((5, 3), torch.float32)), {3: "M", 5: "N"}),
+    (CumulativeSum, (), (((3, 5), torch.float32),), {3: "B", 5: "T"}),
     (Lookup, (11, 5), (((3,), torch.int64),), {11: "V", 5: "D", 3: "B"}),
     (MaxPool, (), (((3, 4, 12), torch.float32),), {3: "B", 4: "C", 12: "L", 6: "P"}),
     (CausalMaskedSum, (), (((3, 5, 5), torch.float32),), {3: "B", 5: "S"}),

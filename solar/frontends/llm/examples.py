@@ -24,9 +24,9 @@ class Example:
 
 def _fingerprint() -> str:
     from solar.frontends.llm import example_programs
-    from solar.ir import parser
+    from solar.frontends.llm.prompt import grammar_text
 
-    text = inspect.getsource(example_programs) + parser._GRAMMAR + __version__
+    text = inspect.getsource(example_programs) + grammar_text() + __version__
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -34,7 +34,7 @@ def build() -> list[Example]:
     """Lower every example program (small sizes, real tensors of a few elements)."""
     import torch
 
-    from solar.frontends.llm.example_programs import EXAMPLES
+    from solar.frontends.llm.example_programs import EXAMPLES, NOTES
     from solar.frontends.llm.symbolic import rewrite, symbolise
     from solar.frontends.torch import lower_module
 
@@ -50,6 +50,8 @@ def build() -> list[Example]:
         program = rewrite(program, _no_origin)
         shown = ", ".join(f"{d}{list(s)}".replace("torch.", "") for s, d in shapes)
         source = inspect.getsource(cls) + f"# inputs: {shown}; constructor arguments: {init}\n"
+        if cls.__name__ in NOTES:
+            source += f"# note on the IR: {NOTES[cls.__name__]}\n"
         out.append(Example(cls.__name__, source, str(program)))
     return out
 

@@ -77,13 +77,23 @@ def splice(ctx: Any, symbolic: Program, args: tuple, call: OpCall) -> Any:
             names[t.name] = view.base
             if t.role is Role.OUTPUT:
                 results.append(view)
-    for stmt in getattr(program, "body", program.stmts):  # the nested body where there is one
-        if not isinstance(stmt, Stmt):
-            raise LLMError(f"{call.target}: a synthesised op with {type(stmt).__name__} blocks cannot be spliced yet")
-        value = _term(stmt.value, ins, names)
-        loops = [(loop.var, program.size(loop.extent)) for loop in stmt.loops]
-        b.emit(loops, names[stmt.target.tensor], stmt.target.index, stmt.update, value, stmt.guards)
+    for node in getattr(program, "body", program.stmts):  # the nested body where there is one
+        _emit(b, node, program, ins, names)
     return results[0] if len(results) == 1 and not isinstance(call.out, (tuple, list)) else tuple(results)
+
+
+def _emit(b: Any, node: Any, program: Program, ins: dict, names: dict[str, str]) -> None:
+    """Emit one statement, or one in-order loop around its body, into the builder."""
+    if isinstance(node, Stmt):
+        loops = [(loop.var, program.size(loop.extent)) for loop in node.loops]
+        value = _term(node.value, ins, names)
+        b.emit(loops, names[node.target.tensor], node.target.index, node.update, value, node.guards)
+    elif hasattr(node, "body") and hasattr(b, "in_order"):  # an in-order loop
+        with b.in_order(node.var, program.size(node.extent)):
+            for child in node.body:
+                _emit(b, child, program, ins, names)
+    else:
+        raise LLMError(f"a synthesised op with a {type(node).__name__} node cannot be spliced")
 
 
 def _term(expr: Expr, ins: dict, names: dict[str, str]) -> B.Term:

@@ -38,11 +38,23 @@ Rules for the program you write:
 """
 
 
+def grammar_text() -> str:
+    """The lark grammar of the IR text form, as the parser uses it."""
+    try:
+        from solar.ir import syntax  # where the grammar lives once the IR has in-order loops
+
+        return syntax._GRAMMAR
+    except ImportError:
+        from solar.ir import parser
+
+        return parser._GRAMMAR
+
+
 def reference_text() -> str:
     """docs/IR.md when present; otherwise a summary generated from the parser and the op table."""
     if IR_DOC.is_file():
         return IR_DOC.read_text()
-    from solar.ir import parser, printer
+    from solar.ir import printer
     from solar.ir.dtypes import DType
     from solar.ir.scalar_ops import OPS, ScalarOp, Update
 
@@ -56,7 +68,7 @@ def reference_text() -> str:
         + "\nTensor roles: input, param, output, temp. Comments start with #."
         + "\nAn accumulating update (+=, max=, ...) needs its target initialised by an earlier statement;"
         + " loop variables absent from the target index are reduced over."
-        + "\n\nGrammar (lark):\n" + parser._GRAMMAR
+        + "\n\nGrammar (lark):\n" + grammar_text()
     )
 
 

@@ -140,3 +140,20 @@ LIBRARY_FILTER = """program library_filter {
   }
 }
 """
+
+# A new op, written from docs/IR.md's examples alone (the in-order loop, guards, log1p/exp/abs):
+# logcumsumexp along dim 1, as the recurrence out[t] = logaddexp(out[t - 1], x[t]), computed
+# stably as max(a, b) + log1p(exp(-|a - b|)). Linear work, as a scan does.
+LOGCUMSUMEXP_OP = """program logcumsumexp {
+  sym R = 4
+  sym C = 6
+  input in0: f32[R, C]
+  output out0: f32[R, C]
+  for r in 0..R:
+    out0[r, 0] = in0[r, 0]
+  for t in 0..C in order {
+    for r in 0..R where t >= 1:
+      out0[r, t] = max(out0[r, t - 1], in0[r, t]) + log1p(exp(neg(abs(out0[r, t - 1] - in0[r, t]))))
+  }
+}
+"""

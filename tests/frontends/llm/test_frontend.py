@@ -132,3 +132,24 @@ def test_llm_failure_is_one_line(make_config) -> None:
     with ScriptedServer([reply("no idea")]) as server:
         with pytest.raises(LLMError, match=r"no IR from scripted-model matched the original in 1 attempt"):
             load(EXAMPLES / "numpy_forward.py", llm=make_config(server.url, attempts=1))
+
+
+def test_new_op_written_from_the_reference(make_config, monkeypatch) -> None:
+    """The IR of logcumsumexp, written from docs/IR.md's worked examples alone (see programs.py),
+    checked against torch.logcumsumexp at several small shapes and used at the traced shape."""
+    import torch
+
+    from solar.frontends.torch.lowerings import LOWERINGS
+    from tests.frontends.llm.programs import LOGCUMSUMEXP_OP, in_order_supported
+
+    if not in_order_supported():
+        pytest.skip("the IR has no in-order loop node yet (issue 13: `for t in 0..T in order:`)")
+    monkeypatch.delitem(LOWERINGS, torch.ops.aten.logcumsumexp.default, raising=False)
+    with ScriptedServer([reply(LOGCUMSUMEXP_OP)]) as server:
+        loaded = load(HERE / "new_op.py", llm=make_config(server.url))
+    traced, op = loaded.provenance
+    assert op.part == "aten.logcumsumexp.default" and op.attempts == 1 and len(op.shapes) >= 2
+    assert op.max_error < 1e-5
+    report = analyze_loaded(loaded, "H100-SXM")
+    # per step t >= 1 and row: max, sub, abs, neg, exp, log1p, add; then the scale by 0.5
+    assert report.totals.flops == 16 * 23 * 7 + 16 * 24
