@@ -5,8 +5,8 @@ writes the IR of what it computes: a row-wise clamp of x to [-m, m], m = mean |x
 import torch
 import torch.nn as nn
 
-rows = 32
-cols = 48
+ROWS = 32
+COLS = 48
 
 
 class RowClamp(torch.autograd.Function):
@@ -27,7 +27,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(rows, cols)]
+    return [torch.randn(ROWS, COLS)]
 
 
 def get_init_inputs():

@@ -5,9 +5,9 @@ on a value it does not know; solar's LLM frontend writes the IR (a select on the
 import torch
 import torch.nn as nn
 
-batch = 64
-features = 128
-out_features = 96
+BATCH = 64
+FEATURES = 128
+OUT_FEATURES = 96
 
 
 class Model(nn.Module):
@@ -23,8 +23,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(batch, features)]
+    return [torch.randn(BATCH, FEATURES)]
 
 
 def get_init_inputs():
-    return [features, out_features]
+    return [FEATURES, OUT_FEATURES]

@@ -7,9 +7,9 @@ import scipy.signal
 import torch
 import torch.nn as nn
 
-channels = 8
-steps = 64
-decay = 0.9
+CHANNELS = 8
+STEPS = 64
+DECAY = 0.9
 
 
 class Model(nn.Module):
@@ -23,8 +23,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(channels, steps)]
+    return [torch.randn(CHANNELS, STEPS)]
 
 
 def get_init_inputs():
-    return [decay]
+    return [DECAY]

@@ -5,9 +5,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-n = 16
-d = 32
-k = 24
+N = 16
+D = 32
+K = 24
 
 
 class Model(nn.Module):
@@ -22,8 +22,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(n, d)]
+    return [torch.randn(N, D)]
 
 
 def get_init_inputs():
-    return [d, k]
+    return [D, K]

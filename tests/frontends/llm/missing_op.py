@@ -3,8 +3,8 @@
 import torch
 import torch.nn as nn
 
-rows = 32
-cols = 40
+ROWS = 32
+COLS = 40
 
 
 class Model(nn.Module):
@@ -13,7 +13,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(rows, cols), torch.randn(rows, cols)]
+    return [torch.randn(ROWS, COLS), torch.randn(ROWS, COLS)]
 
 
 def get_init_inputs():

@@ -3,8 +3,8 @@
 import torch
 import torch.nn as nn
 
-rows = 16
-cols = 24
+ROWS = 16
+COLS = 24
 
 
 class Model(nn.Module):
@@ -13,7 +13,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(rows, cols)]
+    return [torch.randn(ROWS, COLS)]
 
 
 def get_init_inputs():

@@ -45,7 +45,7 @@ def test_analyze_with_the_scripted_server(with_examples, capsys) -> None:
     key = listing.splitlines()[1].split()[0]
     assert main(["llm-cache", "show", key, "--llm-cache", str(with_examples)]) == 0
     shown = capsys.readouterr().out
-    assert "# matched at batch=64, features=128" in shown and parse_program(shown).name == "data_dependent"
+    assert "# matched at BATCH=64, FEATURES=128" in shown and parse_program(shown).name == "data_dependent"
     assert main(["llm-cache", "clear", "--llm-cache", str(with_examples)]) == 0
     assert "removed 2 file(s)" in capsys.readouterr().out  # the translation and the examples
 

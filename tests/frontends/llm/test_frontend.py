@@ -53,7 +53,7 @@ def test_data_dependent_control_flow(make_config) -> None:
     assert report.totals.flops == 2 * 64 * 96 * 128 + 64 * 128 + 3 * 64 * 96
     (prov,) = report.provenance
     assert prov.source == "llm" and prov.model == "scripted-model" and prov.attempts == 1
-    assert len(prov.shapes) >= 2 and "batch=64, features=128, out_features=96" in prov.shapes[0]
+    assert len(prov.shapes) >= 2 and "BATCH=64, FEATURES=128, OUT_FEATURES=96" in prov.shapes[0]
     assert any("written by LLM scripted-model" in a for a in report.assumptions)
 
 
