@@ -3,7 +3,7 @@ statistics on the host with .tolist() to pick clamp bounds). Export cannot trace
 writes the IR of what it computes: a row-wise clamp of x to [-m, m], m = mean |x| of the row."""
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 ROWS = 32
 COLS = 48

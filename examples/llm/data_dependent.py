@@ -3,7 +3,7 @@ input's largest value, read on the host (`if x.max() > 1`). torch.export cannot 
 on a value it does not know; solar's LLM frontend writes the IR (a select on the reduced value)."""
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 BATCH = 64
 FEATURES = 128

@@ -5,7 +5,7 @@ loop (`for t in 0..T in order:`), one step after the other."""
 import numpy as np
 import scipy.signal
 import torch
-import torch.nn as nn
+from torch import nn
 
 CHANNELS = 8
 STEPS = 64

@@ -3,7 +3,7 @@ Export sees no torch ops to trace; the LLM frontend writes the IR."""
 
 import numpy as np
 import torch
-import torch.nn as nn
+from torch import nn
 
 N = 16
 D = 32

@@ -8,4 +8,11 @@ from solar.frontends.llm.ops import LLMOpRules
 from solar.frontends.llm.program import lower_file
 from solar.frontends.llm.synth import Provenance
 
-__all__ = ["LLMConfig", "LLMOpRules", "Provenance", "config_from", "default_cache_dir", "lower_file"]
+__all__ = [
+    "LLMConfig",
+    "LLMOpRules",
+    "Provenance",
+    "config_from",
+    "default_cache_dir",
+    "lower_file",
+]

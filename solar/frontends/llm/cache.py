@@ -59,7 +59,11 @@ class Store:
     def entries(self) -> list[Entry]:
         if not self.root.is_dir():
             return []
-        out = [self.get(p.stem) for p in sorted(self.root.glob("*.json")) if not p.name.startswith("examples-")]
+        out = [
+            self.get(p.stem)
+            for p in sorted(self.root.glob("*.json"))
+            if not p.name.startswith("examples-")
+        ]
         return sorted((e for e in out if e is not None), key=lambda e: e.created)
 
     def find(self, prefix: str) -> Entry:

@@ -41,13 +41,17 @@ def check_case(program: Program, case: Case) -> Outcome:
     except SolarError as exc:
         return Outcome(case.label, False, float("inf"), f"at {case.label}: {exc}")
     if program_cost(bound) > BUDGET:
-        return Outcome(case.label, False, float("inf"), "too large for the interpreter", skipped=True)
+        return Outcome(
+            case.label, False, float("inf"), "too large for the interpreter", skipped=True
+        )
     feed = {t.name: x for t, x in zip(bound.with_role(Role.INPUT), case.inputs)}
     feed.update({t.name: case.params[t.name] for t in bound.with_role(Role.PARAM)})
     try:
         results = run(bound, feed)
     except SolarError as exc:
-        return Outcome(case.label, False, float("inf"), f"at {case.label}: running the IR failed: {exc}")
+        return Outcome(
+            case.label, False, float("inf"), f"at {case.label}: running the IR failed: {exc}"
+        )
     worst, notes = 0.0, []
     for decl, expected in zip(bound.with_role(Role.OUTPUT), case.outputs):
         got = results[decl.name]
@@ -57,7 +61,9 @@ def check_case(program: Program, case: Case) -> Outcome:
             notes.append(_difference(decl.name, got, expected, error, case.tolerance))
     if notes:
         sizes = ", ".join(f"{k}={v}" for k, v in values.items())
-        return Outcome(case.label, False, worst, f"at {case.label} (symbols {sizes}): " + "; ".join(notes))
+        return Outcome(
+            case.label, False, worst, f"at {case.label} (symbols {sizes}): " + "; ".join(notes)
+        )
     return Outcome(case.label, True, worst)
 
 
@@ -69,10 +75,14 @@ def _difference(name: str, got: np.ndarray, expected: np.ndarray, error: float, 
     if g.shape != e.shape:
         return f"output {name} has shape {g.shape}, the program's has {e.shape}"
     diff = np.abs(np.nan_to_num(g - e, nan=np.inf))
-    where = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape)) if diff.size else ()
+    where = (
+        tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
+        if diff.size
+        else ()
+    )
     lead = where[:-1] if where else ()
     row = (*lead, slice(None, 6)) if g.ndim else ()
-    fmt = lambda a: np.array2string(np.asarray(a), precision=4, separator=", ", threshold=12)  # noqa: E731
+    fmt = lambda a: np.array2string(np.asarray(a), precision=4, separator=", ", threshold=12)
     return (
         f"output {name}: max relative error {error:.3g} (tolerance {tol:g}), worst at index "
         f"{list(where)}; expected {name}[{_index_text(lead)}:6] = {fmt(e[row])}, the IR gave {fmt(g[row])}"

@@ -44,7 +44,9 @@ class ChatClient:
             try:
                 import openai
             except ImportError:  # pragma: no cover - a dev dependency
-                raise LLMError("the LLM frontend needs the openai package: pip install 'solar-sol[llm]'") from None
+                raise LLMError(
+                    "the LLM frontend needs the openai package: pip install 'solar-sol[llm]'"
+                ) from None
             self._client = openai.OpenAI(
                 base_url=self.config.base_url,
                 api_key=self.config.api_key,
@@ -64,7 +66,12 @@ class ChatClient:
                 f"token budget of {self.config.token_budget} spent ({self.usage.requests} requests); "
                 "raise it or simplify the program"
             )
-        retryable = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
+        retryable = (
+            openai.RateLimitError,
+            openai.InternalServerError,
+            openai.APITimeoutError,
+            openai.APIConnectionError,
+        )
         wait = self.config.backoff_s
         for attempt in range(self.config.retries + 1):
             self.usage.requests += 1
@@ -79,14 +86,18 @@ class ChatClient:
             except retryable as exc:
                 self.usage.seconds += time.monotonic() - start
                 if attempt == self.config.retries:
-                    raise LLMError(f"{self._where()}: {_describe(exc)} after {attempt + 1} tries") from None
+                    raise LLMError(
+                        f"{self._where()}: {_describe(exc)} after {attempt + 1} tries"
+                    ) from None
                 time.sleep(max(wait, _retry_after(exc)))
                 wait *= 2
                 continue
             except openai.APIStatusError as exc:
                 raise LLMError(f"{self._where()}: {_describe(exc)}") from None
             except openai.OpenAIError as exc:
-                raise LLMError(f"{self._where()}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None
+                raise LLMError(
+                    f"{self._where()}: {type(exc).__name__}: {str(exc).splitlines()[0]}"
+                ) from None
             self.usage.seconds += time.monotonic() - start
             return self._reply(messages, response)
         raise AssertionError("unreachable")
@@ -109,7 +120,9 @@ class ReplyTooLong(LLMError):
     """A reply over the size bound: refused without being read further."""
 
     def __init__(self, chars: int, limit: int) -> None:
-        super().__init__(f"the reply has {chars} characters, over the bound of {limit}; it was not read")
+        super().__init__(
+            f"the reply has {chars} characters, over the bound of {limit}; it was not read"
+        )
         self.chars = chars
 
 

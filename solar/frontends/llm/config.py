@@ -31,8 +31,12 @@ class LLMConfig:
     model: str
     api_key: str = "none"  # local servers (vLLM, Ollama) accept any key
     timeout_s: float = 120.0
-    retries: int = 4  # further tries of one request after a 429, a 5xx, a timeout or a lost connection
-    backoff_s: float = 1.0  # first wait; doubles each retry (a server's Retry-After wins when longer)
+    retries: int = (
+        4  # further tries of one request after a 429, a 5xx, a timeout or a lost connection
+    )
+    backoff_s: float = (
+        1.0  # first wait; doubles each retry (a server's Retry-After wins when longer)
+    )
     token_budget: int = 200_000  # prompt + completion tokens per program (or per missing op)
     max_reply_tokens: int = 8192
     max_reply_chars: int = 100_000  # a longer reply is refused unread
@@ -59,7 +63,11 @@ def config_from(
     if not url and not name:
         return None
     if not url or not name:
-        missing = "--llm-base-url (or SOLAR_LLM_BASE_URL)" if not url else "--llm-model (or SOLAR_LLM_MODEL)"
+        missing = (
+            "--llm-base-url (or SOLAR_LLM_BASE_URL)"
+            if not url
+            else "--llm-model (or SOLAR_LLM_MODEL)"
+        )
         raise UsageError(f"the LLM frontend needs both an endpoint and a model; set {missing}")
     key = next((os.environ[k] for k in ENV_KEYS if os.environ.get(k)), "none")
     extra: dict = {}

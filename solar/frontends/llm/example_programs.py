@@ -6,8 +6,8 @@ the named constants become that symbol in the IR shown. Plain code: its source i
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 
 class LinearRelu(nn.Module):

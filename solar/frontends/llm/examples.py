@@ -9,8 +9,8 @@ import inspect
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from solar import __version__
 
@@ -42,7 +42,9 @@ def build() -> list[Example]:
     for cls, init, shapes, names in EXAMPLES:
         gen = torch.Generator().manual_seed(0)
         inputs = tuple(
-            torch.randint(0, 3, s, generator=gen, dtype=d) if not d.is_floating_point else torch.randn(s, generator=gen, dtype=d)
+            torch.randint(0, 3, s, generator=gen, dtype=d)
+            if not d.is_floating_point
+            else torch.randn(s, generator=gen, dtype=d)
             for s, d in shapes
         )
         program, _ = lower_module(cls(*init), inputs, cls.__name__)
@@ -60,7 +62,9 @@ def _no_origin(node: Any) -> Any:
     """Statements shown without their `@op` lines (solar adds origins to what the model writes)."""
     from solar.ir.nodes import Stmt
 
-    return replace(node, origin=None) if isinstance(node, Stmt) and node.origin is not None else None
+    return (
+        replace(node, origin=None) if isinstance(node, Stmt) and node.origin is not None else None
+    )
 
 
 def load(cache_dir: Path) -> list[Example]:
@@ -78,7 +82,23 @@ def load(cache_dir: Path) -> list[Example]:
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_COMMON = {"self", "torch", "nn", "def", "return", "x", "import", "class", "forward", "Tensor", "super", "__init__", "Module", "int", "float"}
+_COMMON = {
+    "self",
+    "torch",
+    "nn",
+    "def",
+    "return",
+    "x",
+    "import",
+    "class",
+    "forward",
+    "Tensor",
+    "super",
+    "__init__",
+    "Module",
+    "int",
+    "float",
+}
 
 
 def _words(text: str) -> set[str]:

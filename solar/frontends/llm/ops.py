@@ -49,11 +49,23 @@ class LLMOpRules:
     def _synthesise(self, call: OpCall, source: str, error: str) -> Accepted:
         self.client = self.client or ChatClient(self.config)
         op = str(call.target)
-        chosen = examples_mod.pick(examples_mod.load(self.config.cache_path), op.replace(".", " ").replace("_", " "))
+        chosen = examples_mod.pick(
+            examples_mod.load(self.config.cache_path), op.replace(".", " ").replace("_", " ")
+        )
         messages = (
             {"role": "system", "content": prompt.system_message(chosen)},
-            {"role": "user", "content": prompt.op_message(
-                op, str(call.target._schema), call.inputs(), call.outputs(), call.attributes(), source, error)},
+            {
+                "role": "user",
+                "content": prompt.op_message(
+                    op,
+                    str(call.target._schema),
+                    call.inputs(),
+                    call.outputs(),
+                    call.attributes(),
+                    source,
+                    error,
+                ),
+            },
         )
         task = Task("op", op, call.signature(), messages, call.cases)
         return synthesise(task, self.config, self.client)
@@ -79,7 +91,11 @@ def splice(ctx: Any, symbolic: Program, args: tuple, call: OpCall) -> Any:
                 results.append(view)
     for node in getattr(program, "body", program.stmts):  # the nested body where there is one
         _emit(b, node, program, ins, names)
-    return results[0] if len(results) == 1 and not isinstance(call.out, (tuple, list)) else tuple(results)
+    return (
+        results[0]
+        if len(results) == 1 and not isinstance(call.out, (tuple, list))
+        else tuple(results)
+    )
 
 
 def _emit(b: Any, node: Any, program: Program, ins: dict, names: dict[str, str]) -> None:

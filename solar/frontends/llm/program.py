@@ -28,8 +28,12 @@ def lower_file(
     chosen = examples_mod.pick(examples_mod.load(config.cache_path), source)
     messages = (
         {"role": "system", "content": prompt.system_message(chosen)},
-        {"role": "user", "content": prompt.program_message(
-            source, model_file.path.name, inputs, params, model_file.sizes(), error)},
+        {
+            "role": "user",
+            "content": prompt.program_message(
+                source, model_file.path.name, inputs, params, model_file.sizes(), error
+            ),
+        },
     )
     cases: list = []
 
@@ -43,12 +47,16 @@ def lower_file(
     symbolic = accepted.program
     outputs = next((c.outputs for c in cases if c.real), None)
     values = solve(
-        symbolic, [t.shape for t in inputs], {k: t.shape for k, t in params.items()},
+        symbolic,
+        [t.shape for t in inputs],
+        {k: t.shape for k, t in params.items()},
         [o.shape for o in outputs] if outputs is not None else None,
     )
     program = bind(symbolic, values)
     origin = Origin("llm-program", 0, f"{model_file.path.name}: written by the LLM frontend")
-    program = rewrite(dataclasses.replace(program, name=model_file.path.stem), lambda n: _with_origin(n, origin))
+    program = rewrite(
+        dataclasses.replace(program, name=model_file.path.stem), lambda n: _with_origin(n, origin)
+    )
     verify(program)
     return program, accepted.provenance
 

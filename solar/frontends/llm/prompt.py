@@ -5,8 +5,8 @@ later rounds add what the check found."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from solar.frontends.llm.examples import Example
 from solar.frontends.llm.reference import TensorInfo
@@ -62,18 +62,25 @@ def reference_text() -> str:
     return (
         "# The IR text form\n\n"
         + (printer.__doc__ or "")
-        + "\n\nFunctions (name/arity): " + functions
-        + "\nDtypes (also casts, e.g. f16(x)): " + ", ".join(d.text for d in DType)
-        + "\nUpdates: " + ", ".join(u.value for u in Update)
+        + "\n\nFunctions (name/arity): "
+        + functions
+        + "\nDtypes (also casts, e.g. f16(x)): "
+        + ", ".join(d.text for d in DType)
+        + "\nUpdates: "
+        + ", ".join(u.value for u in Update)
         + "\nTensor roles: input, param, output, temp. Comments start with #."
         + "\nAn accumulating update (+=, max=, ...) needs its target initialised by an earlier statement;"
         + " loop variables absent from the target index are reduced over."
-        + "\n\nGrammar (lark):\n" + grammar_text()
+        + "\n\nGrammar (lark):\n"
+        + grammar_text()
     )
 
 
 def system_message(examples: Sequence[Example]) -> str:
-    shown = "\n\n".join(f"### Example: {e.name}\nSource:\n```python\n{e.source}```\nIR:\n```\n{e.ir}```" for e in examples)
+    shown = "\n\n".join(
+        f"### Example: {e.name}\nSource:\n```python\n{e.source}```\nIR:\n```\n{e.ir}```"
+        for e in examples
+    )
     return f"{RULES}\n## IR reference\n\n{reference_text()}\n\n## Worked examples (solar's own lowerings)\n\n{shown}\n"
 
 
@@ -82,8 +89,12 @@ def _tensor_lines(items: Sequence[tuple[str, TensorInfo]]) -> str:
 
 
 def program_message(
-    source: str, filename: str, inputs: Sequence[TensorInfo], params: dict[str, TensorInfo],
-    sizes: dict[str, int], error: str,
+    source: str,
+    filename: str,
+    inputs: Sequence[TensorInfo],
+    params: dict[str, TensorInfo],
+    sizes: dict[str, int],
+    error: str,
 ) -> str:
     sizes_text = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "none"
     return (
@@ -97,8 +108,13 @@ def program_message(
 
 
 def op_message(
-    op: str, schema: str, inputs: Sequence[TensorInfo], outputs: Sequence[TensorInfo],
-    attributes: str, source: str, error: str,
+    op: str,
+    schema: str,
+    inputs: Sequence[TensorInfo],
+    outputs: Sequence[TensorInfo],
+    attributes: str,
+    source: str,
+    error: str,
 ) -> str:
     return (
         f"Write the IR of the single PyTorch ATen op `{op}` (schema: `{schema}`) as a function of its\n"

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 import re
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -108,7 +109,8 @@ class ModelFile:
         """The module's integer constants that are sizes (varied between bindings)."""
         module = self.module()
         return {
-            k: v for k, v in vars(module).items()
+            k: v
+            for k, v in vars(module).items()
             if type(v) is int and v >= MIN_VARIED and not k.startswith("_")
         }
 
@@ -122,15 +124,21 @@ class ModelFile:
 
         module = self.module()
         with FakeTensorMode(allow_non_fake_inputs=True), loader.on_cpu():
-            model = _call(lambda: module.Model(*getattr(module, "get_init_inputs", lambda: [])()), self.path, "building Model")
+            model = _call(
+                lambda: module.Model(*getattr(module, "get_init_inputs", list)()),
+                self.path,
+                "building Model",
+            )
             inputs = _call(module.get_inputs, self.path, "get_inputs()")
-        info = lambda t: TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t))  # noqa: E731
+        info = lambda t: TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t))
         params = {}
         if isinstance(model, torch.nn.Module):
             params = {ir_name(k): info(v) for k, v in model.state_dict().items()}
         return [info(t) for t in _tensors(list(inputs))], params
 
-    def run(self, overrides: dict[str, int], label: str, real: bool, seed: int = 0, scale: float = 1.0) -> Case:
+    def run(
+        self, overrides: dict[str, int], label: str, real: bool, seed: int = 0, scale: float = 1.0
+    ) -> Case:
         """Build the model and its inputs for real at `overrides` and run it on the CPU
         (floating-point inputs multiplied by `scale`)."""
         import torch
@@ -141,17 +149,28 @@ class ModelFile:
         torch.manual_seed(seed)
         np.random.seed(seed)
         with loader.on_cpu(), torch.no_grad():
-            model = _call(lambda: module.Model(*getattr(module, "get_init_inputs", lambda: [])()), self.path, "building Model")
+            model = _call(
+                lambda: module.Model(*getattr(module, "get_init_inputs", list)()),
+                self.path,
+                "building Model",
+            )
             inputs = list(_call(module.get_inputs, self.path, "get_inputs()"))
             if scale != 1.0:
-                inputs = [x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+                inputs = [
+                    x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                    for x in inputs
+                ]
             outputs = _tensors(_call(lambda: model(*inputs), self.path, "running the model"))
         params = {}
         if isinstance(model, torch.nn.Module):
             params = {ir_name(k): _numpy(v) for k, v in model.state_dict().items()}
         return Case(
-            label, tuple(_numpy(t) for t in _tensors(inputs)), params,
-            tuple(_numpy(o) for o in outputs), tolerance(outputs), real,
+            label,
+            tuple(_numpy(t) for t in _tensors(inputs)),
+            params,
+            tuple(_numpy(o) for o in outputs),
+            tolerance(outputs),
+            real,
         )
 
     def cases(self, seed: int = 0) -> Iterator[Case]:
@@ -194,7 +213,9 @@ def _call(fn, path: Path, what: str) -> Any:
     except SolarError:
         raise
     except Exception as exc:
-        raise ModelFileError(f"{user_frame(exc, str(Path(path).resolve()))}: {what} failed: {one_line(exc)}") from None
+        raise ModelFileError(
+            f"{user_frame(exc, str(Path(path).resolve()))}: {what} failed: {one_line(exc)}"
+        ) from None
 
 
 # ---- one op --------------------------------------------------------------------------------------
@@ -210,10 +231,15 @@ class OpCall:
     out: Any  # the traced output metadata
 
     def inputs(self) -> list[TensorInfo]:
-        return [TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t)) for t in _tensors(list(self.args))]
+        return [
+            TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t))
+            for t in _tensors(list(self.args))
+        ]
 
     def outputs(self) -> list[TensorInfo]:
-        return [TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t)) for t in _tensors(self.out)]
+        return [
+            TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t)) for t in _tensors(self.out)
+        ]
 
     def attributes(self) -> str:
         """The non-tensor arguments, as the call passes them."""
@@ -255,7 +281,14 @@ class OpCall:
             except Exception:  # shapes this op does not accept
                 continue
             outs = _tensors(out)
-            yield Case(label, tuple(_numpy(t) for t in _tensors(list(real))), {}, tuple(_numpy(o) for o in outs), tolerance(outs), cap is None)
+            yield Case(
+                label,
+                tuple(_numpy(t) for t in _tensors(list(real))),
+                {},
+                tuple(_numpy(o) for o in outs),
+                tolerance(outs),
+                cap is None,
+            )
 
 
 def _describe(t: Any) -> str:

@@ -8,7 +8,8 @@ that symbol."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from solar.errors import LLMError
 from solar.ir.affine import Affine, Constraint, const
@@ -146,6 +147,7 @@ def _used_symbols(program: Program) -> set[str]:
 def symbolise(program: Program, names: Mapping[int, str]) -> Program:
     """Sizes (tensor dimensions, loop extents) equal to a value of `names` become that symbol, with
     a `sym` line binding it (for worked examples built at distinct small sizes)."""
+
     def size(s: Any) -> Any:
         return names.get(s, s) if isinstance(s, int) else s
 

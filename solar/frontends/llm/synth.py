@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from solar.errors import IRSyntaxError, IRVerifyError, LLMError, NotAffineError
 from solar.frontends.llm import cache as cache_mod
@@ -41,7 +41,11 @@ class Provenance:
     def describe(self) -> str:
         if self.source == "traced":
             return f"IR of {self.part}: traced"
-        how = "from the cache, re-verified" if self.cached else f"{self.attempts} attempt(s), {self.requests} request(s)"
+        how = (
+            "from the cache, re-verified"
+            if self.cached
+            else f"{self.attempts} attempt(s), {self.requests} request(s)"
+        )
         return (
             f"IR of {self.part}: written by LLM {self.model} ({how}); matched the original with max "
             f"relative error {self.max_error:.2g} at {'; '.join(self.shapes)}"
@@ -76,12 +80,28 @@ def _judge(program: Program, cases: list[Case]) -> tuple[list[Outcome], list[str
     return outcomes, problems
 
 
-def _accept(task: Task, text: str, program: Program, outcomes: list[Outcome], config: LLMConfig,
-            attempts: int, requests: int, cached: bool, seconds: float) -> Accepted:
+def _accept(
+    task: Task,
+    text: str,
+    program: Program,
+    outcomes: list[Outcome],
+    config: LLMConfig,
+    attempts: int,
+    requests: int,
+    cached: bool,
+    seconds: float,
+) -> Accepted:
     passed = [o for o in outcomes if o.ok]
     prov = Provenance(
-        task.part, "llm", config.model, attempts, requests, max(o.error for o in passed),
-        tuple(o.label for o in passed), cached, seconds,
+        task.part,
+        "llm",
+        config.model,
+        attempts,
+        requests,
+        max(o.error for o in passed),
+        tuple(o.label for o in passed),
+        cached,
+        seconds,
     )
     return Accepted(program, text, prov)
 
@@ -106,7 +126,17 @@ def synthesise(task: Task, config: LLMConfig, client: ChatClient | None = None) 
         except (IRSyntaxError, NotAffineError):
             problems = ["unparsable"]
         if not problems:
-            return _accept(task, hit.ir, program, outcomes, config, hit.attempts, 0, True, time.monotonic() - start)
+            return _accept(
+                task,
+                hit.ir,
+                program,
+                outcomes,
+                config,
+                hit.attempts,
+                0,
+                True,
+                time.monotonic() - start,
+            )
         store.drop(key)  # stale (e.g. the IR changed meaning): translate again
     messages = list(task.messages)
     last = ""
@@ -115,7 +145,12 @@ def synthesise(task: Task, config: LLMConfig, client: ChatClient | None = None) 
             reply = client.complete(messages)
         except ReplyTooLong as exc:
             messages.append({"role": "assistant", "content": "(reply withheld: too long)"})
-            messages.append({"role": "user", "content": feedback_message([f"{exc}; reply with the IR block only"])})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": feedback_message([f"{exc}; reply with the IR block only"]),
+                }
+            )
             last = str(exc)
             continue
         messages.append({"role": "assistant", "content": reply.text})
@@ -126,11 +161,29 @@ def synthesise(task: Task, config: LLMConfig, client: ChatClient | None = None) 
         except (NoProgram, IRSyntaxError, NotAffineError, IRVerifyError) as exc:
             problems = [str(exc)]
         if not problems:
-            accepted = _accept(task, text, program, outcomes, config, attempt, client.usage.requests, False, time.monotonic() - start)
-            store.put(cache_mod.Entry(
-                key, task.kind, task.part, config.model, text, attempt,
-                [[o.label, o.error] for o in outcomes if o.ok], cache_mod.now(),
-            ))
+            accepted = _accept(
+                task,
+                text,
+                program,
+                outcomes,
+                config,
+                attempt,
+                client.usage.requests,
+                False,
+                time.monotonic() - start,
+            )
+            store.put(
+                cache_mod.Entry(
+                    key,
+                    task.kind,
+                    task.part,
+                    config.model,
+                    text,
+                    attempt,
+                    [[o.label, o.error] for o in outcomes if o.ok],
+                    cache_mod.now(),
+                )
+            )
             return accepted
         last = problems[0].splitlines()[0]
         messages.append({"role": "user", "content": feedback_message(problems)})

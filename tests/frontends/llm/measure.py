@@ -16,13 +16,35 @@ from tests.frontends.llm.server import ScriptedServer, reply
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = [
-    ("examples/llm/data_dependent.py", programs.DATA_DEPENDENT, programs.DATA_DEPENDENT.replace("2.0, 0.5", "2.0, 0.25")),
-    ("examples/llm/custom_function.py", programs.CUSTOM_FUNCTION, programs.CUSTOM_FUNCTION.replace("* 3.0", "* 2.0")),
-    ("examples/llm/numpy_forward.py", programs.NUMPY_FORWARD, programs.NUMPY_FORWARD.replace("y[i, j] / s[i]", "y[i, j] * s[i]")),
-    ("tests/frontends/llm/missing_op.py", programs.HYPOT_OP, programs.HYPOT_OP.replace("sqrt(", "abs(")),
+    (
+        "examples/llm/data_dependent.py",
+        programs.DATA_DEPENDENT,
+        programs.DATA_DEPENDENT.replace("2.0, 0.5", "2.0, 0.25"),
+    ),
+    (
+        "examples/llm/custom_function.py",
+        programs.CUSTOM_FUNCTION,
+        programs.CUSTOM_FUNCTION.replace("* 3.0", "* 2.0"),
+    ),
+    (
+        "examples/llm/numpy_forward.py",
+        programs.NUMPY_FORWARD,
+        programs.NUMPY_FORWARD.replace("y[i, j] / s[i]", "y[i, j] * s[i]"),
+    ),
+    (
+        "tests/frontends/llm/missing_op.py",
+        programs.HYPOT_OP,
+        programs.HYPOT_OP.replace("sqrt(", "abs("),
+    ),
 ]
 if programs.in_order_supported():
-    CASES.append(("examples/llm/library_filter.py", programs.LIBRARY_FILTER, programs.LIBRARY_FILTER.replace("0.9", "0.8")))
+    CASES.append(
+        (
+            "examples/llm/library_filter.py",
+            programs.LIBRARY_FILTER,
+            programs.LIBRARY_FILTER.replace("0.9", "0.8"),
+        )
+    )
 
 
 def _one(path: Path, replies: list[str], cache: Path) -> tuple[int, int, float]:
@@ -47,7 +69,9 @@ def main() -> None:
         print(f"worked examples built once: {time.perf_counter() - t:.2f} s (cached afterwards)")
         print(f"{'program':38} {'scenario':22} {'requests':>8} {'attempts':>8} {'seconds':>8}")
         for rel, right, wrong in CASES:
-            for k, (scenario, replies) in enumerate((("right first", [right]), ("wrong, then right", [wrong, right]))):
+            for k, (scenario, replies) in enumerate(
+                (("right first", [right]), ("wrong, then right", [wrong, right]))
+            ):
                 cache = Path(tmp) / f"{Path(rel).stem}-{k}"
                 cache.mkdir()
                 for f in base.iterdir():

@@ -1,7 +1,7 @@
 """A program with one op solar has no lowering for (torch.hypot); the rest lowers as usual."""
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 ROWS = 32
 COLS = 40

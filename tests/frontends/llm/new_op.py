@@ -1,7 +1,7 @@
 """A program whose one missing op (logcumsumexp) is a recurrence: its IR needs the in-order loop."""
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 ROWS = 16
 COLS = 24

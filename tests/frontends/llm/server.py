@@ -39,19 +39,40 @@ class ScriptedServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server.lock:
                     server.requests.append(body)
-                    step = server.steps.pop(0) if server.steps else Step(status=500, text="script exhausted")
+                    step = (
+                        server.steps.pop(0)
+                        if server.steps
+                        else Step(status=500, text="script exhausted")
+                    )
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     step = Step(status=404, text=f"no route {self.path}")
                 time.sleep(step.delay_s)
                 if step.status == 200:
                     payload = {
-                        "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
-                        "created": int(time.time()), "model": body.get("model", "scripted"),
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": step.text}, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150},
+                        "id": f"chatcmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "scripted"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": step.text},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": 100,
+                            "completion_tokens": 50,
+                            "total_tokens": 150,
+                        },
                     }
                 else:
-                    payload = {"error": {"message": step.text or f"status {step.status}", "type": "scripted"}}
+                    payload = {
+                        "error": {
+                            "message": step.text or f"status {step.status}",
+                            "type": "scripted",
+                        }
+                    }
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(step.status)

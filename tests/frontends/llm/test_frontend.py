@@ -3,7 +3,6 @@ analysed with the scripted server; the bound equals the one of a hand-written IR
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -103,17 +102,28 @@ def test_one_unsupported_op(make_config, monkeypatch) -> None:
     report = analyze_loaded(loaded, "H100-SXM")
     hand = _hand_bound(programs.MISSING_OP_WHOLE, {})
     assert _bounds(report) == pytest.approx(_bounds(hand), rel=1e-12)
-    assert report.totals.flops == hand.totals.flops and report.totals.dram_bytes == hand.totals.dram_bytes
+    assert (
+        report.totals.flops == hand.totals.flops
+        and report.totals.dram_bytes == hand.totals.dram_bytes
+    )
 
 
-def test_op_the_model_cannot_write_falls_back_to_the_whole_program(make_config, monkeypatch) -> None:
+def test_op_the_model_cannot_write_falls_back_to_the_whole_program(
+    make_config, monkeypatch
+) -> None:
     import torch
 
     from solar.frontends.torch.lowerings import LOWERINGS
 
     monkeypatch.delitem(LOWERINGS, torch.ops.aten.hypot.default, raising=False)
-    whole = programs.MISSING_OP_WHOLE.replace("f32[32, 40]", "f32[R, C]").replace("0..32", "0..R").replace("0..40", "0..C")
-    whole = whole.replace("program missing_op {", "program missing_op {\n  sym R = 32\n  sym C = 40")
+    whole = (
+        programs.MISSING_OP_WHOLE.replace("f32[32, 40]", "f32[R, C]")
+        .replace("0..32", "0..R")
+        .replace("0..40", "0..C")
+    )
+    whole = whole.replace(
+        "program missing_op {", "program missing_op {\n  sym R = 32\n  sym C = 40"
+    )
     with ScriptedServer([reply("I cannot.")] + [reply(whole)]) as server:
         loaded = load(HERE / "missing_op.py", llm=make_config(server.url, attempts=1))
         assert len(server.requests) == 2
@@ -130,7 +140,9 @@ def test_frontend_llm_without_endpoint_is_a_usage_error() -> None:
 
 def test_llm_failure_is_one_line(make_config) -> None:
     with ScriptedServer([reply("no idea")]) as server:
-        with pytest.raises(LLMError, match=r"no IR from scripted-model matched the original in 1 attempt"):
+        with pytest.raises(
+            LLMError, match=r"no IR from scripted-model matched the original in 1 attempt"
+        ):
             load(EXAMPLES / "numpy_forward.py", llm=make_config(server.url, attempts=1))
 
 

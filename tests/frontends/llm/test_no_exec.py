@@ -11,18 +11,44 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[3] / "solar"
 BUILTINS = {"exec", "eval", "compile", "__import__", "breakpoint"}
 MODULES = {"importlib", "runpy", "subprocess", "pty", "code", "codeop"}
-OS_CALLS = {"system", "popen", "execv", "execve", "execl", "execlp", "execvp", "execvpe", "spawnl", "spawnv", "spawnve", "posix_spawn", "startfile"}
+OS_CALLS = {
+    "system",
+    "popen",
+    "execv",
+    "execve",
+    "execl",
+    "execlp",
+    "execvp",
+    "execvpe",
+    "spawnl",
+    "spawnv",
+    "spawnve",
+    "posix_spawn",
+    "startfile",
+}
 
 # (file, what): why it is not a path for model output
 ALLOWED = {
-    ("frontends/files.py", "import importlib"): "imports the user's own model file, the program to analyse",
+    (
+        "frontends/files.py",
+        "import importlib",
+    ): "imports the user's own model file, the program to analyse",
     ("frontends/files.py", "call exec_module"): "the same: runs the user's model file as a module",
-    ("frontends/torch/lowerings/__init__.py", "import importlib"): "imports solar's own lowering modules",
-    ("frontends/jax/lowerings/__init__.py", "import importlib"): "imports solar's own lowering modules",
+    (
+        "frontends/torch/lowerings/__init__.py",
+        "import importlib",
+    ): "imports solar's own lowering modules",
+    (
+        "frontends/jax/lowerings/__init__.py",
+        "import importlib",
+    ): "imports solar's own lowering modules",
     ("ir/verify.py", "import importlib"): "lazy import of solar.ir.polyhedral (islpy is heavy)",
     ("kernelbench/__init__.py", "import importlib"): "lazy import of solar.kernelbench submodules",
     ("validate/device.py", "import subprocess"): "runs nvidia-smi to read the GPU's clocks",
-    ("kernelbench/worker.py", "import subprocess"): "runs `python -m solar.cli analyze` per problem (isolation)",
+    (
+        "kernelbench/worker.py",
+        "import subprocess",
+    ): "runs `python -m solar.cli analyze` per problem (isolation)",
 }
 
 
@@ -30,8 +56,16 @@ def _uses(tree: ast.AST) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found |= {f"import {a.name.split('.')[0]}" for a in node.names if a.name.split(".")[0] in MODULES}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in MODULES:
+            found |= {
+                f"import {a.name.split('.')[0]}"
+                for a in node.names
+                if a.name.split(".")[0] in MODULES
+            }
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.split(".")[0] in MODULES
+        ):
             found.add(f"import {node.module.split('.')[0]}")
         elif isinstance(node, ast.ImportFrom) and node.module == "os":
             found |= {f"call os.{a.name}" for a in node.names if a.name in OS_CALLS}
@@ -44,9 +78,17 @@ def _uses(tree: ast.AST) -> set[str]:
                     found.add("call exec_module")
                 elif f.attr in OS_CALLS and isinstance(f.value, ast.Name) and f.value.id == "os":
                     found.add(f"call os.{f.attr}")
-                elif f.attr in ("exec", "eval") and isinstance(f.value, ast.Name) and f.value.id == "builtins":
+                elif (
+                    f.attr in ("exec", "eval")
+                    and isinstance(f.value, ast.Name)
+                    and f.value.id == "builtins"
+                ):
                     found.add(f"call builtins.{f.attr}")
-        elif isinstance(node, ast.Name) and node.id in ("exec", "eval") and isinstance(node.ctx, ast.Load):
+        elif (
+            isinstance(node, ast.Name)
+            and node.id in ("exec", "eval")
+            and isinstance(node.ctx, ast.Load)
+        ):
             found.add(f"name {node.id}")  # passed around as a value
     return found
 
@@ -62,7 +104,9 @@ def _scan() -> dict[tuple[str, str], None]:
 
 def test_no_new_way_to_run_text_or_processes() -> None:
     new = sorted(set(_scan()) - ALLOWED.keys())
-    assert not new, f"new uses of exec/eval/compile/import machinery/processes (allow-list them with a reason only if no model output can reach them): {new}"
+    assert not new, (
+        f"new uses of exec/eval/compile/import machinery/processes (allow-list them with a reason only if no model output can reach them): {new}"
+    )
 
 
 def test_llm_frontend_has_none() -> None:
@@ -72,8 +116,16 @@ def test_llm_frontend_has_none() -> None:
 def test_the_scan_finds_what_it_looks_for() -> None:
     source = "import subprocess\nfrom importlib import util\nexec(x)\neval(y)\ncompile(s, 'f', 'exec')\n__import__('os').system('ls')\nos.system('ls')\nf = eval\nspec.loader.exec_module(m)\n"
     assert _uses(ast.parse(source)) == {
-        "import subprocess", "import importlib", "call exec", "call eval", "call compile",
-        "call __import__", "call os.system", "name eval", "name exec", "call exec_module",
+        "import subprocess",
+        "import importlib",
+        "call exec",
+        "call eval",
+        "call compile",
+        "call __import__",
+        "call os.system",
+        "name eval",
+        "name exec",
+        "call exec_module",
     }
 
 

@@ -39,8 +39,18 @@ def test_bind_substitutes_sizes_everywhere() -> None:
     "inputs, params, outputs, message",
     [
         ([(4, 3), (4, 3)], {}, [(4, 3)], "declares 1 inputs .* takes 2 tensor inputs"),
-        ([(4, 3, 1)], {}, [(4, 3)], r"input x is declared with rank 2 \['N', 'M'\].* shape \(4, 3, 1\)"),
-        ([(4, 3)], {}, [(4, 5)], "size symbol M is 3 elsewhere but the program's output 0 .* has 5"),
+        (
+            [(4, 3, 1)],
+            {},
+            [(4, 3)],
+            r"input x is declared with rank 2 \['N', 'M'\].* shape \(4, 3, 1\)",
+        ),
+        (
+            [(4, 3)],
+            {},
+            [(4, 5)],
+            "size symbol M is 3 elsewhere but the program's output 0 .* has 5",
+        ),
         ([(4, 3)], {}, [], "declares 1 outputs but the program returns 0"),
     ],
 )
@@ -51,7 +61,9 @@ def test_solve_errors(inputs, params, outputs, message) -> None:
 
 def test_unknown_param_names_the_known_ones() -> None:
     text = DOUBLE.replace("  output y", "  param fc_weight: f32[M]\n  output y")
-    with pytest.raises(BindError, match=r"param 'fc_weight', but the program's parameters are fc_bias \(write dots"):
+    with pytest.raises(
+        BindError, match=r"param 'fc_weight', but the program's parameters are fc_bias \(write dots"
+    ):
         solve(parse_program(text), [(4, 3)], {"fc_bias": (3,)}, [(4, 3)])
 
 
@@ -60,13 +72,25 @@ def test_prompt_holds_the_reference_the_program_and_the_error() -> None:
     if prompt.IR_DOC.is_file():
         assert reference == prompt.IR_DOC.read_text()
     else:  # generated from the parser's grammar and the op table
-        assert "program: \"program\" PROGNAME" in reference and "sigmoid/1" in reference and "where/3" in reference
+        assert (
+            'program: "program" PROGNAME' in reference
+            and "sigmoid/1" in reference
+            and "where/3" in reference
+        )
     message = prompt.program_message(
-        "class Model: ...\n", "m.py", [TensorInfo((2, 3), "float32")], {"fc_weight": TensorInfo((3, 3), "float32")},
-        {"batch": 2}, "m.py:4: torch.export could not trace the model: boom",
+        "class Model: ...\n",
+        "m.py",
+        [TensorInfo((2, 3), "float32")],
+        {"fc_weight": TensorInfo((3, 3), "float32")},
+        {"batch": 2},
+        "m.py:4: torch.export could not trace the model: boom",
     )
     assert "m.py:4: torch.export could not trace the model: boom" in message
-    assert "input 0: float32[2, 3]" in message and "fc_weight: float32[3, 3]" in message and "batch=2" in message
+    assert (
+        "input 0: float32[2, 3]" in message
+        and "fc_weight: float32[3, 3]" in message
+        and "batch=2" in message
+    )
 
 
 def test_examples_are_solars_lowerings_over_symbols(examples_dir) -> None:
@@ -75,7 +99,11 @@ def test_examples_are_solars_lowerings_over_symbols(examples_dir) -> None:
     loaded = examples.load(examples_dir)
     by_name = {e.name: e for e in loaded}
     lookup = by_name["Lookup"]
-    assert "class Lookup" in lookup.source and "sym V = 11" in lookup.ir and "table_weight[ind(ids[i0]), i1]" in lookup.ir
+    assert (
+        "class Lookup" in lookup.source
+        and "sym V = 11" in lookup.ir
+        and "table_weight[ind(ids[i0]), i1]" in lookup.ir
+    )
     for e in loaded:  # every example parses, over symbols, without @op lines
         program = parse_program(e.ir)
         assert program.symbols and "@op" not in e.ir

@@ -103,7 +103,11 @@ def test_timeout(make_config) -> None:
 
 
 def test_rate_limit_then_success(make_config) -> None:
-    steps = [Step(status=429, text="slow down", headers={"retry-after": "0"}), Step(status=503), reply(DOUBLE)]
+    steps = [
+        Step(status=429, text="slow down", headers={"retry-after": "0"}),
+        Step(status=503),
+        reply(DOUBLE),
+    ]
     accepted, requests, client = _run(steps, make_config)
     assert len(requests) == 3 and client.usage.requests == 3
     assert accepted.provenance.requests == 3 and accepted.provenance.attempts == 1
@@ -141,7 +145,7 @@ def test_stale_cache_entry_is_translated_again(make_config, cache_dir) -> None:
 
 
 def test_one_binding_is_not_enough(make_config) -> None:
-    one = lambda: [next(_cases())]  # noqa: E731
+    one = lambda: [next(_cases())]
     task = Task("program", "double", "one", ({"role": "user", "content": "x"},), one)
     with ScriptedServer([reply(DOUBLE)]) as server:
         with pytest.raises(LLMError, match="ran at only 1 shape binding"):
