@@ -100,3 +100,11 @@ class ScriptedServer:
     def __exit__(self, *exc) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+if __name__ == "__main__":  # serve files' contents as replies, for trying the CLI by hand
+    import sys
+
+    with ScriptedServer([reply(open(p).read()) for p in sys.argv[1:]]) as s:
+        print(s.url, flush=True)
+        s.thread.join()
