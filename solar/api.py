@@ -62,10 +62,7 @@ def load(
         if framework == "jax":
             if mode is not None or infer_structure:
                 raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to JAX files")
-            from solar.frontends.jax import lower_file as lower_jax_file
-
-            program, traced = lower_jax_file(model_or_path)
-            return Loaded(program, traced.flags, traced.source_file, traced)
+            return _load_jax_file(model_or_path, frontend, llm)
         raise UsageError(f"{model_or_path} is a PyTorch program; use --frontend torch or auto")
     if frontend == "llm":
         raise UsageError("the LLM frontend reads model files; pass a path")
@@ -185,6 +182,26 @@ def _load_torch_file(
     provenance = (_traced(part), *synthesised)
     notes = (*traced.notes(), *(p.describe() for p in provenance))
     return Loaded(program, traced.flags, traced.source_file, traced, notes, provenance)
+
+
+def _load_jax_file(path: str | Path, frontend: str, llm: Any) -> Loaded:
+    """jax.make_jaxpr first; in "auto" mode with an endpoint, a program it cannot trace goes to
+    the LLM frontend."""
+    from solar.frontends.jax import lower_file as lower_jax_file
+
+    try:
+        program, traced = lower_jax_file(path)
+    except (TraceError, UnsupportedOpError) as exc:
+        if frontend == "auto" and llm is None:
+            raise type(exc)(f"{exc}{LLM_HINT}") from None
+        if frontend != "auto":
+            raise
+        from solar.frontends.llm import lower_file
+
+        program, provenance = lower_file(path, llm, str(exc))
+        return Loaded(program, (), str(Path(path).resolve()), None, (provenance.describe(),), (provenance,))
+    provenance = (_traced("the whole program"),)
+    return Loaded(program, traced.flags, traced.source_file, traced, (provenance[0].describe(),), provenance)
 
 
 def _traced(part: str) -> Any:

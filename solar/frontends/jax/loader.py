@@ -14,7 +14,7 @@ from typing import Any
 import jax
 from jax.extend.core import ClosedJaxpr
 
-from solar.errors import ModelFileError, SolarError
+from solar.errors import ModelFileError, SolarError, TraceError
 from solar.frontends.jax import precision
 
 
@@ -210,7 +210,7 @@ def _trace_step(fn: Callable[[], Any], what: str, source_file: str | None) -> An
     except SolarError:
         raise
     except Exception as exc:
-        raise ModelFileError(
+        raise TraceError(
             f"{_user_frame(exc, source_file)}: {what} failed: {_one_line(exc)}"
         ) from None
 

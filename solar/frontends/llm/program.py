@@ -10,7 +10,7 @@ from solar.frontends.llm import examples as examples_mod
 from solar.frontends.llm import prompt
 from solar.frontends.llm.client import ChatClient
 from solar.frontends.llm.config import LLMConfig
-from solar.frontends.llm.reference import ModelFile
+from solar.frontends.llm.reference import JaxFile, ModelFile
 from solar.frontends.llm.symbolic import bind, rewrite, solve
 from solar.frontends.llm.synth import Provenance, Task, synthesise
 from solar.ir.nodes import Origin, Program, Stmt
@@ -22,7 +22,15 @@ def lower_file(
 ) -> tuple[Program, Provenance]:
     """The program of a model file, written by the model and checked (LLMError when no reply
     matches). `error` is what stopped the tracer."""
-    model_file = ModelFile(Path(path).resolve())
+    from solar.frontends.detect import framework_of
+
+    kind = JaxFile if framework_of(path) == "jax" else ModelFile
+    model_file = kind(Path(path).resolve())
+    convention = (
+        ("a JAX file: forward(*get_inputs()), or forward(get_params(), *get_inputs())",)
+        if kind is JaxFile
+        else ()
+    )
     inputs, params = model_file.shapes()
     source = model_file.source
     chosen = examples_mod.pick(examples_mod.load(config.cache_path), source)
@@ -31,7 +39,7 @@ def lower_file(
         {
             "role": "user",
             "content": prompt.program_message(
-                source, model_file.path.name, inputs, params, model_file.sizes(), error
+                source, model_file.path.name, inputs, params, model_file.sizes(), error, *convention
             ),
         },
     )

@@ -95,11 +95,11 @@ def program_message(
     params: dict[str, TensorInfo],
     sizes: dict[str, int],
     error: str,
+    convention: str = "KernelBench format: Model(*get_init_inputs()) applied to get_inputs()",
 ) -> str:
     sizes_text = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "none"
     return (
-        f"Translate this program ({filename}, KernelBench format: Model(*get_init_inputs()) applied to "
-        f"get_inputs()) into the IR.\n\n```python\n{source}```\n\n"
+        f"Translate this program ({filename}, {convention}) into the IR.\n\n```python\n{source}```\n\n"
         f"solar's tracer stopped with:\n  {error}\n\n"
         f"Tensor inputs, in order:\n{_tensor_lines([(f'input {k}', t) for k, t in enumerate(inputs)])}\n"
         f"Parameters and buffers (IR names):\n{_tensor_lines(sorted(params.items()))}\n"

@@ -194,6 +194,69 @@ class ModelFile:
                     break
 
 
+class JaxFile(ModelFile):
+    """A JAX model file with a function `forward(*inputs)` (or `forward(params, *inputs)` with
+    `get_params()`), run with jax on the CPU; ShapeDtypeStruct inputs and parameters get random
+    values."""
+
+    def _arrays(self, module: types.ModuleType, seed: int) -> tuple[list, Any]:
+        import jax
+
+        rng = np.random.default_rng(seed)
+
+        def real(x: Any) -> Any:
+            if isinstance(x, jax.ShapeDtypeStruct) or not hasattr(x, "__array__"):
+                if not hasattr(x, "shape"):
+                    return x
+                dtype = np.dtype(x.dtype)
+                if dtype.kind == "f":
+                    return rng.standard_normal(x.shape).astype(dtype)
+                return rng.integers(0, 3, x.shape).astype(dtype)
+            return np.asarray(x)
+
+        if not hasattr(module, "forward"):
+            raise ModelFileError(f"{self.path.name}: the LLM frontend reads JAX files with a function forward(*inputs)")
+        inputs = jax.tree_util.tree_map(real, list(_call(module.get_inputs, self.path, "get_inputs()")))
+        params = None
+        if hasattr(module, "get_params"):
+            params = jax.tree_util.tree_map(real, _call(module.get_params, self.path, "get_params()"))
+        return inputs, params
+
+    def _param_infos(self, params: Any) -> dict[str, Any]:
+        import jax
+
+        from solar.frontends.jax.loader import _param_names
+
+        if params is None:
+            return {}
+        leaves = jax.tree_util.tree_leaves(params)
+        return {ir_name(a.name): leaf for a, leaf in zip(_param_names(params, False), leaves)}
+
+    def shapes(self) -> tuple[list[TensorInfo], dict[str, TensorInfo]]:
+        import jax
+
+        module = self.module()
+        inputs, params = self._arrays(module, 0)
+        info = lambda t: TensorInfo(tuple(int(s) for s in t.shape), str(np.dtype(t.dtype)))  # noqa: E731
+        leaves = [x for x in jax.tree_util.tree_leaves(inputs) if hasattr(x, "shape")]
+        return [info(t) for t in leaves], {k: info(v) for k, v in self._param_infos(params).items()}
+
+    def run(self, overrides: dict[str, int], label: str, real: bool, seed: int = 0, scale: float = 1.0) -> Case:
+        import jax
+
+        module = self.module(overrides)
+        inputs, params = self._arrays(module, seed)
+        if scale != 1.0:
+            inputs = [x * scale if getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "f" else x for x in inputs]
+        args = inputs if params is None else [params, *inputs]
+        with jax.default_device(jax.devices("cpu")[0]):
+            out = _call(lambda: module.forward(*args), self.path, "running forward")
+        outputs = [np.asarray(o) for o in jax.tree_util.tree_leaves(out)]
+        leaves = [np.asarray(x) for x in jax.tree_util.tree_leaves(inputs) if hasattr(x, "shape")]
+        params_np = {k: np.asarray(v) for k, v in self._param_infos(params).items()}
+        return Case(label, tuple(leaves), params_np, tuple(outputs), tolerance(outputs), real)
+
+
 def variants(sizes: dict[str, int]) -> Iterator[dict[str, int]]:
     distinct = sorted(set(sizes.values()))
     for base, step in VARIANTS:

@@ -157,3 +157,19 @@ LOGCUMSUMEXP_OP = """program logcumsumexp {
   }
 }
 """
+
+JAX_NUMPY = """program jax_numpy {
+  sym N = 16
+  sym D = 12
+  input x: f32[N, D]
+  input w: f32[D, D]
+  temp h: f32[N, D]
+  output y: f32[N, D]
+  for i in 0..N, j in 0..D:
+    h[i, j] = 0.0
+  for i in 0..N, j in 0..D, k in 0..D:
+    h[i, j] += x[i, k] * w[k, j]
+  for i in 0..N, j in 0..D:
+    y[i, j] = tanh(h[i, j]) * tanh(h[i, j])
+}
+"""

@@ -165,3 +165,16 @@ def test_new_op_written_from_the_reference(make_config, monkeypatch) -> None:
     report = analyze_loaded(loaded, "H100-SXM")
     # per step t >= 1 and row: max, sub, abs, neg, exp, log1p, add; then the scale by 0.5
     assert report.totals.flops == 16 * 23 * 7 + 16 * 24
+
+
+def test_jax_program_the_tracer_cannot_read(make_config) -> None:
+    pytest.importorskip("jax")
+    path = HERE / "jax_numpy.py"
+    with pytest.raises(TraceError, match="SOLAR_LLM_BASE_URL"):
+        load(path)
+    with ScriptedServer([reply(programs.JAX_NUMPY)]) as server:
+        loaded = load(path, llm=make_config(server.url))
+        prompt = server.requests[0]["messages"][1]["content"]
+    assert "a JAX file: forward(*get_inputs())" in prompt and "TracerArrayConversionError" in prompt
+    (prov,) = loaded.provenance
+    assert prov.attempts == 1 and len(prov.shapes) >= 2 and prov.max_error < 1e-5
