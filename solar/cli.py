@@ -62,7 +62,8 @@ def _print_report(report, per_op: bool) -> None:
     ops = sorted(report.ops, key=lambda o: -o.seconds)
     shown = ops if per_op else ops[:12]
     table = Table(title="per op (unfused: one kernel per op)", title_justify="left")
-    for col in ("op", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "source"):
+    cols = ("op", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "binds", "source")
+    for col in cols:
         table.add_column(col, overflow="fold")
     for op in shown:
         eqs = op.einsum if per_op else [max(op.einsum, key=len)] if op.einsum else []
@@ -73,6 +74,7 @@ def _print_report(report, per_op: bool) -> None:
             _fmt_count(op.dram_bytes, "B"),
             _fmt_seconds(op.seconds),
             op.bottleneck,
+            op.binds,
             op.source.split(": ", 1)[0],
         )
     if len(ops) > len(shown):

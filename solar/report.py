@@ -39,6 +39,7 @@ class OpReport(_Model):
     bottleneck: str
     compute_seconds: float
     memory_seconds: float
+    binds: str = ""  # unit and precision that bind the op: "tensor bf16", "fma fp32", "sfu", "dram"
 
 
 class TotalsReport(_Model):
@@ -169,6 +170,7 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
                 bottleneck=op.bottleneck,
                 compute_seconds=op.compute_seconds,
                 memory_seconds=op.memory_seconds,
+                binds=op.binds,
             )
             for op in analysis.ops
         ],

@@ -8,7 +8,11 @@ unfused     = Σ over op instances g of max(compute_g, bytes_g / BW, t_launch), 
 
 Each term is a lower bound (solar.backends.compute, solar.backends.memory); a kernel cannot
 finish before its slowest resource, so the max of lower bounds is one; eager kernels run one after
-another, so their bounds add."""
+another, so their bounds add.
+
+t_launch applies to a program that runs at least one kernel, i.e. has a statement. A program with
+none (`return x`, a view of an input: eager returns the input's storage, no kernel runs) has every
+bound 0, so its fused bound never exceeds its unfused one."""
 
 from __future__ import annotations
 
@@ -26,6 +30,9 @@ from solar.lift.einsum import EinsumGraph, lift
 
 Bottleneck = Literal["compute", "memory", "launch"]
 TERMS: tuple[Bottleneck, ...] = ("compute", "memory", "launch")  # order breaks ties
+# What an op row says binds it: the resource of a memory or launch bottleneck; for compute, the
+# unit and precision of the busiest work class (ComputeTime.binding_path).
+BINDS: dict[Bottleneck, str | None] = {"compute": None, "memory": "dram", "launch": "launch"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +65,7 @@ class OpCost:
     memory_seconds: float
     launch_seconds: float
     binding_unit: str | None
+    binds: str = ""  # what binds this kernel: "tensor bf16", "fma fp32", "sfu", "dram", "launch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +107,8 @@ def analyze_graph(
     works = graph_work(graph)
     work = total(works.values())
     bw = spec.dram_bytes_per_s
-    launch = spec.min_kernel_seconds.value if assumptions.count_launch else 0.0
+    runs_a_kernel = bool(program.stmts)
+    launch = spec.min_kernel_seconds.value if assumptions.count_launch and runs_a_kernel else 0.0
 
     ct = _compute(work, spec, assumptions)
     traffic = cache_aware_traffic(graph, spec, assumptions.cache)
@@ -164,6 +173,7 @@ def _op_costs(
         ct = _compute(work, spec, assumptions)
         mem = nbytes / spec.dram_bytes_per_s
         terms = {"compute": ct.seconds, "memory": mem, "launch": launch}
+        bottleneck = _dominant(terms)
         origin = program.stmts[group.node_ids[0]].origin
         rows.append(
             OpCost(
@@ -175,11 +185,12 @@ def _op_costs(
                 contraction_flops=work.contraction_flops,
                 dram_bytes=nbytes,
                 seconds=max(terms.values()),
-                bottleneck=_dominant(terms),
+                bottleneck=bottleneck,
                 compute_seconds=ct.seconds,
                 memory_seconds=mem,
                 launch_seconds=launch,
                 binding_unit=ct.binding_unit,
+                binds=BINDS[bottleneck] or ct.binding_path or "",
             )
         )
     return tuple(rows)

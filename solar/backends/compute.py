@@ -81,11 +81,13 @@ SIMT_MACS_PER_SLOT: dict[DType, int] = {DType.I8: 4, DType.U8: 4, DType.I4: 4}
 @dataclass(frozen=True)
 class ComputeTime:
     """`seconds`: the LP optimum; `by_unit`: busy seconds of each unit in one optimal assignment;
-    `binding_unit`: the busiest unit (None for zero work)."""
+    `binding_unit`: the busiest unit (None for zero work); `binding_path`: the unit and the
+    precision of the work class that keeps it busiest (`tensor bf16`, `fma fp32`, `sfu`)."""
 
     seconds: float
     by_unit: dict[str, float]
     binding_unit: str | None
+    binding_path: str | None = None
 
 
 # ---- rates ---------------------------------------------------------------------------------------
@@ -114,6 +116,25 @@ def tensor_paths(dtype: DType, allow_tf32: bool, precision: str) -> tuple[str, .
     if dtype is DType.F32:
         return F32_PATHS[(precision, allow_tf32)]
     return TENSOR_PATHS.get(dtype, ())
+
+
+def tensor_path(spec: HardwareSpec, mac: MacKey, precision: str) -> str | None:
+    """The tensor-core path `tensor_mac_rate` prices a MAC class at (the fastest legal one)."""
+    dtype, allow_tf32 = mac
+    paths = tensor_paths(dtype, allow_tf32, precision)
+    rated = [(r, k) for k in paths if (r := spec.tensor_rate(k))]
+    return max(rated)[1] if rated else None
+
+
+def path_label(spec: HardwareSpec, item: MacKey | SimtKey, unit: str, precision: str) -> str:
+    """How one work class runs on one unit, for reports: `tensor bf16`, `fma fp32`, `alu`, `sfu`."""
+    first = item[0]
+    if unit == "tensor":
+        return f"tensor {tensor_path(spec, item, precision)}"  # type: ignore[arg-type]
+    if unit == "fma":
+        key = simt_key(first) if isinstance(first, DType) else item[1]
+        return f"fma {key}"
+    return unit
 
 
 def tensor_mac_rate(spec: HardwareSpec, mac: MacKey, precision: str) -> float | None:
@@ -175,17 +196,24 @@ def compute_time(
     table = tuple(
         (n, tuple(sorted(unit_rates(spec, k, precision, scale).items()))) for k, n in items
     )
-    seconds, busy = _solve(table)
+    seconds, busy, cells = _solve(table)
     by_unit = {u: b for u, b in zip(UNITS, busy) if b > 0}
     # Several units may be saturated at the optimum; name the first of them in UNITS order.
     busiest = max(by_unit.values(), default=0.0)
     binding = next((u for u in UNITS if u in by_unit and by_unit[u] >= busiest * (1 - 1e-9)), None)
-    return ComputeTime(seconds, by_unit, binding)
+    path = None
+    if binding is not None:
+        _, row = max((b, i) for i, u, b in cells if u == binding)
+        path = path_label(spec, items[row][0], binding, precision)
+    return ComputeTime(seconds, by_unit, binding, path)
 
 
 @functools.lru_cache(maxsize=65536)
-def _solve(table: tuple[tuple[int, tuple[tuple[str, float], ...]], ...]) -> tuple[float, tuple]:
-    """Solve the LP for rows (amount, ((unit, rate), ...)); returns (T, busy seconds per UNITS).
+def _solve(
+    table: tuple[tuple[int, tuple[tuple[str, float], ...]], ...],
+) -> tuple[float, tuple, tuple]:
+    """Solve the LP for rows (amount, ((unit, rate), ...)); returns (T, busy seconds per UNITS,
+    (row, unit, busy seconds) of every row on every unit it uses).
 
     T is taken from LP duality, not from the solver's objective, so that no solver tolerance can
     push it above the true optimum: for unit weights y_u >= 0 with Σ y_u = 1, every assignment has
@@ -198,7 +226,8 @@ def _solve(table: tuple[tuple[int, tuple[tuple[str, float], ...]], ...]) -> tupl
     alone = max(n / sum(r for _, r in rates) for n, rates in table)
     if len(table) == 1:  # one class spread over its units: T = n / Σ rates, exactly
         n, rates = table[0]
-        return alone, tuple(alone if u in dict(rates) else 0.0 for u in UNITS)
+        cells = tuple((0, u, alone) for u, _ in rates)
+        return alone, tuple(alone if u in dict(rates) else 0.0 for u in UNITS), cells
     cols = [(i, u, n / r) for i, (n, rates) in enumerate(table) for u, r in rates]
     # Scale times so the LP sees numbers near 1 (HiGHS tolerances are absolute).
     ref = max(min(t for j, _, t in cols if j == i) for i in range(len(table)))
@@ -224,6 +253,7 @@ def _solve(table: tuple[tuple[int, tuple[tuple[str, float], ...]], ...]) -> tupl
     if res.status != 0:
         raise SolarError(f"compute-time LP failed: {res.message}")
     busy = np.zeros(len(UNITS))
+    cells = tuple((i, u, float(res.x[v] * t)) for v, (i, u, t) in enumerate(cols))
     for v, (i, u, t) in enumerate(cols):
         busy[UNITS.index(u)] += res.x[v] * t
     y = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
@@ -231,4 +261,4 @@ def _solve(table: tuple[tuple[int, tuple[tuple[str, float], ...]], ...]) -> tupl
     if y.sum() > 0:
         y = y / y.sum()
         dual = sum(n * min(y[UNITS.index(u)] / r for u, r in rates) for n, rates in table)
-    return max(dual, alone), tuple(float(b) for b in busy)
+    return max(dual, alone), tuple(float(b) for b in busy), cells

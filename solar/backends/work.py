@@ -105,11 +105,27 @@ def statement_simt_key(program: Program, stmt: Stmt) -> str:
             dtypes.append(program.tensor(e.tensor).dtype)
         elif isinstance(e, Cast):
             dtypes.append(e.dtype)
-    keys = {simt_key(d) for d in dtypes}
+    return _narrowest(simt_key(d) for d in dtypes)
+
+
+def _narrowest(keys: Iterable[str]) -> str:
     return min(keys, key=SIMT_KEY_ORDER.index)
 
 
-def node_work(program: Program, node: EinsumNode) -> Work:
+def instance_simt_keys(program: Program) -> dict[int, str]:
+    """The SIMT key of every op instance: the narrowest among its statements' keys. The fp32
+    temporaries a lowering upcasts to (an RMS norm's or SDPA's statistics of bf16 data) are the
+    decomposition's choice, not the op's: a kernel for the op may keep them in the input's
+    precision, so every statement of the instance is priced at least as fast (docs/BOUNDS.md §2).
+    An upcast the user wrote (`x.float()`) is its own op, and its consumers keep their dtype."""
+    keys: dict[int, set[str]] = {}
+    for stmt in program.stmts:
+        if stmt.origin is not None:
+            keys.setdefault(stmt.origin.instance, set()).add(statement_simt_key(program, stmt))
+    return {k: _narrowest(v) for k, v in keys.items()}
+
+
+def node_work(program: Program, node: EinsumNode, instance_key: str | None = None) -> Work:
     """Work of one einsum node.
 
     Every Call in the value counts OPS[op].flops per domain point in its cost class; the update op
@@ -122,6 +138,8 @@ def node_work(program: Program, node: EinsumNode) -> Work:
     if points == 0:
         return Work()
     key = statement_simt_key(program, stmt)
+    if instance_key is not None:
+        key = _narrowest((key, instance_key))
     skip: Call | None = strip_casts(stmt.value) if node.is_contraction else None  # type: ignore[assignment]
     simt: Counter = Counter()
     for e in walk(stmt.value):
@@ -144,5 +162,11 @@ def _count_op(simt: Counter, op: ScalarOp, key: str, points: int) -> None:
 
 
 def graph_work(graph: EinsumGraph) -> dict[int, Work]:
-    """Work of every node, keyed by node id."""
-    return {node.id: node_work(graph.program, node) for node in graph.nodes()}
+    """Work of every node, keyed by node id; SIMT work at its op instance's key."""
+    program = graph.program
+    keys = instance_simt_keys(program)
+
+    def key(node: EinsumNode) -> str | None:
+        return None if node.origin is None else keys.get(node.origin.instance)
+
+    return {node.id: node_work(program, node, key(node)) for node in graph.nodes()}

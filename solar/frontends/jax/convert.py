@@ -318,7 +318,8 @@ def lower_prim(
 
 def convert(traced: Any) -> tuple[Program, dict[str, Binding], tuple[str, ...]]:
     """The program of a JaxTraced, for each input/param tensor where its data comes from, and the
-    output tensors in the order of the traced function's outputs."""
+    tensor holding each of the traced function's outputs, in order (an input's own name for an
+    output that aliases it, see `materialise_outputs`)."""
     closed: ClosedJaxpr = traced.jaxpr
     jaxpr = closed.jaxpr
     b = ProgramBuilder.new(traced.name)
@@ -342,7 +343,7 @@ def convert(traced: Any) -> tuple[Program, dict[str, Binding], tuple[str, ...]]:
     jaxpr, consts, args = _unwrap_jit(jaxpr, consts, args)
     outs = lower_jaxpr(state, b, jaxpr, consts, args, None)
     names = materialise_outputs(b, outs, avals(jaxpr.outvars))
-    program = b.program(names)
+    program = b.program(program_outputs(b, names))
     verify(program)
     return program, state.bindings, tuple(names)
 
@@ -365,15 +366,18 @@ def _unwrap_jit(jaxpr: Jaxpr, consts: list, args: list) -> tuple[Jaxpr, list, li
 def materialise_outputs(
     b: ProgramBuilder, outputs: Sequence[Any], out_avals: Sequence[tuple[tuple[int, ...], DType]]
 ) -> list[str]:
-    """Each program output must be a tensor the program writes. A temporary returned as is (or a
-    row-major reshape of it) becomes the output; anything else (another view, an input, a value
-    returned twice, a constant) is copied into a fresh output tensor (one zero-FLOP statement)."""
+    """The tensor holding each output. A temporary returned as is (or a row-major reshape of it)
+    becomes the output, also when returned twice; an input or parameter returned as is (or
+    reshaped) is an *alias*: its own name is listed, no statement is emitted and nothing is counted
+    (jit forwards an input it returns unchanged; a row-major reshape is a bitcast). Anything else
+    (another view, a constant) is copied into a fresh output tensor (one zero-FLOP statement).
+    `program_outputs` picks the names the program declares as outputs."""
     names: list[str] = []
     for k, (v, (shape, dtype)) in enumerate(zip(outputs, out_avals)):
         if isinstance(v, View):
             same = v.base or v.contiguous_of
             decl = b.tensors.get(same) if same else None
-            if decl is not None and decl.role is Role.TEMP and same not in names:
+            if decl is not None and decl.role in (Role.TEMP, Role.INPUT, Role.PARAM, Role.OUTPUT):
                 names.append(same)
                 continue
         v = as_view(v, shape, dtype)
@@ -384,6 +388,11 @@ def materialise_outputs(
         names.append(out.base)
     b.origin = None
     return names
+
+
+def program_outputs(b: ProgramBuilder, names: Sequence[str]) -> list[str]:
+    """The distinct names among `names` that the program writes (aliases of inputs left out)."""
+    return [n for n in dict.fromkeys(names) if b.tensors[n].role in (Role.TEMP, Role.OUTPUT)]
 
 
 __all__ = [
@@ -399,6 +408,7 @@ __all__ = [
     "lower_jaxpr",
     "lower_prim",
     "materialise_outputs",
+    "program_outputs",
     "source_text",
     "user_frames",
 ]

@@ -23,6 +23,7 @@ from solar.frontends.torch import loader
 from solar.frontends.torch.convert import (
     LowerCtx,
     _materialise_outputs,
+    convert_returning,
     convert_with_bindings,
     dtype_of,
     source_line,
@@ -94,7 +95,7 @@ def check_file(
     executable form of the analysed program (recurrences unrolled)."""
     traced = loader.trace_file(path, mode, infer_structure)
     if _whole_affordable(traced, convert_with_bindings(traced)[0]):  # the analysis form: as costly
-        program, bindings = convert_with_bindings(traced, executable=True)
+        converted = convert_returning(traced, executable=True)
         module = loader.import_model_file(path)
         torch.manual_seed(seed)
         with loader.on_cpu():
@@ -102,7 +103,7 @@ def check_file(
             model = module.Model(*init)
             loader.set_mode(model, mode)
             inputs = list(module.get_inputs())
-        return CheckResult(program.name, (_check_whole(program, bindings, model, inputs),))
+        return CheckResult(converted[0].name, (_check_whole(*converted, model, inputs),))
     return CheckResult(traced.name, check_ops(traced, seed))
 
 
@@ -112,8 +113,8 @@ def check_module(
 ) -> CheckResult:
     traced = loader.trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
     if _whole_affordable(traced, convert_with_bindings(traced)[0]):
-        program, bindings = convert_with_bindings(traced, executable=True)
-        return CheckResult(program.name, (_check_whole(program, bindings, model, list(inputs)),))
+        converted = convert_returning(traced, executable=True)
+        return CheckResult(converted[0].name, (_check_whole(*converted, model, list(inputs)),))
     return CheckResult(traced.name, check_ops(traced, seed))
 
 
@@ -125,22 +126,35 @@ def _state(model: torch.nn.Module, key: str) -> torch.Tensor | None:
     return obj if isinstance(obj, torch.Tensor) else None
 
 
-def _check_whole(program, bindings, model: torch.nn.Module, inputs: list[Any]) -> Check:
+def _check_whole(program, bindings, returned, model: torch.nn.Module, inputs: list[Any]) -> Check:
+    """Run the IR on copies of the inputs and state (an in-place model changes its own), then the
+    model; compare every returned tensor and every input or buffer it updates in place. A returned
+    alias of an input is compared with that input's data as the IR leaves it (unchanged)."""
     tensors_in = _flat_tensors(inputs)
+
+    def data(binding) -> torch.Tensor | None:
+        kind, key = binding
+        return tensors_in[key] if kind == "input" else _state(model, key)
+
     feed = {}
-    for name, (kind, key) in bindings.items():
-        value = tensors_in[key] if kind == "input" else _state(model, key)
+    for name, binding in bindings.items():
+        value = data(binding)
         if value is None:
-            return Check("whole program", "", "", "unchecked", math.inf, 0.0, f"no data for {key}")
-        feed[name] = _to_numpy(value)
+            note = f"no data for {binding[1]}"
+            return Check("whole program", "", "", "unchecked", math.inf, 0.0, note)
+        feed[name] = np.array(_to_numpy(value), copy=True)
+    before = {r.alias: np.array(_to_numpy(data(r.alias)), copy=True) for r in returned if r.alias}
+    outs = run(program, feed)
     with torch.no_grad(), loader.on_cpu():
         ref = _flat_tensors(model(*inputs))
-    outs = run(program, feed)
-    names = [t.name for t in program.tensors if t.role is Role.OUTPUT]
     worst, tol = 0.0, 0.0
-    for name, r in zip(names, ref):
-        worst = max(worst, _error(outs[name], r))
-        tol = max(tol, _tolerance(r.dtype))
+    for r in returned:
+        expect = ref[r.position] if r.kind == "output" else data(r.target)
+        if r.reordered:
+            continue  # a permuted or sliced view: its tensor's elements are checked in order only
+        got = outs[r.tensor] if r.tensor is not None else before[r.alias]
+        worst = max(worst, _error(got.reshape(tuple(expect.shape)), expect))
+        tol = max(tol, _tolerance(expect.dtype))
     shapes = ", ".join(str(tuple(t.shape)) for t in tensors_in)
     return Check("whole program", "", shapes, "full", worst, tol)
 
@@ -200,7 +214,7 @@ def _lower_node(
     own = len(b.stmts)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     names = _materialise_outputs(b, outs)
-    return b.program(names), names, feed, own
+    return b.program(list(dict.fromkeys(names))), names, feed, own
 
 
 def _check_node(node, args_meta, traced, seed: int) -> Check | None:

@@ -135,6 +135,30 @@ def convert(traced: Traced, executable: bool = False, fallback: FallbackRules | 
     return convert_with_bindings(traced, executable, fallback=fallback)[0]
 
 
+Binding = tuple[str, Any]  # ("input", position among the user's tensor inputs) | ("param", key)
+
+
+@dataclass(frozen=True, slots=True)
+class Returned:
+    """One tensor the traced program hands back, and where its value is after the run.
+
+    `kind` is "output" (the `position`-th tensor the user's forward returns) or "mutation" (the new
+    value of `target`, a user input or buffer updated in place). `tensor` names the program output
+    holding the value, or the computed tensor the value is a permutation or broadcast of; it is None
+    for an *alias*: a value that is an input or parameter, or a view of one (`alias` is its
+    binding). `reordered`: the value is a view that is not the tensor itself or a row-major reshape
+    of it (a permutation, slice, expand, ...). An alias is what eager PyTorch returns without
+    running a kernel, so the program computes and moves nothing for it. A mutated input is read once (as an
+    input) and its new value written once (as an output); both are compulsory, nothing else is."""
+
+    kind: str
+    position: int
+    target: Binding | None
+    tensor: str | None
+    alias: Binding | None = None
+    reordered: bool = False
+
+
 def _structured(traced: Traced, kind: str, key: Any, view: View) -> View:
     for s in traced.structure:
         if s.kind == kind and s.key == key:
@@ -150,6 +174,15 @@ def convert_with_bindings(
     key or constant name) or ("input", position among the user's tensor inputs). Inputs and params
     the program never reads are left out. `optimize=False` skips the IR passes. `fallback` supplies
     rules for ops the lowering table lacks."""
+    program, bindings, _ = convert_returning(traced, executable, optimize, fallback)
+    return program, bindings
+
+
+def convert_returning(
+    traced: Traced, executable: bool = False, optimize: bool = True,
+    fallback: FallbackRules | None = None,
+) -> tuple[Program, dict[str, Binding], tuple[Returned, ...]]:
+    """`convert_with_bindings`, plus what the program returns and mutates (see Returned)."""
     from solar.frontends.torch.lowerings import LOWERINGS
     from solar.passes import optimize as run_passes
 
@@ -163,6 +196,8 @@ def convert_with_bindings(
     instances: dict[str, int] = {}
     outputs: list[Any] = []
     bindings: dict[str, tuple[str, Any]] = {}
+    placeholders: dict[str, Binding] = {}  # fx placeholder name -> binding
+    view_of: dict[str, Viewed] = {}  # fx node name -> whose storage its value shares
     user_inputs = 0
 
     for node in ep.graph.nodes:
@@ -183,6 +218,8 @@ def convert_with_bindings(
             else:
                 bindings[name] = ("param", hint)
                 view = _structured(traced, "param", hint, view)
+            placeholders[node.name] = bindings[name]
+            view_of[node.name] = Viewed(node.name, True)
             env[node.name] = view
         elif node.op == "call_function":
             key = _instance_key(node)
@@ -197,6 +234,7 @@ def convert_with_bindings(
             b.origin = Origin(op_name, instance, src, tf32)
             args = torch.fx.node.map_arg(node.args, lambda n: env[n.name])
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n.name])
+            view_of[node.name] = _viewed(node, view_of)
             if node.target is operator.getitem:
                 env[node.name] = args[0][args[1]]
                 continue
@@ -217,17 +255,114 @@ def convert_with_bindings(
             except SolarError as exc:
                 raise type(exc)(f"{exc} (while lowering {node.target} at {src or node.name})") from None
         elif node.op == "output":
-            outputs = [env[a.name] if isinstance(a, torch.fx.Node) else a for a in node.args[0]]
+            outputs = list(node.args[0])
 
     b.origin = None
-    out_names = _materialise_outputs(b, outputs)
-    program = b.program(out_names)
+    returned = _returned(b, outputs, env, sig.output_specs, placeholders, view_of)
+    program = b.program(list(dict.fromkeys(r.tensor for r in returned if r.tensor)))
     if optimize:
         program = run_passes(program)
     program = _drop_unread(program)
     verify(program)
     kept = {t.name for t in program.tensors}
-    return program, {k: v for k, v in bindings.items() if k in kept}
+    return program, {k: v for k, v in bindings.items() if k in kept}, returned
+
+
+@dataclass(frozen=True, slots=True)
+class Viewed:
+    """The fx node whose storage a value shares (itself unless it is a view), and whether the value
+    shows every element of that storage (no slice or select on the way)."""
+
+    root: str
+    covers: bool
+
+
+# View ops whose result shows every element of their argument (a permutation, a reshape, a
+# broadcast); other view ops (slice, select, as_strided, split pieces) may show a part.
+_aten = torch.ops.aten
+COVERING_VIEWS = frozenset({
+    _aten.view.default, _aten.permute.default, _aten.expand.default, _aten.unsqueeze.default,
+    _aten.squeeze.dims, _aten.squeeze.dim, _aten.squeeze.default, _aten.alias.default,
+    _aten.transpose.int, _aten.t.default,
+})
+
+
+def _viewed(node: torch.fx.Node, view_of: dict[str, Viewed]) -> Viewed:
+    """Whose storage `node`'s value shares: a view op (its schema's first return aliases an
+    argument without writing it: view, permute, slice, expand, select, ...) or an item of a
+    multi-view op (split) shares its argument's; any other op makes storage of its own."""
+    if node.target is operator.getitem:
+        src = node.args[0]
+    else:
+        schema = getattr(node.target, "_schema", None)
+        info = schema.returns[0].alias_info if schema is not None and schema.returns else None
+        if info is None or info.is_write or not node.args:
+            return Viewed(node.name, True)
+        src = node.args[0]
+    if not isinstance(src, torch.fx.Node) or src.name not in view_of:
+        return Viewed(node.name, True)
+    inner = view_of[src.name]
+    return Viewed(inner.root, inner.covers and node.target in COVERING_VIEWS)
+
+
+def _returned(
+    b: ProgramBuilder,
+    outputs: list[Any],
+    env: dict[str, Any],
+    specs: list[Any],
+    placeholders: dict[str, Binding],
+    view_of: dict[str, Viewed],
+) -> tuple[Returned, ...]:
+    """What each graph output is: an alias of an input/param (no statement), or a program output.
+    A view of a computed tensor that shows all of it (a permutation: eager returns it without a
+    kernel) makes that tensor the output (`reordered`); any other value is materialised by
+    `_materialise_outputs` (a slice of a computed tensor is copied: a fused kernel may write just
+    the slice). torch.export lists the new values of mutated inputs and buffers first (their specs
+    say which), then the user's outputs."""
+    from torch.export.graph_signature import OutputKind
+
+    out: list[Returned] = []
+    position = 0
+    for arg, spec in zip(outputs, specs):
+        value = env[arg.name] if isinstance(arg, torch.fx.Node) else arg
+        if not isinstance(value, View):
+            continue
+        if spec.kind is OutputKind.USER_OUTPUT:
+            kind, target, pos = "output", None, position
+            position += 1
+        elif spec.kind in (OutputKind.USER_INPUT_MUTATION, OutputKind.BUFFER_MUTATION):
+            kind, pos = "mutation", -1
+            target = _mutation_target(spec, placeholders)
+        else:
+            raise SolarError(
+                f"the traced program returns a {spec.kind.name} output ({arg}); solar analyses "
+                "forward programs: trace without gradients"
+            )
+        viewed = view_of.get(arg.name) if isinstance(arg, torch.fx.Node) else None
+        reordered = (value.base or value.contiguous_of) is None
+        root = env.get(viewed.root) if viewed is not None else None
+        if viewed is not None and viewed.root in placeholders:
+            out.append(Returned(kind, pos, target, None, placeholders[viewed.root], reordered))
+        elif viewed is not None and viewed.covers and reordered and _computed(b, root):
+            b.set_role(root.base, Role.OUTPUT)  # type: ignore[union-attr]
+            out.append(Returned(kind, pos, target, root.base, None, True))
+        else:
+            (name,) = _materialise_outputs(b, [value])
+            out.append(Returned(kind, pos, target, name))
+    return tuple(out)
+
+
+def _computed(b: ProgramBuilder, value: Any) -> bool:
+    """Whether `value` is exactly a tensor the program writes."""
+    decl = b.tensors.get(value.base) if isinstance(value, View) and value.base else None
+    return decl is not None and decl.role in (Role.TEMP, Role.OUTPUT)
+
+
+def _mutation_target(spec: Any, placeholders: dict[str, Binding]) -> Binding:
+    """The binding of the input or buffer a mutation output writes back to."""
+    if spec.kind.name == "USER_INPUT_MUTATION":
+        return placeholders[spec.target]
+    return ("param", spec.target)
 
 
 def _drop_unread(program: Program) -> Program:
@@ -239,9 +374,12 @@ def _drop_unread(program: Program) -> Program:
 
 def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
     """Each program output must be a tensor written by the program. A temp returned as is, or as a
-    row-major reshape of itself, becomes the output (its elements in the same order); any other view,
-    an input or a tensor returned twice is copied into a fresh output tensor (a copy an eager program
-    may not make: at most one trivial kernel in the unfused bound)."""
+    row-major reshape of itself, becomes the output (its elements in the same order), also when it
+    is returned twice (eager returns the same tensor twice; a mutated input returned is one). Any
+    other view, or an input, is copied into a fresh output tensor (a copy an eager program may not
+    make: at most one trivial kernel in the unfused bound); the torch frontend never gets here with
+    an input or a view of one (those are aliases, see Returned). Each copy is an op instance of its
+    own (a negative id, unique: the number of statements before it)."""
     from solar.frontends.builder import loop_vars
 
     names: list[str] = []
@@ -250,10 +388,11 @@ def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
             continue
         same = v.base or v.contiguous_of  # the view is that tensor, possibly reshaped
         decl = b.tensors.get(same) if same else None
-        if decl is not None and decl.role is Role.TEMP and same not in names:
+        if decl is not None and decl.role in (Role.TEMP, Role.OUTPUT):
+            b.set_role(same, Role.OUTPUT)
             names.append(same)
             continue
-        b.origin = Origin("output_copy", -1 - k)
+        b.origin = Origin("output_copy", -1 - len(b.stmts))
         loops, idx = loop_vars("i", v.shape)
         out = b.temp(f"out{k}", v.shape, v.dtype)
         b.emit(loops, out.base, idx, Update.ASSIGN, v.at(idx))

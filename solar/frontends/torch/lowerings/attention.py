@@ -6,13 +6,24 @@ from positions, e.g. tril, becomes guards through the structure pass).
 
 Scale: for a positive scale and no additive mask the scale is folded into the exponent,
 exp((s - max s) * scale) — max of scaled scores is the scaled max — so scores are never scaled on
-their own. Fully masked rows give 0, as PyTorch does (a per-row check, never per score)."""
+their own. Fully masked rows give 0, as PyTorch does (a per-row check, never per score).
+
+Pricing (docs/BOUNDS.md §2, "fused ops"): the two products are priced at the precision the most
+capable real SDPA kernel uses, stated here, not left to the decomposition. Half-precision inputs:
+both Q·Kᵀ and P·V on the input dtype's tensor cores — FlashAttention-2/3, cuDNN and the
+memory-efficient kernel round P to fp16/bf16 before P·V — so P enters P·V through a cast to the
+input dtype (scores and row statistics stay fp32, as those kernels keep them). fp32 inputs: both
+products may use TF32 tensor cores whatever the matmul flag says, because PyTorch's
+memory-efficient backend runs fp32 attention as 3xTF32 on tensor cores on sm80+
+(mem_eff_attention/gemm_kernel_utils.h, OpMultiplyAddFastF32); one TF32 pass is a lower bound."""
 
 from __future__ import annotations
 
 import math
 
 import torch
+
+from dataclasses import replace
 
 from solar.errors import UnsupportedOpError
 from solar.frontends import views
@@ -22,6 +33,7 @@ from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine, ge
 from solar.ir.dtypes import DType
+from solar.ir.nodes import Origin
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
 
@@ -35,6 +47,12 @@ def _accumulator(dtype: DType) -> DType:
     """Scores and row statistics of half-precision attention are kept in f32 (as fused kernels
     do)."""
     return DType.F32 if dtype.is_float and dtype.bits < 32 else dtype
+
+
+def _product_dtype(dtype: DType) -> DType:
+    """The dtype P enters P·V in: the input dtype for fp16/bf16 inputs (FlashAttention and cuDNN
+    run P·V on half-precision tensor cores), else the accumulator's."""
+    return dtype if dtype in (DType.F16, DType.BF16) else _accumulator(dtype)
 
 
 def _keys(x: View, batch: tuple[int, ...], heads_q: int, gqa: bool) -> View:
@@ -70,6 +88,8 @@ def _sdpa(
             "analyse the model in eval mode (--mode eval) or with dropout_p=0"
         )
     b = ctx.b
+    if ctx.dtype is DType.F32:  # the efficient kernel's 3xTF32: see the module docstring
+        b.origin = replace(b.origin or Origin(str(ctx.node.name), 0), allow_tf32=True)
     *batch_list, length, e_dim = q.shape
     batch = tuple(batch_list)
     keys, ev = k.shape[-2], v.shape[-1]
@@ -138,13 +158,18 @@ def _sdpa(
     b.emit(rows, total.base, row_idx, Update.ASSIGN, inverse)
 
     out_shape = batch + (length, ev)
+    p_dtype = _product_dtype(ctx.dtype)
+
+    def p_operand(t):
+        return t if p_dtype is acc else cast(p_dtype, t)
+
     o = contract(
         b,
         f"{ctx.hint}_acc" if acc is not ctx.dtype else ctx.hint,
         out_shape,
         acc,
         (keys,),
-        lambda o_, r: p.at(o_[:-1] + (r[0],)),
+        lambda o_, r: p_operand(p.at(o_[:-1] + (r[0],))),
         lambda o_, r: vv.at(o_[:-2] + (r[0], o_[-1])),
         guards=lambda o_, r: causal(o_[-2], r[0]),
     )
