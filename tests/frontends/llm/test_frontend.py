@@ -178,3 +178,17 @@ def test_jax_program_the_tracer_cannot_read(make_config) -> None:
     assert "a JAX file: forward(*get_inputs())" in prompt and "TracerArrayConversionError" in prompt
     (prov,) = loaded.provenance
     assert prov.attempts == 1 and len(prov.shapes) >= 2 and prov.max_error < 1e-5
+
+
+def test_wrong_op_ir_gets_the_real_ops_difference(make_config, monkeypatch) -> None:
+    import torch
+
+    from solar.frontends.torch.lowerings import LOWERINGS
+
+    monkeypatch.delitem(LOWERINGS, torch.ops.aten.hypot.default, raising=False)
+    wrong = programs.HYPOT_OP.replace("sqrt(", "abs(")
+    with ScriptedServer([reply(wrong), reply(programs.HYPOT_OP)]) as server:
+        loaded = load(HERE / "missing_op.py", llm=make_config(server.url))
+        feedback = server.requests[1]["messages"][-1]["content"]
+    assert "output out0: max relative error" in feedback and "float32[6, 6]" in feedback
+    assert loaded.provenance[1].attempts == 2
