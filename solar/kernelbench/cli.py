@@ -5,12 +5,13 @@ it alone (`python -m solar.kernelbench ROOT ...`)."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from solar.errors import SolarError
+from solar.errors import SolarError, UsageError
 
 EXAMPLES = """examples:
   solar kernelbench benchmarks/suite --level 1 2 3 --arch H100-SXM H200-SXM --out report/
@@ -22,9 +23,15 @@ EXAMPLES = """examples:
 Each problem is analysed by `solar analyze FILE --arch ... --json` in a process of its own (a crash or
 a hang costs one row), forked from a fork server that has imported torch and solar once (or, with
 --isolation subprocess, a fresh `python -m solar.cli analyze` per problem). Rows are appended to OUT/results.jsonl as problems finish; a re-run skips the
-(problem, GPU) pairs already there with the same analysis flags (--force redoes them). OUT also gets
-results.csv, summary.json and a self-contained report.html. Exit status 1 when a measured time is
-below a bound (a violation: a bug in solar).
+(problem, GPU) pairs already there with the same analysis flags (--force redoes them all;
+--retry-timeouts the timed-out ones, say with a longer --timeout; --retry-errors the crashed ones).
+OUT also gets results.csv, summary.json and a self-contained report.html. Exit status 1 when a
+measured time is below a bound (a violation: a bug in solar); 2 for a bad flag (every flag is checked
+before anything starts).
+
+Ctrl-C, SIGTERM or SIGHUP stop the run cleanly: every worker (and whatever it started, grandchildren
+in sessions of their own included) and the fork server are killed, temporary folders removed, rows
+already written kept (a re-run resumes); the exit status is 128 + the signal (130, 143, 129).
 
 --measured accepts `solar validate --json` output (a JSON list, JSON Lines or one object; records
 with `problem`, `arch`/`gpu`/`hardware` and `measured.<variant>.median_seconds`) and KernelBench
@@ -39,6 +46,51 @@ ANALYSIS_FLAGS = (
     ("mode", "--mode"),
     ("cache", "--cache"),
 )
+
+
+def _seconds(flag: str):
+    def parse(text: str) -> float:
+        from solar.kernelbench.runner import check_seconds
+
+        try:
+            value = float(text)
+        except ValueError:
+            raise UsageError(f"{flag} must be a number of seconds, got {text!r}") from None
+        return check_seconds(value, flag)
+
+    return parse
+
+
+def _jobs(text: str) -> int:
+    from solar.kernelbench.runner import check_jobs
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"--jobs must be a whole number of at least 1, got {text!r}") from None
+    return check_jobs(value)
+
+
+def _level(text: str) -> int:
+    if not (text.isascii() and text.isdigit()):
+        raise UsageError(f"--level takes level numbers (0, 1, 2, ...), got {text!r}")
+    return int(text)
+
+
+#: the highest --clock-mhz accepted: no GPU clocks its SMs near 10 GHz.
+MAX_CLOCK_MHZ = 10_000.0
+
+
+def _clock(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= MAX_CLOCK_MHZ):
+        raise UsageError(
+            f"--clock-mhz must be a clock in MHz above 0 and at most {MAX_CLOCK_MHZ:g}, got {text!r}"
+        )
+    return value
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -64,22 +116,32 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--out", required=True, type=Path, metavar="DIR", help="output folder (results and report)"
     )
     p.add_argument(
-        "--level", nargs="+", type=int, default=[], metavar="N", help="only these levels"
+        "--level", nargs="+", type=_level, default=[], metavar="N", help="only these levels"
     )
     p.add_argument(
         "--problems", metavar="GLOB", help="only problems whose path or file name matches"
     )
     p.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, metavar="N", help="parallel workers"
+        "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N", help="parallel workers"
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds("--timeout"),
         default=300.0,
         metavar="S",
         help="seconds per problem (default 300)",
     )
     p.add_argument("--force", action="store_true", help="redo pairs already in results.jsonl")
+    p.add_argument(
+        "--retry-timeouts",
+        action="store_true",
+        help="redo pairs whose row is a timeout (after raising --timeout, say)",
+    )
+    p.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="redo pairs whose row is an error (a crash, a killed worker)",
+    )
     p.add_argument(
         "--isolation",
         choices=("fork", "subprocess"),
@@ -101,13 +163,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--measure", action="store_true", help="time each problem here with `solar validate` (CUDA)"
     )
     p.add_argument(
-        "--measure-timeout", type=float, default=600.0, metavar="S", help="seconds per validate run"
+        "--measure-timeout", type=_seconds("--measure-timeout"), default=600.0, metavar="S", help="seconds per validate run"
     )
     a = p.add_argument_group("analysis flags passed to every `solar analyze`")
     a.add_argument(
         "--precision", metavar="POLICY", help="tensor-core precision policy (exact, fastest)"
     )
-    a.add_argument("--clock-mhz", type=float, metavar="MHZ", help="locked SM clock")
+    a.add_argument("--clock-mhz", type=_clock, metavar="MHZ", help="locked SM clock")
     a.add_argument("--mode", metavar="MODE", help="passed through as --mode")
     a.add_argument("--cache", metavar="CACHE", help="passed through as --cache")
     p.set_defaults(fn=run)
@@ -123,31 +185,105 @@ def analysis_flags(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(flags)
 
 
+def check_analysis_flags(flags: tuple[str, ...], archs: list[str]) -> None:
+    """Parse the flags passed through with `solar analyze`'s own parser, as every worker will."""
+    from solar.cli import build_parser
+
+    build_parser().parse_args(["analyze", "problem.py", "--arch", *archs, "--json", *flags])
+
+
+def check_out(out: Path) -> None:
+    """OUT must be a folder (or creatable as one) that can be written, its results file a file."""
+    from solar.kernelbench.results import RESULTS_FILE
+
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder; pass a folder for the report")
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"--out {out}: {existing} is not a folder; pass a folder for the report")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: cannot write in {existing}; pass a folder you can write")
+    results = out / RESULTS_FILE
+    if results.exists() and not (results.is_file() and os.access(results, os.R_OK | os.W_OK)):
+        raise UsageError(
+            f"{results}: not a readable and writable file; move it away or pass another --out"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
+    """The subcommand: flags checked, the suite analysed (and measured), the report written. A stop
+    signal ends it with one line and 128 + the signal's number (solar.kernelbench.signals)."""
+    from solar.kernelbench.signals import Interrupted, signals_as_exceptions
+
+    with signals_as_exceptions():
+        try:
+            return _run(args)
+        except Interrupted as stop:
+            from solar.kernelbench.zygote import stop_server
+
+            stop_server()
+            print(f"solar: {_stopped_note(stop.name, args.out)}", file=sys.stderr)
+            return stop.exit_code
+
+
+def _stopped_note(signal_name: str, out: Path) -> str:
+    from solar.kernelbench.results import RESULTS_FILE, read_rows
+
+    path = out / RESULTS_FILE
+    try:
+        kept = len(read_rows(path)[0])
+    except (OSError, SolarError):
+        kept = 0
+    if not kept:
+        return f"stopped by {signal_name}; no rows were written"
+    return (
+        f"stopped by {signal_name}; the {kept} rows in {path} are kept "
+        "(run the same command again to resume)"
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from solar.hardware import get_spec
     from solar.kernelbench.measure import MEASURED_FILE, measure_suite
     from solar.kernelbench.measured import load_measured
     from solar.kernelbench.problems import find_problems
+    from solar.kernelbench.procs import NOTE, TRACKING
     from solar.kernelbench.report import write_report
     from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
     from solar.kernelbench.runner import RunConfig, resolve_archs, run_analysis
     from solar.kernelbench.summary import Context
 
     console = Console(stderr=True, highlight=False)
+    # every flag is checked before anything starts
     problems = find_problems(args.root, tuple(args.level), args.problems)
     archs = resolve_archs(args.arch)
+    if args.measured_arch is not None:
+        get_spec(args.measured_arch)
+    check_out(args.out)
+    flags = analysis_flags(args)
+    check_analysis_flags(flags, list(archs.values()))
     measured = [load_measured(spec, args.measured_arch) for spec in args.measured]
     config = RunConfig(
         problems=tuple(problems),
         archs=archs,
         out=args.out,
-        flags=analysis_flags(args),
+        flags=flags,
         jobs=args.jobs,
         timeout_s=args.timeout,
         force=args.force,
         isolation=args.isolation,
+        retry=tuple(
+            status
+            for status, wanted in (("timeout", args.retry_timeouts), ("error", args.retry_errors))
+            if wanted
+        ),
     )
+    if not TRACKING:
+        console.print(f"note: {NOTE}")
     stats = run_analysis(config)
     console.print(
         f"analysed {stats.launched} problems in {stats.wall_seconds:.1f} s wall ({args.jobs} jobs); "
@@ -201,3 +337,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SolarError as exc:
         print(f"solar: error: {' '.join(str(exc).split(chr(10))[0].split())}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before the run's own signal handling was in place
+        print("solar: stopped by SIGINT", file=sys.stderr)
+        return 130

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from solar.kernelbench.measured import MEASURED_KEYS, first_value, seconds_of
 from solar.kernelbench.problems import Problem
-from solar.kernelbench.worker import failure_message, parse_json, run_solar
+from solar.kernelbench.worker import WorkerSet, failure_message, parse_json, run_solar
 
 MEASURED_FILE = "measured.jsonl"
 #: messages saying the machine cannot measure at all (rather than that one problem failed).
@@ -63,11 +63,13 @@ def measure_suite(
     path = out / MEASURED_FILE
     done = set() if force else measured_problems(path)
     measured = failed = 0
-    with path.open("a", encoding="utf-8") as file:
+    with WorkerSet() as workers, path.open("a", encoding="utf-8") as file:
         for problem in problems:
             if problem.rel in done:
                 continue
-            outcome = run_solar(["validate", str(problem.path), "--json"], timeout_s, isolation)
+            outcome = run_solar(
+                ["validate", str(problem.path), "--json"], timeout_s, isolation, workers
+            )
             records = None
             if outcome.returncode == 0:
                 try:

@@ -137,6 +137,8 @@ def _parse_text(text: str, shown: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         pass
+    except RecursionError:
+        raise MeasuredFileError(f"{shown}: JSON nested too deeply to be a measured file") from None
     records = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
@@ -146,6 +148,8 @@ def _parse_text(text: str, shown: str) -> Any:
                 raise MeasuredFileError(
                     f"{shown}:{number}: neither JSON nor JSON Lines ({exc.msg})"
                 ) from None
+            except RecursionError:
+                raise MeasuredFileError(f"{shown}:{number}: JSON nested too deeply") from None
     return records
 
 
@@ -244,6 +248,11 @@ def load_measured(spec: str, arch: str | None = None) -> MeasuredFile:
     except OSError as exc:
         raise MeasuredFileError(
             f"{name}: cannot read measured file ({exc.strerror}); check the path"
+        ) from None
+    except UnicodeDecodeError:
+        raise MeasuredFileError(
+            f"{name}: not a measured file (not UTF-8 text); pass `solar validate --json` output "
+            "or a KernelBench timing JSON"
         ) from None
     data = _parse_text(text, shown)
     if _is_kernelbench(data):

@@ -44,6 +44,10 @@ def natural_key(rel: str) -> tuple:
 def problems_root(root: str | Path) -> Path:
     """The folder holding the levelN folders: ROOT itself or ROOT/KernelBench (a repository clone)."""
     root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise UsageError(
+            f"{root}: is a file, not a folder; pass a KernelBench-layout folder (level1/1_Name.py, ...)"
+        )
     if not root.is_dir():
         raise UsageError(
             f"{root}: no such folder; pass a KernelBench-layout folder (level1/1_Name.py, ...)"
@@ -65,14 +69,27 @@ def find_problems(
 
     `pattern` is a shell glob matched against the relative path (`level1/1_*`) or the file name
     (`*matmul*`)."""
-    base = problems_root(root)
+    try:
+        found = _find(problems_root(root), levels, pattern)
+    except OSError as exc:
+        raise UsageError(
+            f"{exc.filename or root}: cannot read the suite ({exc.strerror}); check ROOT"
+        ) from None
+    if not found:
+        what = f" at level {' '.join(map(str, levels))}" if levels else ""
+        what += f" matching {pattern!r}" if pattern else ""
+        raise UsageError(f"{root}: no problem files{what}; check ROOT, --level and --problems")
+    return sorted(found, key=lambda p: natural_key(p.rel))
+
+
+def _find(base: Path, levels: tuple[int, ...], pattern: str | None) -> list[Problem]:
     found: list[Problem] = []
     for folder in base.iterdir():
         match = _LEVEL_DIR.match(folder.name)
         if not folder.is_dir() or not match or (levels and int(match.group(1)) not in levels):
             continue
         for path in folder.glob("*.py"):
-            if path.name == "__init__.py":
+            if path.name == "__init__.py" or not path.is_file():
                 continue
             rel = f"{folder.name}/{path.name}"
             if pattern and not (
@@ -80,8 +97,4 @@ def find_problems(
             ):
                 continue
             found.append(Problem(rel, int(match.group(1)), path))
-    if not found:
-        what = f" at level {' '.join(map(str, levels))}" if levels else ""
-        what += f" matching {pattern!r}" if pattern else ""
-        raise UsageError(f"{root}: no problem files{what}; check ROOT, --level and --problems")
-    return sorted(found, key=lambda p: natural_key(p.rel))
+    return found

@@ -59,17 +59,18 @@ class Row(BaseModel):
 
 
 def read_rows(path: Path) -> tuple[dict[tuple[str, str], Row], int]:
-    """The latest row per (problem, arch) in a results file, and the number of unreadable lines."""
+    """The latest row per (problem, arch) in a results file, and the number of unreadable lines
+    (not UTF-8, not JSON, not a row)."""
     rows: dict[tuple[str, str], Row] = {}
     bad = 0
     if not path.is_file():
         return rows, bad
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_bytes().splitlines():
         if not line.strip():
             continue
         try:
-            row = Row.model_validate(json.loads(line))
-        except (json.JSONDecodeError, ValidationError):
+            row = Row.model_validate(json.loads(line.decode("utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValidationError):
             bad += 1
             continue
         rows[row.key] = row

@@ -1,8 +1,13 @@
 """Running the analysis of a whole suite: parallel workers, a progress bar, incremental results and
-resumption (pairs already in results.jsonl with a final status and the same flags are skipped)."""
+resumption (pairs already in results.jsonl with a final status and the same flags are skipped,
+unless their status is one the run retries: --retry-timeouts, --retry-errors).
+
+A run that is stopped (a signal turned into an exception by solar.kernelbench.signals, or any error)
+kills every worker and the fork server, keeps the rows written so far and removes its folders."""
 
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -18,7 +23,12 @@ from solar.kernelbench.results import (
     compact,
     read_rows,
 )
-from solar.kernelbench.worker import ProcessGroups, analyze_problem
+from solar.kernelbench.worker import WorkerSet, analyze_problem
+
+#: the longest --timeout (a week): longer waits overflow the poll timeouts of the standard library.
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+#: statuses a run can be asked to redo (--retry-timeouts, --retry-errors).
+RETRYABLE = ("timeout", "error")
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,33 @@ class RunConfig:
     timeout_s: float = 300.0
     force: bool = False
     isolation: str = "fork"
+    retry: tuple[str, ...] = ()  # statuses redone although final (RETRYABLE)
+
+    def __post_init__(self) -> None:
+        check_jobs(self.jobs)
+        check_seconds(self.timeout_s, "--timeout")
+        unknown = sorted(set(self.retry) - set(RETRYABLE))
+        if unknown:
+            raise UsageError(
+                f"cannot retry status {unknown[0]!r}; retryable: {', '.join(RETRYABLE)}"
+            )
+
+
+def check_seconds(value: float, flag: str) -> float:
+    """`value` if it is a usable timeout: a finite number of seconds in (0, MAX_TIMEOUT_S]."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (number and math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+        raise UsageError(
+            f"{flag} must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g} (a week), "
+            f"got {value!r}"
+        )
+    return float(value)
+
+
+def check_jobs(value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise UsageError(f"--jobs must be a whole number of at least 1, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -70,6 +107,7 @@ def pending(
             if config.force
             or (row := done.get((problem.rel, name))) is None
             or row.status not in FINAL_STATUSES
+            or row.status in config.retry
             or row.flags != config.flags
         }
         if todo:
@@ -96,38 +134,63 @@ def _note(row: Row) -> str:
     return f"{row.problem} [{row.arch}]: {row.status}" + (f" — {row.error}" if row.error else "")
 
 
+def _stop(workers: WorkerSet, pool: ThreadPoolExecutor, futures: dict, server: bool) -> None:
+    """Kill every worker and wait for the worker threads; with `server`, kill the fork server
+    until no thread is left (a thread waiting for the server to fork returns when it dies, and one
+    that started a new server just before it saw the run stopped must not leave it running)."""
+    from solar.kernelbench.zygote import stop_server
+
+    workers.stop()
+    for future in futures:
+        future.cancel()
+    left = set(futures)
+    while left:
+        if server:
+            stop_server()
+        _, left = wait(left, timeout=0.2)
+    pool.shutdown(wait=True)
+    if server:
+        stop_server()
+
+
 def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
     """Analyse every pending (problem, arch) pair, appending rows to OUT/results.jsonl as workers
-    finish, then rewrite the file with one row per pair."""
+    finish, then rewrite the file with one row per pair.
+
+    On any exception (Ctrl-C, SIGTERM, a rejected flag) every worker and the fork server are killed
+    before it propagates; the rows written so far stay in the file."""
     from rich.markup import escape
 
-    if config.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {config.jobs}")
-    if config.timeout_s <= 0:
-        raise UsageError(f"--timeout must be positive, got {config.timeout_s:g}")
+    from solar.kernelbench.zygote import start_server
+
     path = config.out / RESULTS_FILE
     done, bad = read_rows(path)
     work = pending(config, done)
     skipped = len(config.problems) * len(config.archs) - sum(len(archs) for _, archs in work)
     start = time.perf_counter()
     written = 0
-    groups = ProcessGroups()
-    with _progress(show_progress) as progress, RowWriter(path) as writer:
+    with (
+        WorkerSet() as workers,
+        _progress(show_progress) as progress,
+        RowWriter(path) as writer,
+    ):
         task = progress.add_task("analyse", total=len(work), last="")
+        if work and config.isolation == "fork":
+            start_server()  # from this thread, so that stopping it is not raced by a worker thread
         pool = ThreadPoolExecutor(max_workers=config.jobs)
-        futures: dict[Future, Problem] = {
-            pool.submit(
-                analyze_problem,
-                problem,
-                archs,
-                config.flags,
-                config.timeout_s,
-                config.isolation,
-                groups,
-            ): problem
-            for problem, archs in work
-        }
+        futures: dict[Future, Problem] = {}
         try:
+            for problem, archs in work:
+                future = pool.submit(
+                    analyze_problem,
+                    problem,
+                    archs,
+                    config.flags,
+                    config.timeout_s,
+                    config.isolation,
+                    workers,
+                )
+                futures[future] = problem
             remaining = set(futures)
             while remaining:
                 finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
@@ -139,12 +202,11 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
                         if row.status != "ok":
                             progress.console.print(escape(_note(row)), highlight=False)
                     progress.update(task, advance=1, last=futures[future].rel)
-        except BaseException:  # Ctrl-C or a rejected flag: stop every worker, keep what is written
-            for future in futures:
-                future.cancel()
-            groups.kill_all()
+        except BaseException as exc:  # a signal or a rejected flag: stop every worker, keep the rows
+            # a signal also ends the fork server (an error leaves it idle, warm for the next run)
+            signalled = not isinstance(exc, Exception)
+            _stop(workers, pool, futures, server=config.isolation == "fork" and signalled)
             raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True)
     compact(path)
     return RunStats(len(work), skipped, written, time.perf_counter() - start, bad)

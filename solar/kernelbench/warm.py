@@ -5,7 +5,10 @@ raises: a failed warm-up only makes the workers slower.
 
 It also hides the GPUs from the server and its children (CUDA_VISIBLE_DEVICES=""), before torch is
 imported: analysis never uses a GPU, and a fork server that had initialised CUDA would leave every
-child unable to trace ("Cannot re-initialize CUDA in forked subprocess")."""
+child unable to trace ("Cannot re-initialize CUDA in forked subprocess").
+
+Its folder is named after the server's pid (solar.kernelbench.zygote.WARM_PREFIX), so that a server
+killed during the warm-up has its folder removed by whoever killed it."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import contextlib
 import io
 import os
 import signal
+import socket
 import tempfile
 from pathlib import Path
 
@@ -55,7 +59,8 @@ def warm_up() -> None:
     try:
         from solar.cli import main
 
-        with tempfile.TemporaryDirectory(prefix="solar-kb-warm-") as tmp:
+        prefix = f"solar-kb-warm-{os.getpid()}@{socket.gethostname()}-"
+        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
             path = Path(tmp, "warm.py")
             path.write_text(TINY_PROGRAM)
             sink = io.StringIO()

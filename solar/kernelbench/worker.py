@@ -2,20 +2,30 @@
 from a warm fork server (solar.kernelbench.zygote, the default) or as a fresh
 `python -m solar.cli analyze ...` subprocess.
 
-A crash or a hang costs that problem's rows and nothing else: the worker runs in a new process group
-that is killed whole when its time is up. Its outcome is classified into result rows.
+A crash or a hang costs that problem's rows and nothing else. Every worker runs under a supervisor
+(solar.kernelbench.supervise) in a session of its own, with an environment marker unique to it; at
+its timeout, or when the run is stopped, the supervisor's whole tree is frozen and killed
+(solar.kernelbench.procs), grandchildren that called `setsid` included. Output goes to files, never
+pipes, so nothing waits for a pipe that a stray descendant holds open. The outcome is classified into
+result rows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +33,7 @@ from typing import Any
 import solar
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
+from solar.kernelbench.procs import MARKER_VAR, alive, kill_marked, kill_tree
 from solar.kernelbench.results import Row
 
 #: the one-line error of `solar analyze` for an op without a lowering names the op right after this.
@@ -31,12 +42,16 @@ _UNSUPPORTED = re.compile(r"unsupported op (\S+)")
 _USAGE = re.compile(r"\(see `[^`]*--help`\)\s*$")
 _ERROR_PREFIX = "solar: error: "
 _MAX_MESSAGE = 400
+#: at most this much of a worker's stdout or stderr is read (its end: the report is printed last).
+_MAX_OUTPUT_BYTES = 16 << 20
 _PACKAGE_PARENT = str(Path(solar.__file__).resolve().parents[1])
+#: prefix of the run's temporary folder (workers' output files; removed when the run ends).
+TEMP_PREFIX = "solar-kb-"
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What a finished (or killed) subprocess left: exit code (None: killed at the timeout)."""
+    """What a finished (or killed) worker left: exit code (None: killed at the timeout)."""
 
     returncode: int | None
     stdout: str
@@ -44,80 +59,173 @@ class Outcome:
     seconds: float
 
 
+class Stopped(BaseException):
+    """The run was stopped (a signal, an error elsewhere): this worker was not started or killed."""
+
+
 def solar_command(*args: str) -> list[str]:
     """The command line running the `solar` CLI of this installation with this interpreter."""
     return [sys.executable, "-m", "solar.cli", *args]
 
 
-def _env() -> dict[str, str]:
+def supervised(command: list[str]) -> list[str]:
+    """`command` under a supervisor that leaves nothing of it running (kernelbench.supervise)."""
+    return [sys.executable, "-m", "solar.kernelbench.supervise", "--", *command]
+
+
+def _env(marker: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
+    env[MARKER_VAR] = marker
     return env
 
 
-class ProcessGroups:
-    """The process groups of running workers, so that an interrupted run can kill them all."""
+class WorkerSet:
+    """The workers of one run: their supervisors' pids, a marker per worker (`RUN:N`) and the run's
+    temporary folder, so that a stopped run kills every worker and leaves no folder behind.
+
+    Use as a context manager: leaving it by an exception stops every worker; leaving it in any way
+    kills whatever still carries the run's marker and removes the folder."""
 
     def __init__(self) -> None:
+        self.run_id = uuid.uuid4().hex[:16]
         self._lock = threading.Lock()
-        self._pids: set[int] = set()
+        self._pids: dict[int, str] = {}
+        self._count = 0
         self._stopped = False
+        _remove_stale_folders()
+        prefix = f"{TEMP_PREFIX}{os.getpid()}@{socket.gethostname()}-"
+        self.tmp = Path(tempfile.mkdtemp(prefix=prefix))
 
-    def add(self, pid: int) -> None:
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def marker(self) -> str:
+        """A marker for the next worker; raises Stopped once the run is stopped."""
         with self._lock:
-            self._pids.add(pid)
+            if self._stopped:
+                raise Stopped
+            self._count += 1
+            return f"{self.run_id}:{self._count}"
+
+    @contextlib.contextmanager
+    def workdir(self) -> Iterator[Path]:
+        """A folder for one worker's output files, removed afterwards."""
+        path = Path(tempfile.mkdtemp(dir=self.tmp))
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def add(self, pid: int, marker: str) -> None:
+        with self._lock:
+            self._pids[pid] = marker
             stopped = self._stopped
-        if stopped:  # started after the run was stopped
-            kill_group(pid)
+        if stopped:  # started while the run was being stopped
+            stop_worker(pid, marker)
 
     def discard(self, pid: int) -> None:
         with self._lock:
-            self._pids.discard(pid)
+            self._pids.pop(pid, None)
 
-    def kill_all(self) -> None:
-        """Kill every running worker, and any started from now on."""
+    def stop(self) -> None:
+        """Kill every running worker; any worker started from now on is killed at once."""
         with self._lock:
             self._stopped = True
-            pids = list(self._pids)
-        for pid in pids:
-            kill_group(pid)
+            running = list(self._pids.items())
+        for pid, marker in running:
+            stop_worker(pid, marker)
+
+    def close(self) -> None:
+        prefix = f"{self.run_id}:"
+        kill_marked(lambda value: value.startswith(prefix))
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self) -> WorkerSet:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is not None:
+            self.stop()
+        self.close()
 
 
-def kill_group(pid: int) -> None:
+def _remove_stale_folders() -> None:
+    """Remove the temporary folders of runs on this host whose process is gone (killed outright, by
+    SIGKILL say, so that nothing removed them): `solar-kb-PID@HOST-*`, and the fork server's
+    `solar-kb-warm-PID@HOST-*`. The host keeps a run in another pid namespace safe."""
+    host = re.escape(socket.gethostname())
+    stale = re.compile(rf"^{re.escape(TEMP_PREFIX)}(?:warm-)?(\d+)@{host}-[^-@]+$")
     try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        folders = list(Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"))
+    except OSError:
+        return
+    for folder in folders:
+        match = stale.match(folder.name)
+        if match and folder.is_dir() and not alive(int(match.group(1))):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
-def run_command(
-    command: list[str], timeout_s: float, groups: ProcessGroups | None = None
-) -> Outcome:
-    """Run `command` in a new process group; kill the whole group after `timeout_s` seconds."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-        env=_env(),
-    )
-    if groups is not None:
-        groups.add(proc.pid)
+def stop_worker(pid: int, marker: str) -> None:
+    """Kill a worker's supervisor, its process group, its descendants and what carries its marker."""
+    kill_tree(pid)
+    kill_marked(lambda value: value == marker)
+
+
+def after_worker(pid: int, marker: str, returncode: int | None) -> None:
+    """Once a supervisor is gone (and reaped): it leaves nothing behind when it exits by itself, but
+    one killed by a signal (the OOM killer, a problem killing its parent) may leave its worker. Its
+    session and process group are killed then, never its pid, which may already be reused."""
+    if returncode is not None and returncode < 0:
+        kill_tree(pid, include_root=False)
+        kill_marked(lambda value: value == marker)
+
+
+def read_output(path: Path) -> str:
+    """A worker's output file (its last _MAX_OUTPUT_BYTES), decoded leniently."""
     try:
-        stdout, stderr = proc.communicate(timeout=timeout_s)
-        returncode: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        kill_group(proc.pid)
-        stdout, stderr = proc.communicate()
-        returncode = None
-    finally:
-        if groups is not None:
-            groups.discard(proc.pid)
-    return Outcome(returncode, stdout, stderr, time.perf_counter() - start)
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - _MAX_OUTPUT_BYTES))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def run_command(command: list[str], timeout_s: float, workers: WorkerSet) -> Outcome:
+    """Run `command` supervised, in a session of its own; after `timeout_s` seconds kill it and
+    everything it started. Its output is read from files once it is gone."""
+    marker = workers.marker()
+    with workers.workdir() as tmp:
+        out, err = tmp / "stdout", tmp / "stderr"
+        with out.open("wb") as stdout, err.open("wb") as stderr:
+            start = time.perf_counter()
+            proc = subprocess.Popen(
+                supervised(command),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                start_new_session=True,
+                env=_env(marker),
+            )
+        try:
+            workers.add(proc.pid, marker)
+            try:
+                returncode: int | None = proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                returncode = None
+                stop_worker(proc.pid, marker)
+                proc.wait()
+        except BaseException:  # stopped (a signal in this thread): leave nothing running
+            stop_worker(proc.pid, marker)
+            proc.wait()
+            raise
+        finally:
+            workers.discard(proc.pid)
+        after_worker(proc.pid, marker, returncode)
+        seconds = time.perf_counter() - start
+        return Outcome(returncode, read_output(out), read_output(err), seconds)
 
 
 def _clip(text: str) -> str:
@@ -236,19 +344,15 @@ def classify(
 ISOLATION = ("fork", "subprocess")
 
 
-def run_solar(
-    argv: list[str], timeout_s: float, isolation: str = "fork", groups: ProcessGroups | None = None
-) -> Outcome:
+def run_solar(argv: list[str], timeout_s: float, isolation: str, workers: WorkerSet) -> Outcome:
     """Run `solar ARGV` in a worker process with a timeout."""
     if isolation == "subprocess":
-        return run_command(solar_command(*argv), timeout_s, groups)
+        return run_command(solar_command(*argv), timeout_s, workers)
     if isolation != "fork":
         raise UsageError(f"unknown isolation {isolation!r}; use one of: {', '.join(ISOLATION)}")
     from solar.kernelbench.zygote import run_forked
 
-    return run_forked(
-        argv, timeout_s, groups.add if groups else None, groups.discard if groups else None
-    )
+    return run_forked(argv, timeout_s, workers)
 
 
 def analyze_problem(
@@ -256,10 +360,10 @@ def analyze_problem(
     archs: dict[str, str],
     flags: tuple[str, ...],
     timeout_s: float,
-    isolation: str = "fork",
-    groups: ProcessGroups | None = None,
+    isolation: str,
+    workers: WorkerSet,
 ) -> list[Row]:
     """Analyse one problem for GPUs `archs` ({canonical name: name as given}) in a worker process."""
     argv = ["analyze", str(problem.path), "--arch", *archs.values(), "--json", *flags]
-    outcome = run_solar(argv, timeout_s, isolation, groups)
+    outcome = run_solar(argv, timeout_s, isolation, workers)
     return classify(problem, tuple(archs), outcome, flags, timeout_s)

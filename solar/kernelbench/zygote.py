@@ -1,38 +1,40 @@
 """Per-problem workers forked from a warm interpreter: a multiprocessing fork server that has imported
-torch and solar and analysed a tiny program once (solar.kernelbench.warm) forks one child per problem,
-which runs `solar.cli.main(["analyze", FILE, ...])` in a process group of its own.
+torch and solar and analysed a tiny program once (solar.kernelbench.warm) forks one child per problem.
+The child starts a session of its own and supervises (solar.kernelbench.supervise) a second fork,
+which runs `solar.cli.main(["analyze", FILE, ...])`.
 
 Isolation is that of a fresh `python -m solar.cli analyze` (a crash or a hang costs one child; every
 child starts from the same warm state, never from a previous child), without paying the seconds of
-importing torch per problem."""
+importing torch per problem. `stop_server` ends the fork server (and its warm-up folder) when a run
+ends or is stopped."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import multiprocessing.forkserver
 import os
+import shutil
 import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from solar.kernelbench.procs import MARKER_VAR, kill_tree
+
 if TYPE_CHECKING:
-    from solar.kernelbench.worker import Outcome
+    from solar.kernelbench.worker import Outcome, WorkerSet
 
 #: what the fork server imports before it forks anything; an ImportError there is ignored. `warm`
 #: comes first: it hides the GPUs before anything imports torch.
 PRELOAD = ["solar.kernelbench.warm"]
+#: the fork server's warm-up folder is `WARM_PREFIX<server pid>@<host>-...` (solar.kernelbench.warm).
+WARM_PREFIX = "solar-kb-warm-"
 
 
-def _child(argv: list[str], out: str, err: str) -> None:
-    """Run the solar CLI with stdout and stderr going to files; exit with its status."""
-    os.setsid()  # its own process group: a timeout kills it and anything it started
-    for fd, path in ((1, out), (2, err)):
-        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        os.dup2(target, fd)
-        os.close(target)
+def _run_cli(argv: list[str]) -> int:
     try:
         from solar.cli import main
 
@@ -44,7 +46,33 @@ def _child(argv: list[str], out: str, err: str) -> None:
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(code or 0)
+    return code or 0
+
+
+def _child(argv: list[str], out: str, err: str, marker: str) -> None:
+    """Supervise the solar CLI run with stdout and stderr going to files; exit as it did."""
+    from solar.kernelbench.supervise import exit_as, supervise
+
+    os.setsid()  # its own session and process group, away from the terminal's signals
+    _release_server()
+    for fd, path in ((1, out), (2, err)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(target, fd)
+        os.close(target)
+    os.environ[MARKER_VAR] = marker
+    exit_as(supervise(lambda: _run_cli(argv)))
+
+
+def _release_server() -> None:
+    """Close this child's copy of the fork server's "alive" pipe. The server exits when every copy
+    is closed; with only the runner's left, a runner killed outright (SIGKILL) ends the server, whose
+    death signals every supervisor (PR_SET_PDEATHSIG) to kill its worker."""
+    server = getattr(multiprocessing.forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(fd, int):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        server._forkserver_alive_fd = None
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -53,38 +81,53 @@ def _context() -> multiprocessing.context.BaseContext:
     return ctx
 
 
-def _read(path: Path) -> str:
-    return path.read_text(errors="replace") if path.exists() else ""
+def start_server() -> None:
+    """Start the fork server now (from the calling thread) if it is not running."""
+    _context()
+    multiprocessing.forkserver.ensure_running()
 
 
-def run_forked(
-    argv: list[str],
-    timeout_s: float,
-    on_start: Callable[[int], None] | None = None,
-    on_end: Callable[[int], None] | None = None,
-) -> Outcome:
-    """The Outcome of `solar ARGV` in a forked child; its seconds and the timeout count from the fork.
-    `on_start` / `on_end` get the child's pid (its process group) while it runs."""
-    from solar.kernelbench.worker import Outcome, kill_group
+def stop_server() -> None:
+    """Kill the fork server, anything it forked, and its warm-up folder. The standard library has no
+    public way to stop it; its own tests use `ForkServer._stop`, which is used here after the kill
+    (without those names, the server is left to exit with this process, as it does on its own)."""
+    server = getattr(multiprocessing.forkserver, "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is None:
+        return
+    kill_tree(pid, group=False)  # it shares this process's group
+    with contextlib.suppress(OSError, AttributeError):
+        server._stop()  # closes its socket and reaps it
+    for folder in Path(tempfile.gettempdir()).glob(f"{WARM_PREFIX}{pid}@*"):
+        shutil.rmtree(folder, ignore_errors=True)
 
-    with tempfile.TemporaryDirectory(prefix="solar-kb-") as tmp:
-        out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
-        proc = _context().Process(target=_child, args=(argv, str(out), str(err)), daemon=True)
-        proc.start()  # returns once the server has forked the child (the first call waits for its warm-up)
+
+def run_forked(argv: list[str], timeout_s: float, workers: WorkerSet) -> Outcome:
+    """The Outcome of `solar ARGV` in a forked child; its seconds and timeout count from the fork."""
+    from solar.kernelbench.worker import Outcome, after_worker, read_output, stop_worker
+
+    marker = workers.marker()
+    with workers.workdir() as tmp:
+        out, err = tmp / "stdout", tmp / "stderr"
+        proc = _context().Process(
+            target=_child, args=(argv, str(out), str(err), marker), daemon=True
+        )
+        proc.start()  # returns once the server has forked the child (the first waits for warm-up)
         start = time.perf_counter()
-        if on_start is not None:
-            on_start(proc.pid)
         try:
+            workers.add(proc.pid, marker)
             proc.join(timeout_s)
             code = proc.exitcode
             if code is None:
-                kill_group(proc.pid)
-                proc.kill()
+                stop_worker(proc.pid, marker)
                 proc.join()
+        except BaseException:  # stopped (a signal in this thread): leave nothing running
+            stop_worker(proc.pid, marker)
+            raise
         finally:
-            if on_end is not None:
-                on_end(proc.pid)
+            workers.discard(proc.pid)
+        after_worker(proc.pid, marker, code)
         seconds = time.perf_counter() - start
-        outcome = Outcome(code, _read(out), _read(err), seconds)
+        outcome = Outcome(code, read_output(out), read_output(err), seconds)
         proc.close()
     return outcome

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from solar.kernelbench.results import Row
@@ -117,6 +119,122 @@ def get_inputs():
 """
         + FOOTER
     )
+
+
+def setsid_hang(pid_file: Path) -> str:
+    """A problem whose grandchild leaves the process group (a new session), keeping the worker's
+    stdout and stderr open, and which then hangs for good."""
+    return (
+        HEADER
+        + f"""import subprocess
+import time
+
+child = subprocess.Popen(["sleep", "600"], start_new_session=True)
+open({str(pid_file)!r} + ".tmp", "w").write(str(child.pid))
+__import__("os").replace({str(pid_file)!r} + ".tmp", {str(pid_file)!r})
+time.sleep(600)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+
+
+def get_inputs():
+    return [torch.randn(4)]
+"""
+        + FOOTER
+    )
+
+
+def daemon_then_relu(pid_file: Path) -> str:
+    """A problem that starts a daemon (fork, setsid, fork: an orphan in a session of its own, holding
+    the worker's stdout and stderr) and then analyses fine."""
+    return (
+        HEADER
+        + f"""import os
+import time
+
+first = os.fork()
+if first == 0:
+    os.setsid()
+    daemon = os.fork()
+    if daemon == 0:
+        time.sleep(600)
+        os._exit(0)
+    open({str(pid_file)!r}, "w").write(str(daemon))
+    os._exit(0)
+os.waitpid(first, 0)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(8)]
+"""
+        + FOOTER
+    )
+
+
+#: writes its pid to `pid_file`, kills its parent (the worker's supervisor), then hangs.
+PARRICIDE = """import os, time
+open({pid_file!r}, "w").write(str(os.getpid()))
+os.kill(os.getppid(), 9)
+time.sleep(600)
+"""
+
+
+def parricide(pid_file: Path) -> str:
+    """A problem that kills its supervisor (the worker's parent) at import and then hangs."""
+    return HEADER + PARRICIDE.format(pid_file=str(pid_file)) + FOOTER
+
+
+def flagged(flag_file: Path, action: str) -> str:
+    """A ReLU problem that, while `flag_file` exists, first does `action` (`hang`, `crash`)."""
+    act = {"hang": "time.sleep(600)", "crash": "os._exit(3)"}[action]
+    return (
+        HEADER
+        + f"""import os
+import time
+
+if os.path.exists({str(flag_file)!r}):
+    {act}
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(8)]
+"""
+        + FOOTER
+    )
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` runs (zombies, dead and waiting to be reaped, do not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "\nState:\tZ" not in status.read_text()
+    except OSError:
+        return False
+
+
+def wait_until(condition, limit_s: float = 30.0) -> bool:
+    """Poll `condition` until it holds or `limit_s` passes; its last value."""
+    deadline = time.monotonic() + limit_s
+    while not (ok := condition()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return ok
 
 
 def write_suite(root: Path, files: dict[str, str]) -> Path:
