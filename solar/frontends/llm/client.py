@@ -5,6 +5,7 @@ text and nothing else is done with it here."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -77,12 +78,14 @@ class ChatClient:
             self.usage.requests += 1
             start = time.monotonic()
             try:
-                response = self._openai().chat.completions.create(
+                create = self._openai().chat.completions.with_streaming_response.create
+                with create(
                     model=self.config.model,
                     messages=messages,
                     temperature=self.config.temperature,
                     max_tokens=min(self.config.max_reply_tokens, left),
-                )
+                ) as raw:
+                    body = self._read_bounded(raw)
             except retryable as exc:
                 self.usage.seconds += time.monotonic() - start
                 if attempt == self.config.retries:
@@ -99,14 +102,36 @@ class ChatClient:
                     f"{self._where()}: {type(exc).__name__}: {str(exc).splitlines()[0]}"
                 ) from None
             self.usage.seconds += time.monotonic() - start
-            return self._reply(messages, response)
+            return self._reply(messages, body)
         raise AssertionError("unreachable")
 
-    def _reply(self, messages: list[Message], response) -> Reply:
-        choices = getattr(response, "choices", None) or []
-        text = (choices[0].message.content or "") if choices else ""
-        used = getattr(getattr(response, "usage", None), "total_tokens", None)
-        tokens = int(used) if used else _tokens_estimate(messages, text)
+    def _read_bounded(self, raw) -> bytes:
+        """The response body, read in chunks and abandoned past the size bound (a reply of
+        max_reply_chars characters, 4 bytes each at most, plus the JSON around it)."""
+        limit = 4 * self.config.max_reply_chars + (1 << 16)
+        body = bytearray()
+        for chunk in raw.iter_bytes():
+            body += chunk
+            if len(body) > limit:
+                raise ReplyTooLong(len(body), self.config.max_reply_chars, unit="bytes (or more)")
+        return bytes(body)
+
+    def _reply(self, messages: list[Message], body: bytes) -> Reply:
+        """The reply text and its token count, from the JSON body (read as data only)."""
+        try:
+            data = json.loads(body)
+            choices = data.get("choices") or []
+            text = (choices[0].get("message") or {}).get("content") or "" if choices else ""
+            used = (data.get("usage") or {}).get("total_tokens")
+        except (ValueError, AttributeError, TypeError, IndexError):
+            raise LLMError(
+                f"{self._where()}: the response is not a chat completion (JSON with choices)"
+            ) from None
+        if not isinstance(text, str):
+            raise LLMError(f"{self._where()}: the reply's content is not text")
+        tokens = (
+            int(used) if isinstance(used, int) and used > 0 else _tokens_estimate(messages, text)
+        )
         self.usage.tokens += tokens
         if len(text) > self.config.max_reply_chars:
             raise ReplyTooLong(len(text), self.config.max_reply_chars)
@@ -119,11 +144,11 @@ class ChatClient:
 class ReplyTooLong(LLMError):
     """A reply over the size bound: refused without being read further."""
 
-    def __init__(self, chars: int, limit: int) -> None:
+    def __init__(self, size: int, limit: int, unit: str = "characters") -> None:
         super().__init__(
-            f"the reply has {chars} characters, over the bound of {limit}; it was not read"
+            f"the reply has {size} {unit}, over the bound of {limit} characters; it was not read"
         )
-        self.chars = chars
+        self.size = size
 
 
 def _describe(exc) -> str:

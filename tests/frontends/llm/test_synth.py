@@ -94,6 +94,13 @@ def test_huge_reply_is_bounded(make_config) -> None:
     assert "reply with the IR block only" in requests[1]["messages"][-1]["content"]
 
 
+def test_huge_body_is_not_read_whole(make_config) -> None:
+    huge = "y" * 5_000_000  # 5 MB: reading stops a little past 4 bytes per allowed character
+    result, _, client = _run([reply(huge)], make_config, attempts=1, max_reply_chars=1000)
+    assert isinstance(result, LLMError) and "bytes (or more), over the bound of 1000" in str(result)
+    assert client.usage.tokens == 0
+
+
 def test_timeout(make_config) -> None:
     slow = Step(text=DOUBLE, delay_s=2.0)
     result, requests, client = _run([slow, slow], make_config, timeout_s=0.2, retries=1)
