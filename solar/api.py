@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from solar.errors import TraceError, UnsupportedOpError, UsageError
-from solar.ir.nodes import Program
+from solar.errors import TraceError, UnsupportedOpError, UsageError, message_line
+from solar.ir.nodes import Program, Role
 from solar.report import Report, build_report
 
 
@@ -55,6 +55,14 @@ def load(
         from solar.frontends.detect import framework_of
 
         framework = framework_of(model_or_path)
+        if framework == "ir":
+            if mode is not None or infer_structure:
+                raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to IR text")
+            provenance = (_traced("the whole program", "ir"),)
+            return Loaded(
+                load_ir_file(model_or_path), (), str(Path(model_or_path).resolve()), None,
+                (provenance[0].describe(),), provenance,
+            )
         if frontend in ("llm", "auto", "torch") and framework != "jax" or frontend == "llm":
             return _load_torch_or_llm(model_or_path, mode, infer_structure, frontend, llm)
         if frontend == "torch":
@@ -93,6 +101,52 @@ def load(
     )
 
 
+def load_ir_file(path: str | Path) -> Program:
+    """An IR text file (as `solar ir` prints it), parsed and verified; a problem is one
+    IRSyntaxError / IRVerifyError line starting with the file name."""
+    from solar.errors import IRSyntaxError, IRVerifyError
+    from solar.ir.parser import parse_program
+    from solar.ir.verify import verify
+    from solar.userfiles import read_text
+
+    name = Path(path).name
+    text = read_text(path, "an IR text file", IRSyntaxError)
+    try:
+        program = parse_program(text)
+    except IRSyntaxError as exc:
+        raise IRSyntaxError(f"{name}: {exc}") from None
+    try:
+        verify(program)
+    except IRVerifyError as exc:
+        raise IRVerifyError(f"{name}: {message_line(exc)}") from None
+    if not any(t.role is Role.OUTPUT for t in program.tensors):
+        raise IRVerifyError(
+            f"{name}: program {program.name!r} declares no output, so there is nothing to bound; "
+            "declare what it computes, e.g. `output y: f32[8]`"
+        )
+    return program
+
+
+# A locked SM clock outside this range is a typo, not a GPU (datasheet clocks: ~200-3000 MHz).
+CLOCK_MHZ_RANGE = (10.0, 10000.0)
+
+
+def check_clock_mhz(clock_mhz: float | None) -> float | None:
+    """A locked clock in MHz: a finite number in CLOCK_MHZ_RANGE (None: the boost clock)."""
+    if clock_mhz is None:
+        return None
+    lo, hi = CLOCK_MHZ_RANGE
+    try:
+        value = float(clock_mhz)
+    except (TypeError, ValueError):
+        raise UsageError(f"clock {clock_mhz!r} is not a number; give the locked SM clock in MHz, e.g. 1410") from None
+    if isinstance(clock_mhz, bool) or not (lo <= value <= hi):  # also rejects nan and inf
+        raise UsageError(
+            f"clock {clock_mhz!r} MHz is outside {lo:g}..{hi:g} MHz; give the locked SM clock in MHz, e.g. 1410"
+        )
+    return value
+
+
 def analyze_loaded(
     loaded: Loaded,
     arch: str,
@@ -105,6 +159,9 @@ def analyze_loaded(
     from solar.hardware import get_spec
     from solar.lift import lift
 
+    clock_mhz = check_clock_mhz(clock_mhz)
+    if not isinstance(arch, str):
+        raise UsageError(f"a GPU is named by a string (see `solar specs`), got {type(arch).__name__}")
     spec = get_spec(arch)
     assumptions = Assumptions(precision=precision, cache=cache, clock_mhz=clock_mhz, tf32_flags=loaded.flags)
     graph = lift(loaded.program)
@@ -204,10 +261,10 @@ def _load_jax_file(path: str | Path, frontend: str, llm: Any) -> Loaded:
     return Loaded(program, traced.flags, traced.source_file, traced, (provenance[0].describe(),), provenance)
 
 
-def _traced(part: str) -> Any:
+def _traced(part: str, source: str = "traced") -> Any:
     from solar.frontends.llm.synth import Provenance
 
-    return Provenance(part, "traced")
+    return Provenance(part, source)
 
 
 def _load_torch_or_llm(

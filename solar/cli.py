@@ -1,13 +1,22 @@
 """The `solar` command: a thin layer over solar.api. Errors from the SolarError family print as one
-line and exit 2; anything else is a bug in solar and keeps its traceback."""
+line and exit 2; Ctrl-C prints one line and exits 130; anything else is a bug in solar and keeps
+its traceback. The analysis commands run under a wall-clock limit (`--timeout`) and, with
+`--debug`, show what the user's code and torch/JAX print and the traceback of an error."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
+import signal
 import sys
+import threading
+import traceback
+from pathlib import Path
 from typing import Sequence
 
-from solar.errors import SolarError, UsageError
+from solar.errors import SolarError, UsageError, message_line
+from solar.frontends import usercode
 
 EXAMPLES = """examples:
   solar analyze examples/matmul.py --arch H100-SXM
@@ -17,6 +26,7 @@ EXAMPLES = """examples:
   solar validate examples/mlp.py --compile      (on a CUDA GPU)
   solar calibrate                               (on a CUDA GPU)
   solar ir examples/matmul.py
+  solar analyze program.ir --arch H100-SXM      (IR text, as `solar ir` prints it)
   solar analyze examples/llm/data_dependent.py --llm-base-url http://localhost:8000/v1 --llm-model NAME
   solar llm-cache list
   solar einsum examples/attention.py
@@ -29,6 +39,60 @@ EXAMPLES = """examples:
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage + line)
         raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+# ---- argument types: a bad value is a one-line usage error before anything runs ------------------
+
+# Default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def _timeout(text: str) -> float:
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a timeout is seconds >= 0 (0: no limit)")
+    return value
+
+
+def _clock_mhz(text: str) -> float:
+    from solar.api import check_clock_mhz
+
+    try:
+        return check_clock_mhz(_finite(text))
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _count(lowest: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not lowest <= value < 2**32:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be an integer in {lowest}..{2**32 - 1}")
+        return value
+
+    return parse
+
+
+def _new_file(text: str) -> str:
+    p = Path(text)
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; name the YAML file to write")
+    if not p.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: folder {str(p.parent)!r} does not exist")
+    return text
 
 
 def _fmt_seconds(s: float) -> str:
@@ -111,10 +175,12 @@ def _print_report(report, per_op: bool) -> None:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.api import analyze_loaded, load
+    from solar.frontends.llm.cli import config as llm_config
+    from solar.hardware import get_spec
     from solar.report import reports_to_json
 
-    from solar.frontends.llm.cli import config as llm_config
-
+    for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
+        get_spec(arch)
     loaded = load(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
         frontend=args.frontend, llm=llm_config(args),
@@ -133,7 +199,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     from solar.frontends.detect import framework_of
 
-    if framework_of(args.file) == "jax":
+    framework = framework_of(args.file)
+    if framework == "ir":
+        raise UsageError(
+            f"{args.file}: verify compares a program's IR with the program's own outputs, and IR text "
+            "has no program behind it; `solar ir FILE` parses and verifies it"
+        )
+    if framework == "jax":
         from solar.frontends.jax import check_file as check_jax_file
 
         result = check_jax_file(args.file, seed=args.seed)
@@ -252,6 +324,19 @@ def cmd_ops(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """--timeout and --debug (commands that run the user's program)."""
+    p.add_argument(
+        "--timeout", type=_timeout, default=DEFAULT_TIMEOUT_S, metavar="S",
+        help=f"wall-clock limit of the analysis in seconds (default {DEFAULT_TIMEOUT_S:g}; 0: none)",
+    )
+    p.add_argument(
+        "--debug", action="store_true",
+        help="show what the program and torch/JAX print while it is traced, and tracebacks",
+    )
+    p.set_defaults(runs_user_code=True)
+
+
 def _add_mode_flags(p: argparse.ArgumentParser) -> None:
     """--mode and --infer-structure (PyTorch model files)."""
     p.add_argument(
@@ -278,39 +363,47 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     a = sub.add_parser("analyze", help="bound a program on one or more GPUs")
-    a.add_argument("file", help="KernelBench-format model file (Model, get_inputs, get_init_inputs)")
+    a.add_argument(
+        "file", help="KernelBench-format model file (Model, get_inputs, get_init_inputs), a JAX file, or .ir text"
+    )
     a.add_argument("--arch", nargs="+", default=["H100-SXM"], metavar="NAME", help="GPU spec names (see `solar specs`)")
     a.add_argument("--json", action="store_true", help="print JSON (one object per arch; a list when several)")
     a.add_argument("--precision", choices=("exact", "fastest"), default="exact", help="tensor-core precision policy")
-    a.add_argument("--clock-mhz", type=float, default=None, help="locked SM clock (scales compute rates, not DRAM)")
+    a.add_argument(
+        "--clock-mhz", type=_clock_mhz, default=None, metavar="MHZ",
+        help="locked SM clock in MHz (scales compute rates, not DRAM)",
+    )
     a.add_argument(
         "--cache", choices=("cold", "warm"), default="cold",
         help="cold: L2 flushed before the run (default); warm: inputs up to the L2 capacity may be resident",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
     _add_mode_flags(a)
+    _add_run_flags(a)
     add_llm_flags(a)
     a.set_defaults(fn=cmd_analyze)
     v = sub.add_parser("verify", help="compare the IR's outputs with the program's own outputs")
     v.add_argument("file")
-    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--seed", type=_count(0), default=0, help="seed of the random inputs")
     _add_mode_flags(v)
+    _add_run_flags(v)
     v.set_defaults(fn=cmd_verify)
     val = sub.add_parser("validate", help="time the real CUDA kernels and check no bound is beaten")
     val.add_argument("file")
     val.add_argument("--arch", default=None, metavar="NAME", help="spec to use (default: detected from the GPU)")
     val.add_argument("--compile", action="store_true", help="also time torch.compile of the model")
-    val.add_argument("--reps", type=int, default=50, help="timed calls per mode (median and min reported)")
+    val.add_argument("--reps", type=_count(1), default=50, help="timed calls per mode (median and min reported)")
     val.add_argument("--json", action="store_true", help="print the result as JSON")
     val.set_defaults(fn=cmd_validate)
     cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
-    cal.add_argument("--out", default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
+    cal.add_argument("--out", type=_new_file, default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
     cal.add_argument("--arch", default=None, metavar="NAME", help="spec to extend (default: detected)")
     cal.set_defaults(fn=cmd_calibrate)
     for name, fn, text in (("ir", cmd_ir, "print the Affine Loop IR"), ("einsum", cmd_einsum, "print the einsum graph")):
         c = sub.add_parser(name, help=text)
         c.add_argument("file")
         _add_mode_flags(c)
+        _add_run_flags(c)
         if name == "ir":
             add_llm_flags(c)
         c.set_defaults(fn=fn)
@@ -323,23 +416,76 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _preload(path: str) -> None:
+    """Import the frontend a file needs before the --timeout clock starts: the limit is on the
+    analysis, not on solar's own start-up (importing torch or jax takes seconds on a busy machine)."""
+    from solar.frontends.detect import framework_of
+
+    framework = framework_of(path)
+    if framework == "torch":
+        import torch.export._trace  # noqa: F401  - torch.export imports most of torch lazily
+
+        import solar.frontends.torch.loader  # noqa: F401
+    elif framework == "jax":
+        import solar.frontends.jax.loader  # noqa: F401
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM during a command that runs user code (passes through user-code guards as Ctrl-C does)."""
+
+
+@contextlib.contextmanager
+def _terminate_cleanly(args: argparse.Namespace):
+    """While a command that runs user code runs in the main thread, SIGTERM ends it as Ctrl-C
+    does: one line, exit 143 (other commands keep their own handling)."""
+    if not getattr(args, "runs_user_code", False) or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    debug = False
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "fn", None):
             parser.print_help()
             return 2
-        return args.fn(args)
+        debug = getattr(args, "debug", False)
+        usercode.configure(debug=debug)
+        runs_user_code = getattr(args, "runs_user_code", False)
+        with _terminate_cleanly(args):
+            if runs_user_code:
+                _preload(args.file)
+            with usercode.deadline(args.timeout if runs_user_code else None):
+                return args.fn(args)
     except SolarError as exc:
-        message = " ".join(str(exc).split("\n")[0].split())
-        print(f"solar: error: {message}", file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        print(f"solar: error: {message_line(exc)}", file=sys.stderr)
         return 2
+    except _Terminated:
+        print("solar: terminated", file=sys.stderr)
+        return 143
+    except KeyboardInterrupt:  # Ctrl-C (or a KeyboardInterrupt raised by the user's code)
+        print("solar: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `solar ops | head`: the reader left; not an error
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        usercode.configure(debug=False)
 
 
 if __name__ == "__main__":

@@ -45,3 +45,16 @@ class LLMError(SolarError):
 
 class UsageError(SolarError):
     """Bad flags or arguments."""
+
+
+class AnalysisTimeout(SolarError):
+    """The analysis ran past its wall-clock limit (`--timeout`)."""
+
+
+def message_line(exc: BaseException | str) -> str:
+    """The one line the CLI prints for an error: its first non-blank line, whitespace collapsed
+    (later lines, e.g. the statement or the caret under a syntax error, are detail)."""
+    for line in str(exc).splitlines():
+        if line.strip():
+            return " ".join(line.split())
+    return type(exc).__name__ if isinstance(exc, BaseException) else ""

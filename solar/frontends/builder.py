@@ -23,6 +23,7 @@ from solar.ir.nodes import (
     Const,
     Expr,
     Index,
+    Indirect,
     Loop,
     Origin,
     Program,
@@ -139,7 +140,10 @@ class ProgramBuilder:
         def norm(e: Affine) -> Affine:
             return simplify(e.substitute(zero), ranges) if zero else simplify(e, ranges)
 
-        tidx = tuple(norm(e) for e in index)
+        tidx = tuple(
+            Indirect(map_indices(e.value, norm), norm(e.offset)) if isinstance(e, Indirect) else norm(e)
+            for e in index
+        )
         for alt_guards, expr in value:
             all_guards = [replace(g, expr=norm(g.expr)) for g in (*guards, *alt_guards)]
             live = _prune(all_guards, ranges)

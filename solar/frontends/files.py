@@ -1,54 +1,55 @@
-"""Importing a user's model file, shared by every frontend: a fresh module per import, and any
-failure turned into a one-line ModelFileError naming the file and the user's line."""
+"""Importing a user's model file, shared by every frontend: the source is read by
+solar.userfiles (one place for missing, binary, mis-encoded files), compiled here (a syntax error is
+one line with its line number) and run as a fresh module under solar.frontends.usercode (stdout
+dropped, exits and interrupts handled, any failure one line naming the file and the user's line)."""
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import io
 import sys
-import traceback
+import types
 from pathlib import Path
 from typing import Any
 
 from solar.errors import ModelFileError
+from solar.frontends.usercode import one_line, running, user_frame
+from solar.userfiles import read_python
+
+__all__ = ["compile_model_file", "import_model_file", "one_line", "user_frame"]
 
 
-def one_line(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
-def user_frame(exc: BaseException, path: str | None) -> str:
-    """`file.py:LINE` of the innermost frame of the exception in the user's file."""
-    if path is None:
-        return "the program"
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if frame.filename == path:
-            return f"{Path(path).name}:{frame.lineno}"
-    return Path(path).name
+def compile_model_file(path: str | Path) -> types.CodeType:
+    """The compiled code of a model file; a file that is not Python source is one ModelFileError."""
+    p = Path(path)
+    if p.suffix != ".py" and p.is_file():
+        raise ModelFileError(f"{path}: not a Python file; solar analyses .py model files")
+    source = read_python(p, ModelFileError)
+    try:
+        return compile(source, str(p.resolve()), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise ModelFileError(
+            f"{p.name}:{exc.lineno}: syntax error: {exc.msg}; fix the model file"
+        ) from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # e.g. nesting too deep to compile
+        raise ModelFileError(f"{p.name}: cannot compile the model file: {one_line(exc)}") from None
 
 
 def import_model_file(path: str | Path) -> Any:
     """Import a model file as a fresh module; any failure is a ModelFileError naming file and line."""
     p = Path(path)
-    if not p.is_file():
-        raise ModelFileError(f"{path}: no such file; pass the path of a Python model file")
-    if p.suffix != ".py":
-        raise ModelFileError(f"{path}: not a Python file; solar analyses .py model files")
+    code = compile_model_file(p)
     name = f"solar_model_{abs(hash(str(p.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, p)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    module = types.ModuleType(name)
+    module.__file__ = str(p.resolve())
+    sys.modules[name] = module  # dataclasses, pickling and typing look the module up by name
+    folder = str(p.resolve().parent)
+    added = folder not in sys.path
+    if added:  # helper modules beside the model file import as with `python model.py`
+        sys.path.append(folder)
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise ModelFileError(f"{p.name}:{exc.lineno}: syntax error: {exc.msg}; fix the model file") from None
-    except Exception as exc:  # the user's module failed at import time
-        raise ModelFileError(
-            f"{user_frame(exc, str(p.resolve()))}: importing the model file failed: {one_line(exc)}"
-        ) from None
+        with running(p, "importing the model file"):
+            exec(code, module.__dict__)  # noqa: S102 - running the user's model file is the point
     finally:
         sys.modules.pop(name, None)
+        if added and folder in sys.path:
+            sys.path.remove(folder)
     return module

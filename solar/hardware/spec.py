@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from solar.errors import SpecError
+from solar.userfiles import read_text
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "hardware_specs"
 
@@ -152,7 +153,38 @@ class HardwareSpec(_Strict):
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML 1.1 needs a dot and a signed exponent for a float; accept `989.4e12` and `1e-6` too."""
+    """Strict YAML for spec files: a key given twice is an error (YAML would keep the last one
+    silently), anchors and aliases are refused (a spec writes every value out), and YAML 1.1's
+    float syntax is widened to accept `989.4e12` and `1e-6`."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "an alias (*name); write the value out instead", self.peek_event().start_mark
+            )
+        if getattr(self.peek_event(), "anchor", None):
+            raise yaml.composer.ComposerError(
+                None, None, "an anchor (&name); write every value out instead", self.peek_event().start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:
+                    continue  # an unhashable key: SafeLoader reports it
+                if first is not key_node:
+                    raise yaml.constructor.ConstructorError(
+                        None, None,
+                        f"duplicate key {key!r} (first given at line {first.start_mark.line + 1}); "
+                        "keep one",
+                        key_node.start_mark,
+                    )
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.add_implicit_resolver(
@@ -196,24 +228,83 @@ def _describe(error: Any) -> tuple[str, str]:
     return f"{where}: {message} (got {got})", "fix the value"
 
 
+# Physical range of each number (inclusive), by key: wider than any GPU made or planned, so that a
+# value outside is a typo or a wrong unit (MHz for Hz, bits for bytes), never a real part.
+# A key ending in `.*` covers every entry of that mapping.
+PHYSICAL_RANGES: dict[str, tuple[float, float, str]] = {
+    "sm_count": (1, 4096, "SMs"),
+    "boost_clock_mhz": (10, 10_000, "MHz"),
+    "dram.capacity_bytes": (1e6, 1e15, "bytes"),
+    "dram.bandwidth_bytes_per_s": (1e9, 1e16, "bytes/s"),
+    "l2.capacity_bytes": (1e3, 1e11, "bytes"),
+    "l2.bandwidth_bytes_per_s": (1e9, 1e17, "bytes/s"),
+    "l1_shared_per_sm.capacity_bytes": (1e3, 1e9, "bytes"),
+    "l1_shared_per_sm.bandwidth_bytes_per_s": (1e8, 1e16, "bytes/s"),
+    "shared_memory_per_sm.capacity_bytes": (1e3, 1e9, "bytes"),
+    "shared_memory_per_sm.bandwidth_bytes_per_s": (1e8, 1e16, "bytes/s"),
+    "registers_per_sm.capacity_bytes": (1e3, 1e9, "bytes"),
+    "registers_per_sm.bandwidth_bytes_per_s": (1e8, 1e17, "bytes/s"),
+    "tensor_memory_per_sm.capacity_bytes": (1e3, 1e9, "bytes"),
+    "tensor_memory_per_sm.bandwidth_bytes_per_s": (1e8, 1e17, "bytes/s"),
+    "other_storage_per_sm.capacity_bytes": (1, 1e9, "bytes"),
+    "other_storage_per_sm.bandwidth_bytes_per_s": (1e8, 1e17, "bytes/s"),
+    "tensor_core_flops_per_s.*": (1e9, 1e19, "flop/s"),
+    "simt_flops_per_s.*": (1e9, 1e18, "flop/s"),
+    "sfu_ops_per_s": (1e8, 1e18, "ops/s"),
+    "min_kernel_seconds": (1e-9, 1e-3, "s"),
+    "calibrated.*": (1e-12, 1e19, "(its unit)"),
+}
+# Numbers that count things.
+INTEGER_KEYS = frozenset({"sm_count"})
+
+
+def _sourced_values(spec: HardwareSpec) -> list[tuple[str, str, float]]:
+    """(key, range key, value) of every Sourced number in a spec."""
+    out = []
+    for field, value in spec:
+        if isinstance(value, Sourced):
+            out.append((field, field, value.value))
+        elif isinstance(value, MemoryLevel):
+            for sub, level in value:
+                if isinstance(level, Sourced):
+                    out.append((f"{field}.{sub}", f"{field}.{sub}", level.value))
+        elif isinstance(value, dict):
+            out += [(f"{field}.{k}", f"{field}.*", v.value) for k, v in value.items()]
+    return out
+
+
+def physical_problem(spec: HardwareSpec) -> str | None:
+    """`key.value: ...` for the first number outside its physical range (None: all in range)."""
+    for key, range_key, value in _sourced_values(spec):
+        lo, hi, unit = PHYSICAL_RANGES[range_key]
+        if not lo <= value <= hi:
+            return f"{key}.value: {value:g} is outside the physical range {lo:g}..{hi:g} {unit}"
+        if range_key in INTEGER_KEYS and value != int(value):
+            return f"{key}.value: {value:g} is not a whole number"
+    return None
+
+
 def load_spec_file(path: str | Path) -> HardwareSpec:
     """Read and validate one spec YAML; any problem is a one-line SpecError naming file and key."""
     path = Path(path)
     shown = _display(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        message = f"{shown}: cannot read spec file ({exc.strerror}); check the path"
-        raise SpecError(message) from None
+        text = read_text(path, "a spec YAML file", SpecError)
+    except SpecError as exc:
+        raise SpecError(str(exc).replace(str(path), shown, 1)) from None
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
+        syntax = isinstance(exc, (yaml.scanner.ScannerError, yaml.parser.ParserError, yaml.reader.ReaderError))
+        kind = "YAML syntax error" if syntax else "YAML error"
         raise SpecError(
-            _one_line(f"{shown}{where}: YAML syntax error: {problem}; fix the YAML at that line")
+            _one_line(f"{shown}{where}: {kind}: {problem}; fix the YAML at that line")
         ) from None
+    except RecursionError:
+        raise SpecError(f"{shown}: YAML nested too deeply for a spec file; {_EXAMPLE}") from None
     if not isinstance(data, dict):
         raise SpecError(f"{shown}: <top level>: must be a mapping of keys; {_EXAMPLE}")
     try:
@@ -223,6 +314,9 @@ def load_spec_file(path: str | Path) -> HardwareSpec:
         problem, action = _describe(errors[0])
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise SpecError(_one_line(f"{shown}: {problem}{more}; {action}; {_EXAMPLE}")) from None
+    problem = physical_problem(spec)
+    if problem:
+        raise SpecError(f"{shown}: {problem}; fix the value ({_EXAMPLE})")
     if spec.name != path.stem:
         raise SpecError(
             f"{shown}: name: {spec.name!r} differs from the file name; "

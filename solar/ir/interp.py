@@ -239,7 +239,7 @@ def _exec(
 def _plain_target_vars(program: Program, stmt: Stmt, extent: dict[str, int]) -> list[str] | None:
     """The target index as distinct bare loop variables that stay inside the target, else None."""
     index = stmt.target.index
-    if not all(e.is_plain_var for e in index):
+    if not all(isinstance(e, Affine) and e.is_plain_var for e in index):
         return None
     tvars = [e.terms[0][0] for e in index]
     shape = program.shape(stmt.target.tensor)
@@ -301,7 +301,9 @@ def _exec_flat(block: _Block) -> None:
     stmt, shape = block.stmt, block.shape
     target = block.target
     value = _cast(_eval(block, stmt.value), target.dtype)
-    idx = tuple(e.evaluate(block.env) for e in stmt.target.index)
+    # an indirect (scatter) dim takes its position from the data; several points may hit one
+    # element: accumulating updates combine them all (ufunc.at), an assignment keeps one of them
+    idx = tuple(_index_value(block, e) for e in stmt.target.index)
     _check_bounds(block, stmt.target.tensor, idx, "writes")
     idx = tuple(np.broadcast_to(i, shape).ravel() for i in idx)
     value = np.broadcast_to(value, shape).ravel()
@@ -348,9 +350,9 @@ def _raise_out_of_bounds(
     got = int(np.broadcast_to(index, shape).flat[first])
     point = ", ".join(f"{v}={x}" for v, x in at.items())
     raise IRVerifyError(
-        f"statement\n{format_stmt(block.stmt)}\n{verb} {tensor} (shape "
-        f"{block.program.shape(tensor)}) out of bounds: index {got} in dim {dim} at point "
-        f"{point or '()'}; guard the access or fix its index"
+        f"{verb} {tensor} (shape {block.program.shape(tensor)}) out of bounds: index {got} in "
+        f"dim {dim} at point {point or '()'}; guard the access or fix its index\n"
+        f"statement:\n{format_stmt(block.stmt)}"
     )
 
 
@@ -376,8 +378,8 @@ def _eval(block: _Block, expr: Expr) -> Value:
             info = OPS[op]
             if len(args) != info.arity:
                 raise IRVerifyError(
-                    f"statement\n{format_stmt(block.stmt)}\n{op.value} takes {info.arity} "
-                    f"arguments, got {len(args)}"
+                    f"{op.value} takes {info.arity} arguments, got {len(args)}\n"
+                    f"statement:\n{format_stmt(block.stmt)}"
                 )
             vals = [_eval(block, a) for a in args]
             out = info.fn(*vals)
@@ -387,8 +389,8 @@ def _eval(block: _Block, expr: Expr) -> Value:
             arr = block.arrays[tensor]
             if len(index) != arr.ndim:
                 raise IRVerifyError(
-                    f"statement\n{format_stmt(block.stmt)}\nindexes {tensor} (rank {arr.ndim}) "
-                    f"with {len(index)} indices"
+                    f"the statement indexes {tensor} (rank {arr.ndim}) with {len(index)} indices\n"
+                    f"statement:\n{format_stmt(block.stmt)}"
                 )
             idx = tuple(_index_value(block, t) for t in index)
             out = arr[_check_bounds(block, tensor, idx, "reads")]

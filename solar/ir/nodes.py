@@ -92,8 +92,15 @@ class Loop:
 
 @dataclass(frozen=True, slots=True)
 class Store:
+    """The element a statement updates. An Indirect term makes the store data-dependent (scatter,
+    index_put): the element's position in that dim is the integer value of a load at the point."""
+
     tensor: str
-    index: tuple[Affine, ...]
+    index: tuple[IndexTerm, ...]
+
+    @property
+    def is_affine(self) -> bool:
+        return all(isinstance(t, Affine) for t in self.index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,12 +138,16 @@ class Stmt:
         """Loop variables that do not appear in the target index (summed/maxed over)."""
         used: set[str] = set()
         for e in self.target.index:
-            used |= e.variables
+            used |= term_variables(e)
         return tuple(v for v in self.loop_vars if v not in used)
 
     def loads(self) -> Iterator[Load]:
-        """Every load of the statement, including loads inside indirect indices."""
+        """Every load of the statement, including loads inside indirect indices (of the value and
+        of the store)."""
         yield from loads(self.value)
+        for t in self.target.index:
+            if isinstance(t, Indirect):
+                yield from loads(t.value)
 
     def __str__(self) -> str:
         from solar.ir.printer import format_stmt
@@ -221,6 +232,22 @@ def walk(expr: Expr) -> Iterator[Expr]:
 
 def loads(expr: Expr) -> Iterator[Load]:
     return (e for e in walk(expr) if isinstance(e, Load))
+
+
+def term_variables(term: IndexTerm) -> frozenset[str]:
+    """The variables an index term depends on (for an indirect term: its offset's and those of
+    every affine index inside its value)."""
+    if isinstance(term, Affine):
+        return term.variables
+    out = set(term.offset.variables)
+    for e in walk(term.value):
+        match e:
+            case Load(_, index):
+                for t in index:
+                    out |= term_variables(t) if isinstance(t, Indirect) else t.variables
+            case Index(a):
+                out |= a.variables
+    return frozenset(out)
 
 
 def map_indices(expr: Expr, fn) -> Expr:

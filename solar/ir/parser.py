@@ -240,11 +240,33 @@ def _expected(names: set[str]) -> str:
     return described[0] if len(described) == 1 else "one of " + ", ".join(described)
 
 
+# Deepest expression nesting accepted: far beyond what a program needs, and within what the
+# recursive builders, printer and analyses can walk (Python's recursion limit is ~1000 frames).
+MAX_DEPTH = 200
+
+
 def _parse(text: str, start: str) -> Tree:
     try:
-        return _lark().parse(text, start=start)
+        tree = _lark().parse(text, start=start)
     except UnexpectedInput as e:
         raise _translate(text, e) from None
+    _check_depth(text, tree)
+    return tree
+
+
+def _check_depth(text: str, tree: Tree) -> None:
+    """An IRSyntaxError at an expression nested deeper than MAX_DEPTH (walked without recursion)."""
+    depth: dict[int, int] = {}
+    for sub in tree.iter_subtrees():  # children before parents
+        d = 1 + max((depth[id(c)] for c in sub.children if isinstance(c, Tree)), default=0)
+        depth[id(sub)] = d
+        if d > MAX_DEPTH and sub.data not in ("program", "stmt", "body"):
+            tok = _edge_token(sub, first=True)
+            raise _syntax_error(
+                text, tok.line, tok.column,
+                f"expression nested more than {MAX_DEPTH} levels deep; split it into statements "
+                "that write temp tensors",
+            )
 
 
 def _acceptable(e: UnexpectedInput) -> set[str]:
@@ -430,12 +452,9 @@ class _Builder:
             out.append(_COMPARE[str(cmp)](self.affine(left), self.affine(right)))
         return out
 
-    def store_term(self, tree: Tree) -> Affine:
-        if _contains_call(tree, "ind"):
-            raise self.error(
-                tree, "a store index must be affine; `ind(...)` is only allowed in loads"
-            )
-        return self.affine(tree)
+    def store_term(self, tree: Tree) -> IndexTerm:
+        """An affine store index, or a data-dependent one `ind(v) [+ offset]` (scatter)."""
+        return self.index_term(tree)
 
     # -- leaves --
     def integer(self, tok: Token, what: str) -> int:

@@ -57,6 +57,14 @@ class ScalarOp(Enum):
     OR = "or"
     NOT = "not"
     XOR = "xor"
+    BITAND = "bitand"
+    BITOR = "bitor"
+    BITXOR = "bitxor"
+    BITNOT = "bitnot"
+    SHL = "shl"
+    SHR = "shr"
+    RANDOM = "random"
+    RANDN = "randn"
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -72,6 +80,31 @@ def _errstate(fn: Callable) -> Callable:
             return fn(*args)
 
     return wrapped
+
+
+def _counter_bits(stream: np.ndarray, counter: np.ndarray) -> np.ndarray:
+    """53 pseudo-random bits per (stream, counter) pair: splitmix64 of the pair (a counter-based
+    generator, as Philox is on GPUs: each element's draw depends only on its position)."""
+    with np.errstate(over="ignore"):
+        z = np.asarray(stream, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        z = z + np.asarray(counter, dtype=np.int64).astype(np.uint64) + np.uint64(0x632BE59BD9B4E019)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return z >> np.uint64(11)
+
+
+def _uniform(stream: np.ndarray, counter: np.ndarray) -> np.ndarray:
+    """A uniform draw in [0, 1) for each (stream, counter)."""
+    return (_counter_bits(stream, counter).astype(np.float64) * 2.0**-53).astype(np.float32)
+
+
+def _normal(stream: np.ndarray, counter: np.ndarray) -> np.ndarray:
+    """A standard normal draw for each (stream, counter) (Box-Muller of two uniform draws)."""
+    c = np.asarray(counter, dtype=np.int64)
+    u1 = (_counter_bits(stream, 2 * c).astype(np.float64) + 1.0) * 2.0**-53  # in (0, 1]
+    u2 = _counter_bits(stream, 2 * c + 1).astype(np.float64) * 2.0**-53
+    return (np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)).astype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +152,17 @@ OPS: dict[ScalarOp, OpInfo] = {
     ScalarOp.OR: OpInfo(2, np.logical_or, CostClass.BIT),
     ScalarOp.NOT: OpInfo(1, np.logical_not, CostClass.BIT),
     ScalarOp.XOR: OpInfo(2, np.logical_xor, CostClass.BIT),
+    ScalarOp.BITAND: OpInfo(2, np.bitwise_and, CostClass.BIT),
+    ScalarOp.BITOR: OpInfo(2, np.bitwise_or, CostClass.BIT),
+    ScalarOp.BITXOR: OpInfo(2, np.bitwise_xor, CostClass.BIT),
+    ScalarOp.BITNOT: OpInfo(1, np.invert, CostClass.BIT),
+    ScalarOp.SHL: OpInfo(2, np.left_shift, CostClass.BIT),
+    ScalarOp.SHR: OpInfo(2, np.right_shift, CostClass.BIT),
+    # Random draws random(stream, counter) / randn(stream, counter): a counter-based generator's
+    # value at one position. One ALU op each: a floor under any generator's work (Philox4x32-10
+    # needs tens of integer instructions per four values; docs/BOUNDS.md, random ops).
+    ScalarOp.RANDOM: OpInfo(2, _uniform, CostClass.BIT),
+    ScalarOp.RANDN: OpInfo(2, _normal, CostClass.BIT),
 }
 
 

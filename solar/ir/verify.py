@@ -30,6 +30,7 @@ from solar.ir.nodes import (
     Size,
     Stmt,
     TensorDecl,
+    loads,
     walk,
 )
 from solar.ir.printer import format_affine, format_expr, format_stmt, format_store
@@ -191,9 +192,12 @@ def _check_stmt(
     # target
     target = stmt.target
     target_text = format_store(target)
-    if any(not isinstance(t, Affine) for t in target.index):
-        raise fail(f"store {target_text} has a non-affine index; stores must be affine")
     check_access(target.tensor, target.index, f"store {target_text}")
+    for term in target.index:
+        if isinstance(term, Indirect):  # a data-dependent store (scatter): check its index value
+            _check_indirect(tensors, term, fail)
+            for ld in loads(term.value):
+                check_access(ld.tensor, ld.index, f"load {format_expr(ld)}")
     if tensors[target.tensor].role in _READ_ONLY:
         raise fail(
             f"stores into {tensors[target.tensor].role.value} {target.tensor!r}, which is read-only"

@@ -364,6 +364,8 @@ def analyze_problem(
     workers: WorkerSet,
 ) -> list[Row]:
     """Analyse one problem for GPUs `archs` ({canonical name: name as given}) in a worker process."""
-    argv = ["analyze", str(problem.path), "--arch", *archs.values(), "--json", *flags]
+    # The runner enforces `timeout_s` on the whole worker; the analysis' own clock is turned off so
+    # that a longer batch timeout is not cut short by `solar analyze`'s default.
+    argv = ["analyze", str(problem.path), "--arch", *archs.values(), "--json", "--timeout", "0", *flags]
     outcome = run_solar(argv, timeout_s, isolation, workers)
     return classify(problem, tuple(archs), outcome, flags, timeout_s)

@@ -114,7 +114,7 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
         id=node_id,
         stmt=stmt,
         output=stmt.target.tensor,
-        output_index=tuple(format_affine(e) for e in stmt.target.index),
+        output_index=tuple(format_index_term(e) for e in stmt.target.index),
         operands=operands,
         combine=combine,
         reduce=stmt.update,

@@ -53,6 +53,8 @@ def _definition(program: Program, stmt: Stmt) -> tuple[str, ...] | None:
     (no guards, no reduction), else None."""
     if stmt.update is not Update.ASSIGN or stmt.guards or stmt.reduced_vars:
         return None
+    if not stmt.target.is_affine:  # a data-dependent store (scatter)
+        return None
     extents = program.extents(stmt)
     shape = program.shape(stmt.target.tensor)
     names = []

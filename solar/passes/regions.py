@@ -59,6 +59,8 @@ def store_region(program: Program, stmt: Stmt) -> Piece | None:
     """The elements `stmt` writes as a tensor-space region, when its target index is distinct bare
     loop variables or constants, every loop variable indexes the target and the guards use only
     target variables (None otherwise)."""
+    if not stmt.target.is_affine:  # a data-dependent store (scatter): no known region
+        return None
     shape = program.shape(stmt.target.tensor)
     extents = program.extents(stmt)
     rename: dict[str, Affine] = {}

@@ -60,6 +60,8 @@ def _splittable(stmt: Stmt) -> bool:
     piece's writes (loads of the target only at the written element) and no assignment reduces."""
     if stmt.update is Update.ASSIGN and stmt.reduced_vars:
         return False
+    if not stmt.target.is_affine:  # a scatter: its points may hit one element, keep it whole
+        return False
     return all(
         ld.index == stmt.target.index for ld in stmt.loads() if ld.tensor == stmt.target.tensor
     )
@@ -75,6 +77,8 @@ def _piece_count_ok(pieces: list[Stmt]) -> bool:
 def _register_index_only(program: Program, stmt: Stmt, defs: dict) -> None:
     decl = program.tensor(stmt.target.tensor)
     if decl.role is not Role.TEMP or stmt.update is not Update.ASSIGN or stmt.guards:
+        return
+    if not stmt.target.is_affine:
         return
     if any(True for _ in stmt.loads()) or stmt.reduced_vars:
         return

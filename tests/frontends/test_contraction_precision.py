@@ -53,6 +53,12 @@ PRICED: dict[Any, str] = {
     aten.group_norm.default: "input",
     aten.native_group_norm.default: "input",
     aten.cosine_embedding_loss.default: "input",
+    # Integer and weight-only quantised GEMMs: int8 x int8 on int8 tensor cores; activations x an
+    # int8 weight dequantised to the activations' dtype (its values are exact there).
+    aten._int_mm.default: "i8",
+    aten._weight_int8pack_mm.default: "input",
+    # cdist's p = 2 form: the Gram matrix a·bᵀ is a GEMM in the inputs' dtype.
+    aten._cdist_forward.default: "input",
 }
 
 

@@ -308,7 +308,7 @@ def test_top_level_not_a_mapping(tmp_path):
 
 
 def test_missing_file(tmp_path):
-    _fails(tmp_path / "nope.yaml", "cannot read")
+    _fails(tmp_path / "nope.yaml", "no such file")
 
 
 def test_get_spec_with_a_bad_path(tmp_path):

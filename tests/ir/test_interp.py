@@ -491,15 +491,25 @@ REFERENCE = {
     ScalarOp.OR: np.logical_or,
     ScalarOp.NOT: np.logical_not,
     ScalarOp.XOR: np.logical_xor,
+    ScalarOp.BITAND: lambda a, b: a & b,
+    ScalarOp.BITOR: lambda a, b: a | b,
+    ScalarOp.BITXOR: lambda a, b: a ^ b,
+    ScalarOp.BITNOT: lambda a: ~a,
+    ScalarOp.SHL: lambda a, b: a << b,
+    ScalarOp.SHR: lambda a, b: a >> b,
+    ScalarOp.RANDOM: None,  # random draws: checked by their statistics below
+    ScalarOp.RANDN: None,
 }
 BOOL_OPS = {ScalarOp.AND, ScalarOp.OR, ScalarOp.NOT, ScalarOp.XOR}
+INT_OPS = {ScalarOp.BITAND, ScalarOp.BITOR, ScalarOp.BITXOR, ScalarOp.BITNOT, ScalarOp.SHL, ScalarOp.SHR}
+DRAW_OPS = {ScalarOp.RANDOM: (0.5, (1 / 12) ** 0.5), ScalarOp.RANDN: (0.0, 1.0)}
 
 
 def test_every_scalar_op_has_a_reference() -> None:
     assert set(REFERENCE) == set(ScalarOp)
 
 
-@pytest.mark.parametrize("op", list(ScalarOp), ids=lambda op: op.value)
+@pytest.mark.parametrize("op", [op for op in ScalarOp if op not in DRAW_OPS], ids=lambda op: op.value)
 def test_scalar_op(op: ScalarOp) -> None:
     n = 16
     a = (RNG.uniform(0.1, 2.0, n)).astype(np.float32)
@@ -509,6 +519,8 @@ def test_scalar_op(op: ScalarOp) -> None:
     dt, args_np = F32, [a, bb]
     if op in BOOL_OPS:
         dt, args_np = DType.BOOL, [cond, RNG.uniform(size=n) > 0.5]
+    if op in INT_OPS:
+        dt, args_np = DType.I32, [RNG.integers(-50, 50, n).astype(np.int32), RNG.integers(0, 5, n).astype(np.int32)]
     arity = {ScalarOp.WHERE: 3}.get(op, 1 if op in _UNARY else 2)
     if op is ScalarOp.WHERE:
         decls = [tensor("c", (n,), DType.BOOL), tensor("a", (n,)), tensor("b", (n,))]
@@ -519,14 +531,34 @@ def test_scalar_op(op: ScalarOp) -> None:
         decls = [tensor(nm, (n,), dt) for nm in names]
     ref = np.asarray(REFERENCE[op](*args_np))
     p = program(
-        decls + [out("y", (n,), DType.BOOL if ref.dtype == bool else F32)],
+        decls + [out("y", (n,), DType.BOOL if ref.dtype == bool else DType.I32 if op in INT_OPS else F32)],
         [stmt([("i", n)], "y", (i,), Update.ASSIGN, call(op, *(ld(nm, i) for nm in names)))],
     )
     got = run(p, dict(zip(names, args_np)))["y"]
     np.testing.assert_allclose(got, ref.astype(got.dtype), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("op", list(DRAW_OPS), ids=lambda op: op.value)
+def test_random_draws(op: ScalarOp) -> None:
+    """random(stream, counter) / randn(stream, counter): a function of the pair (the same pair
+    gives the same value), with the distribution's mean and std over 20000 counters, and streams
+    that differ."""
+    n = 20000
+    p = program(
+        [out("y", (2, n))],
+        [stmt([("s", 2), ("i", n)], "y", (var("s"), i), Update.ASSIGN, call(op, Index(var("s")), Index(i)))],
+    )
+    y = run(p, {})["y"]
+    np.testing.assert_array_equal(run(p, {})["y"], y)
+    mean, std = DRAW_OPS[op]
+    assert abs(y.mean() - mean) < 0.02 and abs(y.std() - std) < 0.02
+    assert abs(np.corrcoef(y[0], y[1])[0, 1]) < 0.05
+    if op is ScalarOp.RANDOM:
+        assert y.min() >= 0.0 and y.max() < 1.0
+
+
 _UNARY = {
+    ScalarOp.BITNOT,
     ScalarOp.NEG, ScalarOp.ABS, ScalarOp.EXP, ScalarOp.LOG, ScalarOp.SQRT, ScalarOp.RSQRT,
     ScalarOp.RECIP, ScalarOp.TANH, ScalarOp.SIGMOID, ScalarOp.ERF, ScalarOp.SIN, ScalarOp.COS,
     ScalarOp.LOG1P, ScalarOp.EXPM1, ScalarOp.FLOOR, ScalarOp.CEIL, ScalarOp.ROUND, ScalarOp.SIGN,
@@ -612,7 +644,7 @@ def test_out_of_bounds_read_names_statement_and_tensor() -> None:
         [stmt([("i", 8)], "y", (i,), Update.ASSIGN, ld("x", 2 * i - 1), guards=[ge(i, 1)])],
     )
     with pytest.raises(
-        IRVerifyError, match=r"(?s)y\[i\] = x\[2\*i - 1\].*reads x .*index 9 in dim 0 at point i=5"
+        IRVerifyError, match=r"(?s)^reads x .*index 9 in dim 0 at point i=5.*y\[i\] = x\[2\*i - 1\]"
     ):
         run(p, {"x": rand(8)})
 

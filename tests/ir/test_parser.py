@@ -281,7 +281,16 @@ CONSTS = Program(
     ),
 )
 
-PROGRAMS = [MATMUL, CAUSAL, CONV, RESHAPE, GATHER, INDEX_CAST, ALL_OPS, PRECEDENCE, SCALARS, CONSTS]
+SCATTER = Program(
+    "scatter",
+    (T("I", (8, 3), dtype=I64), T("X", (8, 3)), T("Y", (10, 3), OUTPUT)),
+    (
+        st(store("Y", i, j), Const(0.0), i=10, j=3),
+        st(store("Y", Indirect(ld("I", i, j), Affine(const=1)), j), ld("X", i, j), Update.ADD, i=8, j=3),
+    ),
+)
+
+PROGRAMS = [MATMUL, CAUSAL, CONV, RESHAPE, GATHER, SCATTER, INDEX_CAST, ALL_OPS, PRECEDENCE, SCALARS, CONSTS]
 
 
 def _has_nan(program: Program) -> bool:
@@ -591,8 +600,8 @@ def test_error_message_shows_source_line_and_caret() -> None:
             r"`!=` is not affine",
         ),
         (
-            "program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[ind(C[i])] = 1\n}",
-            r"a store index must be affine",
+            "program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[ind(C[i]) - ind(C[i])] = 1\n}",
+            r"an index term may hold one `ind",
         ),
         (
             "program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[i] = 0\n    C[i] += 1\n}",

@@ -15,6 +15,7 @@ import jax
 from jax.extend.core import ClosedJaxpr
 
 from solar.errors import ModelFileError, SolarError, TraceError
+from solar.frontends import usercode
 from solar.frontends.jax import precision
 
 
@@ -47,12 +48,8 @@ from solar.frontends.files import user_frame as _user_frame  # noqa: E402
 
 
 def _call_user(fn: Callable, what: str, path: str | None, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except SolarError:
-        raise
-    except Exception as exc:
-        raise ModelFileError(f"{_user_frame(exc, path)}: {what} failed: {_one_line(exc)}") from None
+    """fn(*args) as user code (solar.frontends.usercode: one-line errors naming the user's line)."""
+    return usercode.call(fn, what, path, *args)
 
 
 def _as_tuple(x: Any) -> tuple:
@@ -206,13 +203,11 @@ def trace_callable(
 
 def _trace_step(fn: Callable[[], Any], what: str, source_file: str | None) -> Any:
     try:
-        return fn()
-    except SolarError:
+        return usercode.call(fn, what, source_file)
+    except TraceError:
         raise
-    except Exception as exc:
-        raise TraceError(
-            f"{_user_frame(exc, source_file)}: {what} failed: {_one_line(exc)}"
-        ) from None
+    except ModelFileError as exc:  # anything the user's code raised while it was traced
+        raise TraceError(str(exc)) from None
 
 
 def _trace(
@@ -227,6 +222,8 @@ def _trace(
     """make_jaxpr of fn(*inputs), or of fn(params, *inputs); `arg_names` names the inputs."""
     flags = precision.flags()
     config = precision.config_value()
+    where = Path(source_file).name if source_file else name
+    _check_inputs(inputs, where)
     if params is None:
         closed = _trace_step(
             lambda: jax.make_jaxpr(fn)(*inputs), "tracing with jax.make_jaxpr", source_file
@@ -237,6 +234,7 @@ def _trace(
             lambda: jax.make_jaxpr(fn)(params, *inputs), "tracing with jax.make_jaxpr", source_file
         )
         args = _param_names(params, linen) + _arg_names(inputs, arg_names, "input")
+    _check_outputs(closed, where)
     if len(args) != len(
         closed.jaxpr.invars
     ):  # pragma: no cover - jax flattens as tree_flatten does
@@ -244,6 +242,30 @@ def _trace(
             f"{name}: {len(args)} argument leaves but {len(closed.jaxpr.invars)} jaxpr inputs"
         )
     return JaxTraced(closed, name, source_file, flags, config, tuple(args))
+
+
+def _check_inputs(inputs: tuple, where: str) -> None:
+    """The inputs hold at least one array (Python numbers alone are not a program's data)."""
+    leaves = jax.tree_util.tree_leaves(inputs)
+    if leaves and not any(isinstance(x, jax.ShapeDtypeStruct) for x in leaves):
+        kinds = ", ".join(sorted({type(x).__name__ for x in leaves}))
+        raise ModelFileError(
+            f"{where}: get_inputs() returned no array (only {kinds}); return a list of arrays or "
+            "jax.ShapeDtypeStruct, e.g. [jax.ShapeDtypeStruct((16, 1024), jnp.float32)]"
+        )
+
+
+def _check_outputs(closed: ClosedJaxpr, where: str) -> None:
+    """The function returns at least one array computed from its arguments or constants."""
+    from jax.extend.core import Literal
+
+    outs = closed.jaxpr.outvars
+    if not outs or all(isinstance(v, Literal) for v in outs):
+        got = "nothing (None)" if not outs else "only Python constants"
+        raise ModelFileError(
+            f"{where}: the program returned {got}; forward() (or the Flax module) must return "
+            "the output array(s)"
+        )
 
 
 def _key_text(key: Any) -> str:

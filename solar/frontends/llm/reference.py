@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from solar.errors import ModelFileError, SolarError
+from solar.errors import ModelFileError
 
 MIN_VARIED = 8  # module integers at least this large are sizes, varied between bindings
 REAL_LIMIT = 1 << 21  # elements of inputs + parameters up to which the real shapes are run
@@ -269,16 +269,10 @@ def _label(sizes: dict[str, int]) -> str:
 
 
 def _call(fn, path: Path, what: str) -> Any:
-    from solar.frontends.files import one_line, user_frame
+    """fn() as user code: its output dropped, whatever it raises one ModelFileError line."""
+    from solar.frontends import usercode
 
-    try:
-        return fn()
-    except SolarError:
-        raise
-    except Exception as exc:
-        raise ModelFileError(
-            f"{user_frame(exc, str(Path(path).resolve()))}: {what} failed: {one_line(exc)}"
-        ) from None
+    return usercode.call(fn, what, path)
 
 
 # ---- one op --------------------------------------------------------------------------------------

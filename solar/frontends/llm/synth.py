@@ -29,7 +29,7 @@ class Provenance:
     """Where one part of a program's IR came from, for reports."""
 
     part: str  # "whole program" or the op
-    source: str  # "traced" | "llm"
+    source: str  # "traced" | "llm" | "ir" (read from IR text)
     model: str = ""
     attempts: int = 0
     requests: int = 0
@@ -41,6 +41,8 @@ class Provenance:
     def describe(self) -> str:
         if self.source == "traced":
             return f"IR of {self.part}: traced"
+        if self.source == "ir":
+            return f"IR of {self.part}: read from IR text"
         how = (
             "from the cache, re-verified"
             if self.cached

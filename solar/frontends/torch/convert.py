@@ -241,10 +241,11 @@ def convert_returning(
             rule = LOWERINGS.get(node.target)
             if rule is None:
                 called = f" (called as {op_name})" if op_name != str(node.target) else ""
+                reason = unsupported_reasons().get(node.target)
                 unsupported = UnsupportedOpError(
                     f"unsupported op {node.target}{called}"
                     + (f" at {src}" if src else "")
-                    + "; solar has no lowering for it yet (`solar ops` lists the supported ops)"
+                    + (f": {reason}" if reason else "; solar has no lowering for it yet (`solar ops` lists the supported ops)")
                 )
                 rule = fallback.rule_for(node, src, unsupported) if fallback is not None else None
                 if rule is None:
@@ -365,6 +366,16 @@ def _mutation_target(spec: Any, placeholders: dict[str, Binding]) -> Binding:
     return ("param", spec.target)
 
 
+def unsupported_reasons() -> dict[Any, str]:
+    """Ops known to be unsupported, with the reason (each lowering module's UNSUPPORTED table)."""
+    from solar.frontends.torch.loader import _lowering_tables
+
+    out: dict[Any, str] = {}
+    for table in _lowering_tables("UNSUPPORTED"):
+        out.update(table)
+    return out
+
+
 def _drop_unread(program: Program) -> Program:
     """Leave out inputs and params no statement reads (e.g. a mask buffer used as structure)."""
     read = {ld.tensor for s in program.stmts for ld in s.loads()}
@@ -384,7 +395,7 @@ def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
 
     names: list[str] = []
     for k, v in enumerate(outputs):
-        if not isinstance(v, View):
+        if not isinstance(v, View) or v.numel == 0:  # an empty output holds nothing to write
             continue
         same = v.base or v.contiguous_of  # the view is that tensor, possibly reshaped
         decl = b.tensors.get(same) if same else None

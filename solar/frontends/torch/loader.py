@@ -17,7 +17,7 @@ import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -27,6 +27,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 from solar.errors import ModelFileError, SolarError, TraceError, UsageError
+from solar.frontends import usercode
 from solar.frontends.views import Band, detect_band
 
 REQUIRED = ("Model", "get_inputs")
@@ -75,7 +76,7 @@ class Traced:
             "train": "module mode: train (model.train()), no gradients",
             "eval": "module mode: eval (model.eval()), no gradients",
         }[self.mode]
-        return [mode] + [f"structure: {s.describe()}" for s in self.structure]
+        return [mode] + [f"structure: {s.describe()}" for s in self.structure] + op_notes(self.exported)
 
 
 def framework_flags() -> tuple[tuple[str, bool], ...]:
@@ -92,6 +93,20 @@ def _lowering_tables(attr: str) -> list[Any]:
 
     modules = (sys.modules.get(f"{lowerings.__name__}.{m.name}") for m in pkgutil.iter_modules(lowerings.__path__))
     return [getattr(m, attr) for m in modules if hasattr(m, attr)]
+
+
+def op_notes(exported: torch.export.ExportedProgram) -> list[str]:
+    """Assumption lines of the ops the program uses (the NOTES tables of the lowering modules:
+    how data-dependent and random ops are priced), each line once, in program order."""
+    table: dict[Any, str] = {}
+    for t in _lowering_tables("NOTES"):
+        table.update(t)
+    lines: dict[str, None] = {}
+    for node in exported.graph.nodes:
+        line = table.get(node.target) if node.op == "call_function" else None
+        if line:
+            lines.setdefault(line)
+    return list(lines)
 
 
 def preserved_ops() -> frozenset:
@@ -140,12 +155,8 @@ from solar.frontends.files import user_frame as _user_frame  # noqa: E402
 
 
 def _call_user(fn: Any, what: str, path: str, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except SolarError:
-        raise
-    except Exception as exc:
-        raise ModelFileError(f"{_user_frame(exc, path)}: {what} failed: {_one_line(exc)}") from None
+    """fn(*args) as user code (solar.frontends.usercode: one-line errors naming the user's line)."""
+    return usercode.call(fn, what, path, *args)
 
 
 def _as_tuple(x: Any) -> tuple:
@@ -167,9 +178,13 @@ def set_mode(model: torch.nn.Module, mode: str | None) -> None:
 # ---- recording how tensors derive from constants -------------------------------------------------
 
 
+# Device types kept (torch's own fake and meta tensors live on "meta"); any other becomes the CPU.
+_KEPT_DEVICES = ("cpu", "meta")
+
+
 def _cpu(kwargs: dict) -> dict:
     device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":
+    if device is not None and torch.device(device).type not in _KEPT_DEVICES:
         return dict(kwargs, device=torch.device("cpu"))
     return kwargs
 
@@ -240,11 +255,11 @@ class Recorder(TorchDispatchMode):
 
 
 def _cpu_device(x: Any) -> Any:
-    if isinstance(x, torch.device) and x.type != "cpu":
+    if isinstance(x, torch.device) and x.type not in _KEPT_DEVICES:
         return torch.device("cpu")
     if isinstance(x, str):
         try:
-            return "cpu" if torch.device(x).type != "cpu" else x
+            return "cpu" if torch.device(x).type not in _KEPT_DEVICES else x
         except (RuntimeError, ValueError):
             return x
     return x
@@ -252,25 +267,62 @@ def _cpu_device(x: Any) -> Any:
 
 class CpuFunctions(TorchFunctionMode):
     """Keeps user code on the CPU above the dispatcher, where device moves fail without a GPU:
-    `.cuda()` is a copy, `.to("cuda")` and `device=` arguments become the CPU. A move returns a
-    new tensor, as it would across devices (Module.cuda() swaps each parameter with its move)."""
+    `.cuda()` and `.to("cuda")` become moves to the CPU and `device=` arguments the CPU. With
+    `copy`, a move returns a new tensor, as it would across devices (while a model is built);
+    without it (while forward() is traced) a move to the device a tensor is on is no op at all,
+    as it is on a GPU, and costs nothing in the analysis."""
+
+    def __init__(self, copy: bool = True) -> None:
+        super().__init__()
+        self.copy = copy
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         moved = _cpu(kwargs or {})
         if func is torch.Tensor.cuda:
-            return args[0].clone()
+            return args[0].clone() if self.copy else args[0]
         if func is torch.Tensor.to:
             cpu_args = tuple(_cpu_device(a) for a in args)
             out = func(*cpu_args, **moved)
             rewritten = cpu_args != args or moved is not kwargs
-            return out.clone() if rewritten and out is args[0] else out
+            return out.clone() if self.copy and rewritten and out is args[0] else out
         return func(*args, **moved)
+
+
+_MODULE_TO = torch.nn.Module.to
+
+
+def _module_cuda(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
+    return self  # every tensor stays on the CPU: moving the module to a GPU changes nothing
+
+
+def _module_to(self: torch.nn.Module, *args: Any, **kwargs: Any) -> torch.nn.Module:
+    """Module.to with the device dropped (tensors stay on the CPU); a dtype still converts."""
+    device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args, **kwargs)
+    if dtype is None and memory_format is None:
+        return self
+    rest = {"dtype": dtype} if dtype is not None else {}
+    if memory_format is not None:
+        rest["memory_format"] = memory_format
+    return _MODULE_TO(self, **rest)
+
+
+@contextlib.contextmanager
+def device_trap() -> Iterator[None]:
+    """While user code builds a model: `Module.cuda()` and `Module.to(device)` keep the module on
+    the CPU (the methods are replaced in this process only while the context is active: swapping
+    each fake parameter for its move fails under the fake mode)."""
+    saved = (torch.nn.Module.cuda, torch.nn.Module.to)
+    torch.nn.Module.cuda, torch.nn.Module.to = _module_cuda, _module_to  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        torch.nn.Module.cuda, torch.nn.Module.to = saved  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
 def on_cpu(record: bool = False):
-    """Run user code on the CPU (see CpuFunctions, Recorder); yields the Recorder."""
-    with CpuFunctions(), Recorder(record) as rec:
+    """Run user code on the CPU (see CpuFunctions, device_trap, Recorder); yields the Recorder."""
+    with device_trap(), CpuFunctions(), Recorder(record) as rec:
         yield rec
 
 
@@ -441,32 +493,53 @@ def _fake_like(t: torch.Tensor, mode: FakeTensorMode) -> torch.Tensor:
     return torch.nn.Parameter(fake, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else fake
 
 
-@contextlib.contextmanager
-def _quiet_torch():
-    """A failing export prints the partial graph and logs warnings (data-dependent guards); the
-    failure is reported in one line instead."""
-    import io
-    import logging
-
-    logger = logging.getLogger("torch.fx.experimental.symbolic_shapes")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            yield
-    finally:
-        logger.setLevel(level)
-
-
 def _export(model: torch.nn.Module, inputs: tuple, path: str | None) -> torch.export.ExportedProgram:
     where = Path(path).name if path else type(model).__name__
-    try:
-        with torch.no_grad(), warnings.catch_warnings(), Redirect(), _quiet_torch():
-            warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
-            ep = torch.export.export(model, inputs, strict=False)
-            return ep.run_decompositions(decomposition_table())
-    except SolarError:
-        raise
-    except Exception as exc:
-        line = _user_frame(exc, path) if path else where
-        raise TraceError(f"{line}: torch.export could not trace the model: {_one_line(exc)}") from None
+    _check_inputs(inputs, where)
+    with usercode.running(path, "tracing forward()"):
+        try:
+            with torch.no_grad(), warnings.catch_warnings(), Redirect(), CpuFunctions(copy=False):
+                warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
+                ep = torch.export.export(model, inputs, strict=False)
+                ep = ep.run_decompositions(decomposition_table())
+        except SolarError:
+            raise
+        except Exception as exc:
+            line = _user_frame(exc, path) if path else where
+            raise TraceError(f"{line}: torch.export could not trace the model: {_one_line(exc)}") from None
+    _check_outputs(ep, where)
+    return ep
+
+
+_SCALARS = (bool, int, float)
+
+
+def _check_inputs(inputs: tuple, where: str) -> None:
+    """get_inputs() gives tensors (and, beside them, Python numbers): anything else, or numbers
+    alone, break the file convention instead of analysing as a program without work."""
+    for k, x in enumerate(inputs):
+        for leaf in tree_flatten(x)[0]:
+            if not isinstance(leaf, (torch.Tensor, *_SCALARS)) and leaf is not None:
+                raise ModelFileError(
+                    f"{where}: get_inputs() item {k} is a {type(leaf).__name__}, not a tensor; "
+                    "get_inputs() returns a list of the tensors forward() takes"
+                )
+    if inputs and not any(isinstance(t, torch.Tensor) for t in tree_flatten(inputs)[0]):
+        kinds = ", ".join(sorted({type(x).__name__ for x in inputs}))
+        raise ModelFileError(
+            f"{where}: get_inputs() returned no tensor (only {kinds}); get_inputs() returns a list "
+            "of the tensors forward() takes, e.g. [torch.randn(16, 1024)]"
+        )
+
+
+def _check_outputs(ep: torch.export.ExportedProgram, where: str) -> None:
+    """forward() must return a tensor (or tuple / list / dict of them)."""
+    from torch.export.graph_signature import OutputKind, TensorArgument
+
+    user = [s for s in ep.graph_signature.output_specs if s.kind == OutputKind.USER_OUTPUT]
+    if not any(isinstance(s.arg, TensorArgument) for s in user):
+        got = ", ".join(type(getattr(s.arg, "value", s.arg)).__name__ for s in user) or "None"
+        raise ModelFileError(
+            f"{where}: forward() returned no tensor (got {got}); forward() must return the "
+            "program's output tensor(s)"
+        )

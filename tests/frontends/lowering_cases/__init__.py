@@ -29,3 +29,19 @@ def P(*shape: int) -> T:
 
 def F(*shape: int) -> T:
     return T(shape)
+
+
+@dataclass(frozen=True)
+class Draw:
+    """How to check a random op, whose values cannot match PyTorch's: the IR's output has the real
+    op's shape and dtype, lies in [lo, hi] (None: unbounded), and its mean and standard deviation
+    are within `tol` of `mean` / `std` (None: unchecked); `permutation`: the values are a
+    permutation of 0..n-1. The same checks are applied to the real op's output, so a wrong
+    specification fails too. A cases module lists these in `DRAWS: dict[op, Draw]`."""
+
+    lo: float | None = None
+    hi: float | None = None
+    mean: float | None = None
+    std: float | None = None
+    tol: float = 0.05
+    permutation: bool = False

@@ -325,7 +325,8 @@ def _sum_all(ctx: LowerCtx, x: View, **kwargs: Any) -> View:
 def _mean(ctx: LowerCtx, x: View, dims: Any = None, keepdim: bool = False, **kwargs: Any) -> View:
     d = _dims(x, dims)
     out = reduce(ctx.b, ctx.hint, x, d, keepdim, Update.ADD, ctx.dtype)
-    _scale_inplace(ctx, out, 1.0 / math.prod(x.shape[k] for k in d))
+    n = math.prod(x.shape[k] for k in d)
+    _scale_inplace(ctx, out, 1.0 / n if n else math.nan)  # a mean over no elements is nan, as in torch
     return out
 
 

@@ -5,8 +5,7 @@ the source are its indirect footprint (one element per indirect dimension, a low
 data could all be equal). Index values must lie in range (negative indices are not wrapped; the
 interpreter reports them as out of bounds).
 
-Scatter-type ops (scatter, scatter_add, index_put) write at data-dependent positions, which the
-IR's affine stores cannot express; they have no lowering yet."""
+Scatter-type ops (scatter, scatter_add, index_put) are data-dependent stores: scatter.py."""
 
 from __future__ import annotations
 
@@ -26,6 +25,12 @@ from solar.ir.nodes import Expr
 aten = torch.ops.aten
 
 Index = tuple[Affine, ...]
+
+NOTES = {
+    op: "data-dependent reads (embedding, gather, advanced indexing): bytes of the source at the "
+    "smallest footprint any index data gives (one element per indirect dim)"
+    for op in (aten.embedding.default, aten.gather.default, aten.index_select.default, aten.index.Tensor)
+}
 
 
 def _materialise(ctx: LowerCtx, v: View, hint: str) -> View:

@@ -1,0 +1,233 @@
+"""Running the user's code: the one place through which solar calls into a model file (its import,
+get_inputs(), the Model constructor, forward() while it is traced, JAX functions).
+
+`running(path, what)` guards one such call:
+- everything the user's code raises becomes a one-line ModelFileError naming the user's file and line
+  and what solar was doing (`m.py:7: get_inputs() failed: ValueError: ...`), `BaseException`
+  included: `sys.exit(...)` and `os._exit(...)` are reported as such (while user code runs,
+  `os._exit` and `os.abort` are replaced by stand-ins that raise, in this process only, and put back
+  afterwards: a model file must not end the analysis);
+- KeyboardInterrupt (Ctrl-C, or raised by the file) passes through: the CLI exits 130;
+- the user's stdout and stderr are dropped (solar's own stdout carries reports and `--json`, its
+  stderr the one error line; torch prints partial graphs on stderr itself); `input()` sees
+  end-of-file instead of waiting on a terminal; warnings and log records (torch's and JAX's
+  fake-tensor, symbolic-shape and export logs) are silenced. With `debug` (the CLI's `--debug`)
+  the user's stdout goes to stderr, and stderr, warnings and logs are shown.
+
+`deadline(seconds)` bounds a whole analysis in wall-clock time (the CLI's `--timeout`): SIGALRM
+raises in whatever Python code is running, user code included (as a BaseException, so that the
+user's `except Exception` cannot swallow it) and it becomes an AnalysisTimeout naming where it
+stopped; a watchdog thread ends the process with the same line a few seconds later if the code
+running ignores that (a BaseException swallowed, a call stuck in native code)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from solar.errors import AnalysisTimeout, ModelFileError, SolarError
+
+_state = threading.local()
+_settings = {"debug": False}
+_real_exit = os._exit
+_real_abort = os.abort
+# Seconds the watchdog waits after the alarm before it ends the process itself.
+WATCHDOG_GRACE = 5.0
+# Seconds between repeats of the alarm once the limit has passed.
+REPEAT_S = 0.5
+
+
+def configure(debug: bool = False) -> None:
+    """Process-wide: `debug` shows user stdout (on stderr), warnings and logs while user code runs."""
+    _settings["debug"] = debug
+
+
+def debugging() -> bool:
+    return _settings["debug"]
+
+
+class _UserExit(BaseException):
+    """Raised by the stand-ins for os._exit / os.abort while user code runs."""
+
+    def __init__(self, call: str) -> None:
+        super().__init__(call)
+        self.call = call
+
+
+class _Deadline(BaseException):
+    """Raised by the SIGALRM handler of `deadline` (a BaseException: user code cannot swallow it
+    with `except Exception`)."""
+
+
+class _Sink(io.TextIOBase):
+    """A writable text stream that keeps nothing."""
+
+    def write(self, s: str) -> int:
+        return len(s)
+
+    def writable(self) -> bool:
+        return True
+
+
+def one_line(exc: BaseException) -> str:
+    """`Type: first line of the message` (an exception whose str() fails is shown by its type)."""
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - the user's __str__ is user code too
+        message = "<its message could not be printed>"
+    for line in message.splitlines():
+        if line.strip():
+            return f"{type(exc).__name__}: {line.strip()}"
+    return type(exc).__name__
+
+
+def user_frame(exc: BaseException, path: str | None) -> str:
+    """`file.py:LINE` of the innermost frame of the exception in the user's file."""
+    if path is None:
+        return "the program"
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename == path:
+            return f"{Path(path).name}:{frame.lineno}"
+    return Path(path).name
+
+
+def _where(exc: BaseException, path: str | None, what: str) -> str:
+    """`while WHAT at file.py:LINE` for a timeout message (innermost guard wins)."""
+    frame = user_frame(exc, path)
+    at = f" at {frame}" if path is not None and ":" in frame else ""
+    return f"while {what}{at}"
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Swap in the user-code environment (stdout, stdin, warnings, logging, exit stand-ins)."""
+    saved = (sys.stdout, sys.stderr, sys.stdin, os._exit, os.abort, logging.root.manager.disable)
+    debug = debugging()
+
+    def trapped_exit(code: int = 0) -> None:
+        raise _UserExit(f"os._exit({code!r})")
+
+    def trapped_abort() -> None:
+        raise _UserExit("os.abort()")
+
+    sys.stdout = sys.stderr if debug else _Sink()
+    sys.stderr = sys.stderr if debug else _Sink()  # torch prints partial graphs there itself
+    sys.stdin = io.StringIO()
+    os._exit, os.abort = trapped_exit, trapped_abort  # type: ignore[assignment]
+    with warnings.catch_warnings():
+        if not debug:
+            warnings.simplefilter("ignore")
+            logging.disable(logging.CRITICAL)
+        try:
+            yield
+        finally:
+            sys.stdout, sys.stderr, sys.stdin, os._exit, os.abort = saved[:5]  # type: ignore[assignment]
+            logging.disable(saved[5])
+
+
+@contextlib.contextmanager
+def running(path: str | Path | None, what: str) -> Iterator[None]:
+    """Guard user code (see the module docstring). `path`: the user's file (resolved), for the
+    line in messages; `what`: what solar is doing, e.g. "get_inputs()"."""
+    spath = None if path is None else str(Path(path).resolve())
+    depth = getattr(_state, "depth", 0)
+    _state.depth = depth + 1
+    try:
+        with _quiet() if depth == 0 else contextlib.nullcontext():
+            yield
+    except (SolarError, KeyboardInterrupt):
+        raise
+    except _Deadline as exc:
+        if not getattr(exc, "where", None):
+            exc.where = _where(exc, spath, what)
+        raise
+    except SystemExit as exc:
+        code = exc.code
+        raise ModelFileError(
+            f"{user_frame(exc, spath)}: the model file called sys.exit({code!r}) during {what}; "
+            "a model file must not exit (remove the call)"
+        ) from None
+    except _UserExit as exc:
+        raise ModelFileError(
+            f"{user_frame(exc, spath)}: the model file called {exc.call} during {what}; a model "
+            "file must not end the process (remove the call)"
+        ) from None
+    except BaseException as exc:  # noqa: BLE001 - the user's code failed: anything it raised
+        raise ModelFileError(f"{user_frame(exc, spath)}: {what} failed: {one_line(exc)}") from None
+    finally:
+        _state.depth = depth
+
+
+def call(fn: Callable[..., Any], what: str, path: str | Path | None, *args: Any) -> Any:
+    """fn(*args) under `running(path, what)`."""
+    with running(path, what):
+        return fn(*args)
+
+
+# ---- a wall-clock limit on a whole analysis ------------------------------------------------------
+
+
+def _timeout_message(seconds: float, where: str | None) -> str:
+    stopped = f" (stopped {where})" if where else ""
+    return (
+        f"the analysis did not finish within --timeout {seconds:g} s{stopped}; look for an endless "
+        "loop there, or raise --timeout (0: no limit)"
+    )
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Raise AnalysisTimeout when the body runs longer than `seconds` (None or 0: no limit)."""
+    if not seconds:
+        yield
+        return
+    main = threading.current_thread() is threading.main_thread()
+    state = {"where": None}
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise _Deadline()
+
+    def watchdog() -> None:  # the alarm was ignored: end the process with the same one line
+        line = f"solar: error: {_timeout_message(seconds, state['where'])}\n"
+        os.write(2, line.encode())
+        _real_exit(2)
+
+    if main:
+        outer, _ = signal.getitimer(signal.ITIMER_REAL)
+        if outer and outer <= seconds:  # an enclosing alarm (the caller's own limit) comes first
+            yield
+            return
+    dog = threading.Timer(seconds + WATCHDOG_GRACE, watchdog)
+    dog.daemon = True
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, alarm) if main else None
+    if main:  # then again every REPEAT_S: code that swallows the first one (torch's lazy imports do) gets another
+        signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_S)
+    dog.start()
+    try:
+        yield
+    except _Deadline as exc:
+        if main:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        state["where"] = getattr(exc, "where", None)
+        raise AnalysisTimeout(_timeout_message(seconds, state["where"])) from None
+    finally:
+        dog.cancel()
+        if main:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            if outer:  # the enclosing alarm, less the time spent here
+                signal.setitimer(
+                    signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-3)
+                )

@@ -1,0 +1,1 @@
+raise ImportError('helper needs a GPU')

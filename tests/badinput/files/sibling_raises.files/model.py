@@ -1,0 +1,3 @@
+import torch
+
+import broken_helper

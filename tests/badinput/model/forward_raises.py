@@ -1,0 +1,22 @@
+# case: forward raises ValueError
+# run: analyze {file} --arch H100-SXM --json
+# exit: 2
+# line: ^solar: error: .*forward_raises\.py:\d+: torch\.export could not trace the model: ValueError: not implemented
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        raise ValueError('not implemented')
+
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+
+def get_init_inputs():
+    return []

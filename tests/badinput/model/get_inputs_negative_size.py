@@ -1,0 +1,22 @@
+# case: a negative tensor size
+# run: analyze {file} --arch H100-SXM --json
+# exit: 2
+# line: ^solar: error: .*get_inputs\(\) failed: RuntimeError
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(-1, 8)]
+
+
+def get_init_inputs():
+    return []
