@@ -29,27 +29,16 @@ OS_CALLS = {
 
 # (file, what): why it is not a path for model output
 ALLOWED = {
-    (
-        "frontends/files.py",
-        "import importlib",
-    ): "imports the user's own model file, the program to analyse",
-    ("frontends/files.py", "call exec_module"): "the same: runs the user's model file as a module",
-    (
-        "frontends/torch/lowerings/__init__.py",
-        "import importlib",
-    ): "imports solar's own lowering modules",
-    (
-        "frontends/jax/lowerings/__init__.py",
-        "import importlib",
-    ): "imports solar's own lowering modules",
+    ("frontends/files.py", "call compile"): "compiles the user's own model file, the program to analyse",
+    ("frontends/files.py", "call exec"): "the same: runs the user's model file as a module",
+    ("frontends/files.py", "name exec"): "the same call (the name exec, read to call it)",
+    ("frontends/torch/lowerings/__init__.py", "import importlib"): "imports solar's own lowering modules",
+    ("frontends/jax/lowerings/__init__.py", "import importlib"): "imports solar's own lowering modules",
     ("ir/verify.py", "import importlib"): "lazy import of solar.ir.polyhedral (islpy is heavy)",
     ("kernelbench/__init__.py", "import importlib"): "lazy import of solar.kernelbench submodules",
     ("validate/device.py", "import subprocess"): "runs nvidia-smi to read the GPU's clocks",
     ("kernelbench/supervise.py", "call os.execvp"): "the batch supervisor execs its worker command",
-    (
-        "kernelbench/worker.py",
-        "import subprocess",
-    ): "runs `python -m solar.cli analyze` per problem (isolation)",
+    ("kernelbench/worker.py", "import subprocess"): "runs `python -m solar.cli analyze` per problem",
 }
 
 
