@@ -202,10 +202,11 @@ def ir_text(
     model_or_path: Any, inputs: Sequence[Any] | None = None, mode: str | None = None,
     infer_structure: bool = False, frontend: str = "auto", llm: Any = None,
 ) -> str:
-    """The IR text, headed by `#` comment lines saying where each part came from (the parser
-    skips comments, so the text parses as printed)."""
+    """The IR text, headed by `#` comment lines saying where each part came from when a part is
+    not traced (the parser skips comments, so the text parses as printed)."""
     loaded = load(model_or_path, inputs, mode, infer_structure, frontend, llm)
-    head = "".join(f"# {line}\n" for line in provenance_lines(loaded))
+    traced_only = all(p.source == "traced" for p in loaded.provenance)
+    head = "" if traced_only else "".join(f"# {line}\n" for line in provenance_lines(loaded))
     return head + str(loaded.program)
 
 

@@ -74,8 +74,15 @@ def test_analyze_with_the_scripted_server(with_examples, capsys) -> None:
 
 def test_traced_program_says_so(capsys) -> None:
     matmul = str(Path(EXAMPLE).parents[1] / "matmul.py")
-    assert main(["ir", matmul]) == 0
-    assert capsys.readouterr().out.startswith("# IR of the whole program: traced\nprogram matmul {")
+    assert main(["ir", matmul]) == 0  # all traced: the IR as before, no header
+    assert capsys.readouterr().out.startswith("program matmul {")
+    assert main(["analyze", matmul, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["provenance"] == [
+        {"part": "the whole program", "source": "traced", "model": "", "attempts": 0, "requests": 0,
+         "max_error": 0.0, "shapes": [], "cached": False}
+    ]
+    assert "IR of the whole program: traced" in data["assumptions"]
 
 
 def test_without_an_endpoint_the_error_has_a_hint(capsys) -> None:
