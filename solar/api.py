@@ -205,7 +205,7 @@ def ir_text(
     """The IR text, headed by `#` comment lines saying where each part came from when a part is
     not traced (the parser skips comments, so the text parses as printed)."""
     loaded = load(model_or_path, inputs, mode, infer_structure, frontend, llm)
-    traced_only = all(p.source == "traced" for p in loaded.provenance)
+    traced_only = all(p.source != "llm" for p in loaded.provenance)
     head = "" if traced_only else "".join(f"# {line}\n" for line in provenance_lines(loaded))
     return head + str(loaded.program)
 
