@@ -36,15 +36,23 @@ def load(
     inputs: Sequence[Any] | None = None,
     mode: str | None = None,
     infer_structure: bool = False,
+    train: bool = False,
+    loss: str = "sum",
+    optimizer: str = "adamw",
     frontend: str = "auto",
     llm: Any = None,
 ) -> Loaded:
     """Lower a model file path, or an in-memory torch module with example inputs, to the IR.
 
+    train: one training step (forward, loss, backward, `optimizer` update; see
+    solar.frontends.torch.train and solar.frontends.jax.train) instead of the forward pass.
+
     mode: "train" | "eval" puts the module in that mode before tracing (None: as constructed).
     infer_structure: sample the inputs once and use the structure found (see trace_file).
     frontend: "auto" (the tracer; for a model file, the LLM frontend for what the tracer cannot do
     when `llm`, a solar.frontends.llm.LLMConfig, is given), "torch", "jax" or "llm" (model files)."""
+    if train:
+        return _load_train(model_or_path, inputs, mode, loss, optimizer)
     if frontend not in FRONTENDS:
         raise UsageError(f"unknown frontend {frontend!r}; use one of {', '.join(FRONTENDS)}")
     if frontend == "llm" and llm is None:
@@ -182,6 +190,9 @@ def analyze(
     cache: str = "cold",
     mode: str | None = None,
     infer_structure: bool = False,
+    train: bool = False,
+    loss: str = "sum",
+    optimizer: str = "adamw",
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
@@ -189,8 +200,9 @@ def analyze(
     Flax module (with `inputs`), or an IR Program.
     `precision`: "exact" | "fastest"; `clock_mhz`: a locked SM clock; `cache`: "cold" (L2 flushed
     before the run) | "warm". Nothing the size of the model is allocated: tracing runs on fake tensors.
-    `mode` ("train" | "eval" | None: as constructed) and `infer_structure`: see `load`."""
-    loaded = load(model_or_path, inputs, mode, infer_structure)
+    `mode` ("train" | "eval" | None: as constructed), `infer_structure`, and `train` with `loss`
+    ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`."""
+    loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
     archs = [arch] if isinstance(arch, str) else list(arch)
     if not archs:
         raise UsageError("no GPU given; pass arch='H100-SXM' or a list of names (see `solar specs`)")
@@ -204,7 +216,7 @@ def ir_text(
 ) -> str:
     """The IR text, headed by `#` comment lines saying where each part came from when a part is
     not traced (the parser skips comments, so the text parses as printed)."""
-    loaded = load(model_or_path, inputs, mode, infer_structure, frontend, llm)
+    loaded = load(model_or_path, inputs, mode, infer_structure, frontend=frontend, llm=llm)
     traced_only = all(p.source != "llm" for p in loaded.provenance)
     head = "" if traced_only else "".join(f"# {line}\n" for line in provenance_lines(loaded))
     return head + str(loaded.program)
@@ -304,6 +316,36 @@ def _load_torch_module(model: Any, inputs: Sequence[Any], mode: str | None, infe
 
     traced = trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
     return Loaded(lower_traced(traced), traced.flags, None, traced, tuple(traced.notes()))
+
+
+def _load_train(model_or_path: Any, inputs: Sequence[Any] | None, mode: str | None, loss: str,
+                optimizer: str) -> Loaded:
+    """One training step of a PyTorch file or module, or of a JAX file or function."""
+    if isinstance(model_or_path, (str, Path)):
+        from solar.frontends.detect import framework_of
+
+        if framework_of(model_or_path) == "jax":
+            from solar.frontends.jax.train import lower_train_file
+
+            program, traced, notes = lower_train_file(model_or_path, loss, optimizer)
+            return Loaded(program, traced.flags, traced.source_file, traced, tuple(notes))
+        if inputs is not None:
+            raise UsageError("inputs are taken from the file's get_inputs(); pass inputs=None with a path")
+        from solar.frontends.torch.train import lower_train, trace_train_file
+
+        tt = trace_train_file(model_or_path, loss, optimizer, mode or "train")
+    else:
+        import torch
+
+        if not isinstance(model_or_path, torch.nn.Module) or inputs is None:
+            raise UsageError("train=True takes a model file, or a torch.nn.Module with example inputs")
+        from solar.frontends.torch.train import lower_train, trace_train_module
+
+        tt = trace_train_module(model_or_path, inputs, loss, optimizer, mode or "train")
+    tp = lower_train(tt)
+    mode = f"module mode: {tt.traced.mode} (model.{tt.traced.mode}()), with gradients"
+    notes = [mode, *tt.traced.notes()[1:], *tp.notes(tt)]
+    return Loaded(tp.program, tt.flags, tt.source_file, tt, tuple(notes))
 
 
 def _with_notes(report: Report, loaded: Loaded) -> Report:

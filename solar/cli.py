@@ -183,6 +183,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         get_spec(arch)
     loaded = load(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
+        train=args.train, loss=args.loss, optimizer=args.optimizer,
         frontend=args.frontend, llm=llm_config(args),
     )
     reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache) for a in args.arch]
@@ -233,7 +234,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from solar.validate.run import validate_file
 
-    result = validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
+    if args.train:
+        from solar.validate.train import validate_train_file
+
+        result = validate_train_file(args.file, args.arch, args.loss, args.optimizer, reps=min(args.reps, 20))
+    else:
+        result = validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
     if args.json:
         print(result.to_json())
         return 1 if result.violations else 0
@@ -351,6 +357,13 @@ def _add_mode_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_train_flags(p: argparse.ArgumentParser) -> None:
+    """--train, --loss, --optimizer: bound one training step instead of the forward pass."""
+    p.add_argument("--train", action="store_true", help="one training step: forward, loss, backward, optimizer")
+    p.add_argument("--loss", default="sum", help="with --train: sum | mean of the outputs, or FILE:function")
+    p.add_argument("--optimizer", choices=("sgd", "adamw", "none"), default="adamw", help="with --train")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from solar.frontends.llm.cli import add_cache_parser as add_llm_cache
     from solar.frontends.llm.cli import add_flags as add_llm_flags
@@ -378,6 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="cold: L2 flushed before the run (default); warm: inputs up to the L2 capacity may be resident",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    _add_train_flags(a)
     _add_mode_flags(a)
     _add_run_flags(a)
     add_llm_flags(a)
@@ -394,6 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--compile", action="store_true", help="also time torch.compile of the model")
     val.add_argument("--reps", type=_count(1), default=50, help="timed calls per mode (median and min reported)")
     val.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_train_flags(val)
     val.set_defaults(fn=cmd_validate)
     cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
     cal.add_argument("--out", type=_new_file, default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")

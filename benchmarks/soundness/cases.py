@@ -259,6 +259,54 @@ def _alias(name: str, module: type, shapes: list[tuple]) -> Case:
 GIB_F32 = (16384, 16384)  # 1 GiB of fp32
 
 
+class SliceInPlace(nn.Module):
+    """An in-place update of a slice of an input: eager touches only the slice."""
+
+    def forward(self, x):
+        x[:, :16].mul_(2)
+        return x
+
+
+class IndexCopyInPlace(nn.Module):
+    def forward(self, x, idx, src):
+        x.index_copy_(0, idx, src)
+        return x
+
+
+def _index_copy_case() -> Case:
+    def build():
+        x = torch.randn(*GIB_F32)
+        return IndexCopyInPlace(), [x, torch.tensor([3, 100, 2000]), torch.randn(3, GIB_F32[1])]
+
+    return Case("index_copy_inplace_1GiB", "alias", "fp32", build)
+
+
+class StaticCacheDecode(nn.Module):
+    """One decode step with a static KV cache (as HF StaticCache does it): the new key and value
+    rows are written into the cache buffers in place, then attention reads the whole cache."""
+
+    def __init__(self, batch: int, heads: int, context: int, dim: int, dtype):
+        super().__init__()
+        self.register_buffer("k", torch.zeros(batch, heads, context, dim, dtype=dtype))
+        self.register_buffer("v", torch.zeros(batch, heads, context, dim, dtype=dtype))
+
+    def forward(self, q, k_new, v_new, pos):
+        self.k.index_copy_(2, pos, k_new)
+        self.v.index_copy_(2, pos, v_new)
+        return F.scaled_dot_product_attention(q, self.k, self.v)
+
+
+def _kv_decode(batch: int, heads: int, context: int, dim: int, dtype: str) -> Case:
+    t = DTYPES[dtype]
+
+    def build():
+        q = torch.randn(batch, heads, 1, dim, dtype=t)
+        inputs = [q, torch.randn_like(q), torch.randn_like(q), torch.tensor([context // 2])]
+        return StaticCacheDecode(batch, heads, context, dim, t), inputs
+
+    return Case(f"kvcache_decode_{batch}x{heads}x{context}x{dim}_{dtype}", "kvcache", dtype, build)
+
+
 def _alias_cases() -> list[Case]:
     return [
         _alias("identity_1GiB", Identity, [GIB_F32]),
@@ -268,6 +316,10 @@ def _alias_cases() -> list[Case]:
         _alias("slice_out_1GiB", SliceOut, [GIB_F32]),
         _alias("list_out_1GiB", ListOut, [GIB_F32]),
         _alias("alias_pair_1GiB", AliasPair, [GIB_F32]),
+        _alias("slice_inplace_1GiB", SliceInPlace, [GIB_F32]),
+        _index_copy_case(),
+        _kv_decode(8, 32, 8192, 128, "bf16"),
+        _kv_decode(1, 8, 32768, 128, "fp16"),
     ]
 
 

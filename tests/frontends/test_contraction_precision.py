@@ -53,6 +53,11 @@ PRICED: dict[Any, str] = {
     aten.group_norm.default: "input",
     aten.native_group_norm.default: "input",
     aten.cosine_embedding_loss.default: "input",
+    # Training (lowerings/backward.py): dX, dW as convolutions in the input dtype; attention's
+    # products as the forward SDPA's (P and dS rounded to the input dtype, as FlashAttention does).
+    aten.convolution_backward.default: "input",
+    aten._scaled_dot_product_flash_attention_for_cpu.default: "input",
+    aten._scaled_dot_product_flash_attention_for_cpu_backward.default: "input",
     # Integer and weight-only quantised GEMMs: int8 x int8 on int8 tensor cores; activations x an
     # int8 weight dequantised to the activations' dtype (its values are exact there).
     aten._int_mm.default: "i8",

@@ -328,7 +328,7 @@ def _returned(
         value = env[arg.name] if isinstance(arg, torch.fx.Node) else arg
         if not isinstance(value, View):
             continue
-        if spec.kind is OutputKind.USER_OUTPUT:
+        if spec.kind in RETURNED_VALUES:
             kind, target, pos = "output", None, position
             position += 1
         elif spec.kind in (OutputKind.USER_INPUT_MUTATION, OutputKind.BUFFER_MUTATION):
@@ -348,9 +348,20 @@ def _returned(
             b.set_role(root.base, Role.OUTPUT)  # type: ignore[union-attr]
             out.append(Returned(kind, pos, target, root.base, None, True))
         else:
-            (name,) = _materialise_outputs(b, [value])
-            out.append(Returned(kind, pos, target, name))
+            names = _materialise_outputs(b, [value])  # none for an empty value: nothing to write
+            out.extend(Returned(kind, pos, target, name) for name in names)
     return tuple(out)
+
+
+def _returned_values() -> frozenset:
+    from torch.export.graph_signature import OutputKind
+
+    # The loss and the gradients are outputs of a joint (training-step) graph: solar.frontends.torch.train.
+    return frozenset({OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT,
+                      OutputKind.GRADIENT_TO_PARAMETER, OutputKind.GRADIENT_TO_USER_INPUT})
+
+
+RETURNED_VALUES = _returned_values()
 
 
 def _computed(b: ProgramBuilder, value: Any) -> bool:

@@ -375,8 +375,8 @@ def _real_structure(model: torch.nn.Module) -> list[KnownStructure]:
     named = list(model.named_buffers()) + [(n, v) for _, _, n, v in _tensor_attributes(model)]
     out = []
     for name, value in named:
-        if isinstance(value, FakeTensor) or value.numel() > REPLAY_LIMIT:
-            continue
+        if isinstance(value, FakeTensor) or value.is_meta or value.numel() > REPLAY_LIMIT:
+            continue  # a fake or meta tensor has no values to find structure in
         s = _constant_structure(name, value, why)
         if s is not None:
             out.append(s)
@@ -387,7 +387,7 @@ def _input_structure(inputs: Sequence[Any], why: str) -> list[KnownStructure]:
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
     out = []
     for k, t in enumerate(tensors):
-        if t.dim() < 2 or isinstance(t, FakeTensor) or t.is_complex():
+        if t.dim() < 2 or isinstance(t, FakeTensor) or t.is_meta or t.is_complex():
             continue
         band = detect_band(_numpy(t), constant_inside=False)
         if band is not None:

@@ -111,6 +111,8 @@ CASES: dict[Any, list[Case]] = {
         c(lambda i: i + 3, I(4)),
     ],
     P.sub_p: [c(lambda x, y: x - y, F(3, 5), F(1, 5))],
+    # the sum of two cotangents of one value (its two uses), in a gradient's jaxpr
+    P.add_jaxvals_p: [c(lambda x: jax.grad(lambda y: jnp.sum(jnp.sin(y) * y))(x), F(3, 5))],
     P.mul_p: [c(lambda x, y: x * y, F(3, 5), F(3, 5))],
     P.div_p: [
         c(lambda x, y: x / pos(y), F(3, 5), F(3, 5)),

@@ -48,6 +48,15 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
         ((F(2, 7), 1, Ix(5), F(2, 5)), {"alpha": 0.5}),
     ],
     aten.index_copy.default: [((F(6, 3), 0, Ix(1), F(1, 3)), {})],
+    aten.slice_scatter.default: [
+        ((F(4, 9), F(4, 3)), {"dim": 1, "start": 2, "end": 8, "step": 2}),
+        ((F(6, 3), F(2, 3)), {"dim": 0, "start": -2}),
+        ((F(5, 4), F(5, 4)), {}),
+    ],
+    aten.select_scatter.default: [
+        ((F(3, 5, 2), F(3, 2), 1, 4), {}),
+        ((F(4, 3), F(3), 0, -1), {}),
+    ],
     aten.index_fill.int_Scalar: [((F(2, 7), 1, Ix(3), -1.0), {})],
     aten.masked_scatter.default: [
         ((F(3, 4), B(3, 4), F(12)), {}),

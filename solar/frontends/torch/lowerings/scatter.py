@@ -305,3 +305,42 @@ def _index_fill(ctx: LowerCtx, x: View, dim: int, index: View, value: Any) -> Vi
 
 
 __all__ = ["REDUCE"]
+
+
+# ---- affine stores: a slice or a selected index of a copy ----------------------------------------
+
+
+def _store_region(
+    ctx: LowerCtx, x: View, src: View, where: Callable[[Index], tuple[Affine, ...]]
+) -> View:
+    """The output is a copy of `x` whose elements at `where(i)` (i over src's shape) are src[i]:
+    slice_scatter / select_scatter, which in-place slice updates (`x[:, :k].mul_(2)`) become."""
+    out = _copy(ctx, x)
+    _scatter_into(ctx, out, src.shape, where, lambda i: src.at(i), Update.ASSIGN)
+    return out
+
+
+@lower(aten.slice_scatter.default)
+def _slice_scatter(
+    ctx: LowerCtx,
+    x: View,
+    src: View,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> View:
+    d = dim % max(x.rank, 1)
+    first, _, _ = slice(start, end, step).indices(x.shape[d])
+
+    def where(i: Index) -> tuple[Affine, ...]:
+        return i[:d] + (i[d] * step + first,) + i[d + 1 :]
+
+    return _store_region(ctx, x, src, where)
+
+
+@lower(aten.select_scatter.default)
+def _select_scatter(ctx: LowerCtx, x: View, src: View, dim: int, index: int) -> View:
+    d = dim % max(x.rank, 1)
+    at = index % x.shape[d]
+    return _store_region(ctx, x, src, lambda i: i[:d] + (Affine((), at),) + i[d:])

@@ -1,0 +1,207 @@
+"""`solar validate --train`: time one real training step on the GPU (forward, loss, backward,
+optimizer step), the way the training bounds assume it runs: L2 flushed before every step, gradients
+set to None outside the timed region (so the backward writes them, never accumulates), optimizer
+state already allocated (warm-up steps), CUDA events around the step only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from solar.errors import SolarError
+from solar.validate.run import ModeTiming, ValidationResult, _to_device, assemble
+from solar.validate.timing import Timing, summarise
+
+
+def torch_optimizer(params: list, opt: Any, torch: Any) -> Any:
+    """The torch.optim optimizer the bound's Optimizer describes (foreach, as torch defaults to on CUDA)."""
+    if opt.kind == "sgd":
+        return torch.optim.SGD(params, lr=opt.lr, momentum=opt.momentum, foreach=True)
+    if opt.kind == "adamw":
+        return torch.optim.AdamW(
+            params,
+            lr=opt.lr,
+            betas=opt.betas,
+            eps=opt.eps,
+            weight_decay=opt.weight_decay,
+            foreach=True,
+        )
+    return None
+
+
+def time_steps(
+    step: Callable[[], None],
+    zero: Callable[[], None],
+    l2_bytes: int,
+    reps: int = 20,
+    warmup: int = 3,
+) -> Timing:
+    """Median and min of `reps` timed training steps, each after zeroing gradients and flushing L2."""
+    import torch
+
+    flush = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device="cuda")
+    for _ in range(warmup):
+        zero()
+        step()
+    torch.cuda.synchronize()
+    pairs = []
+    for k in range(reps):
+        zero()
+        flush.fill_(k & 0xFF)  # writes 2x L2: evicts everything the previous step left there
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step()
+        end.record()
+        pairs.append((start, end))
+    torch.cuda.synchronize()
+    return summarise([s.elapsed_time(e) / 1e3 for s, e in pairs])
+
+
+def validate_train_file(
+    path: str | Path,
+    arch: str | None = None,
+    loss: str = "sum",
+    optimizer: str = "adamw",
+    reps: int = 20,
+) -> ValidationResult:
+    """Bound one training step of a model file, then time it for real on the GPU."""
+    from solar.frontends.detect import framework_of
+
+    if framework_of(path) == "jax":
+        return validate_jax_train_file(path, arch, loss, optimizer, reps)
+    from solar.api import analyze_loaded, load
+    from solar.frontends.torch.loader import import_model_file
+    from solar.frontends.torch.train import loss_function, optimizer_of
+    from solar.validate.device import detect_spec, environment, query_device, require_cuda
+
+    torch = require_cuda()
+    info = query_device()
+    spec_name = arch or detect_spec(info).name
+    loaded = load(str(path), train=True, loss=loss, optimizer=optimizer)  # fake tensors, CPU
+    report = analyze_loaded(loaded, spec_name)
+    module = import_model_file(path)
+    torch.manual_seed(0)
+    try:
+        with torch.device("cuda"):
+            model = module.Model(*getattr(module, "get_init_inputs", list)())
+            inputs = _to_device(list(module.get_inputs()), torch)
+    except Exception as exc:
+        raise SolarError(
+            f"{Path(path).name}: building the model on the GPU failed: {exc}"
+        ) from None
+    model = model.cuda().train()
+    loss_fn = loss_function(loss)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch_optimizer(params, optimizer_of(optimizer), torch)
+
+    def step() -> None:
+        loss_fn(model(*inputs), *inputs).backward()
+        if opt is not None:
+            opt.step()
+
+    def zero() -> None:
+        for p in params:
+            p.grad = None
+
+    t = time_steps(step, zero, info.l2_bytes, reps)
+    measured = {
+        "eager": ModeTiming(median_seconds=t.median_seconds, min_seconds=t.min_seconds, reps=t.reps)
+    }
+    return assemble(f"{Path(path).name} (train, {optimizer})", report, measured, environment())
+
+
+def _jax_gpu() -> Any:
+    try:
+        import jax
+    except ImportError:
+        raise SolarError(
+            "solar validate --train of a JAX file needs jax with CUDA (pip install jax[cuda12])"
+        ) from None
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        raise SolarError(
+            "no GPU visible to JAX: install jax with CUDA to validate a JAX training step"
+        )
+    return jax
+
+
+def time_jax_steps(
+    step: Callable[[Any], Any], state: Any, l2_bytes: int, reps: int = 20, warmup: int = 3
+) -> Timing:
+    """Median and min of `reps` jitted steps, each after a write of 2x L2; host clock around the
+    step and its completion (JAX has no CUDA events: dispatch is included, never excluded)."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    flush = jax.jit(lambda x: x + 1)
+    buf = jnp.zeros(max(2 * l2_bytes, 1 << 20) // 4, jnp.float32)
+    for _ in range(warmup):
+        state = step(state)
+    jax.block_until_ready(state)
+    samples = []
+    for _ in range(reps):
+        buf = flush(buf)  # reads and writes 2x L2: evicts what the previous step left there
+        jax.block_until_ready(buf)
+        start = time.perf_counter()
+        state = step(state)
+        jax.block_until_ready(state)
+        samples.append(time.perf_counter() - start)
+    return summarise(samples)
+
+
+def validate_jax_train_file(
+    path: str | Path,
+    arch: str | None = None,
+    loss: str = "sum",
+    optimizer: str = "adamw",
+    reps: int = 20,
+) -> ValidationResult:
+    """Bound one JAX training step (value_and_grad + optax), then time the jitted step on the GPU
+    with random parameters, optimizer state and inputs of the traced shapes."""
+    import numpy as np
+
+    from solar.api import analyze_loaded, load
+    from solar.frontends.jax.train import train_step
+    from solar.validate.device import detect_spec, environment, query_device
+
+    info = query_device()  # torch's view of the device: name, SM count, L2 size
+    spec_name = arch or detect_spec(info).name
+    report = analyze_loaded(load(str(path), train=True, loss=loss, optimizer=optimizer), spec_name)
+    jax = _jax_gpu()
+    ts = train_step(path, loss, optimizer)
+    rng = np.random.default_rng(0)
+
+    def real(x: Any) -> Any:
+        dtype = np.dtype(x.dtype)
+        if dtype.kind in "iub":
+            return jax.numpy.zeros(x.shape, x.dtype)
+        return jax.numpy.asarray((rng.standard_normal(x.shape) * 0.02).astype(dtype))
+
+    state = jax.tree_util.tree_map(real, ts.state)
+    inputs = jax.tree_util.tree_map(real, ts.inputs)
+    jitted = jax.jit(ts.step)
+
+    def step(st: Any) -> Any:
+        out = jitted(st, *inputs)
+        return st if len(out) == 2 else (out[1], out[2])  # (loss, grads) without an optimizer
+
+    t = time_jax_steps(step, state, info.l2_bytes, reps)
+    # A jitted step is compiled (fused by XLA): the unfused level does not claim it.
+    measured = {
+        "compile": ModeTiming(
+            median_seconds=t.median_seconds, min_seconds=t.min_seconds, reps=t.reps
+        )
+    }
+    env = dict(environment(), jax=jax.__version__)
+    return assemble(f"{Path(path).name} (train, {optimizer})", report, measured, env)
+
+
+__all__ = [
+    "time_jax_steps",
+    "time_steps",
+    "torch_optimizer",
+    "validate_jax_train_file",
+    "validate_train_file",
+]
