@@ -1,6 +1,13 @@
 """solar: speed-of-light analysis of PyTorch programs on GPUs — provable lower bounds on runtime."""
 
+import sys as _sys
+
 __version__ = "0.1.0"
+
+if "torch" in _sys.modules:  # torchvision beside a CPU torch (solar/frontends/torch/libraries.py)
+    from solar.frontends.torch.libraries import prepare_torchvision as _prepare
+
+    _prepare()
 
 
 def analyze(model_or_path, inputs=None, arch="H100-SXM", **options):

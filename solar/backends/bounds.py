@@ -22,7 +22,7 @@ from typing import Literal
 from solar.backends.assumptions import Assumptions
 from solar.backends.cache import Traffic, cache_aware_traffic
 from solar.backends.compute import ComputeTime, compute_time
-from solar.backends.memory import op_groups, unfused_dram_bytes
+from solar.backends.memory import inplace_copies, op_groups, unfused_dram_bytes
 from solar.backends.work import Work, graph_work, total
 from solar.hardware import HardwareSpec
 from solar.ir.nodes import Program
@@ -167,12 +167,15 @@ def _op_costs(
     groups = op_groups(program)
     warm = assumptions.cache == "warm"
     group_bytes = unfused_dram_bytes(program, groups, spec.l2_bytes, warm)
+    copies = inplace_copies(program)
     rows: list[OpCost] = []
     for group, nbytes in zip(groups, group_bytes):
         work = total(works[i] for i in group.node_ids)
         ct = _compute(work, spec, assumptions)
         mem = nbytes / spec.dram_bytes_per_s
-        terms = {"compute": ct.seconds, "memory": mem, "launch": launch}
+        # an op made only of in-place identity copies runs no kernel (they move nothing)
+        runs = not copies.issuperset(group.node_ids)
+        terms = {"compute": ct.seconds, "memory": mem, "launch": launch if runs else 0.0}
         bottleneck = _dominant(terms)
         origin = program.stmts[group.node_ids[0]].origin
         rows.append(
@@ -188,7 +191,7 @@ def _op_costs(
                 bottleneck=bottleneck,
                 compute_seconds=ct.seconds,
                 memory_seconds=mem,
-                launch_seconds=launch,
+                launch_seconds=terms["launch"],
                 binding_unit=ct.binding_unit,
                 binds=BINDS[bottleneck] or ct.binding_path or "",
             )

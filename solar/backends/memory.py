@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from solar.ir import polyhedral
-from solar.ir.nodes import Program, Role, Stmt
+from solar.ir.nodes import Cast, Load, Program, Role, Stmt
+from solar.ir.scalar_ops import Update
 
 READ_ROLES = (Role.INPUT, Role.PARAM)
 
@@ -23,17 +24,69 @@ def footprint_bytes(
     return program.tensor(tensor).dtype.storage_bytes(elements)
 
 
+def inplace_copies(program: Program) -> frozenset[int]:
+    """Statements (flattened indices) that copy an input or param element for element into the
+    output that updates it in place (`TensorDecl.updates`): on the one storage they share, such a
+    copy moves and computes nothing (an eager in-place op writes only what changes)."""
+    updates = {t.name: t.updates for t in program.tensors if t.updates}
+    if not updates:
+        return frozenset()
+    out = set()
+    for i, stmt in enumerate(program.stmts):
+        source = updates.get(stmt.target.tensor)
+        if source is None or stmt.update is not Update.ASSIGN:
+            continue
+        value = stmt.value
+        if isinstance(value, Cast) and value.dtype is program.tensor(source).dtype:
+            value = value.arg
+        if isinstance(value, Load) and value.tensor == source and value.index == stmt.target.index:
+            out.add(i)
+    return frozenset(out)
+
+
+def priced_stmts(program: Program) -> tuple[Stmt, ...] | None:
+    """The statements that move bytes: all but the in-place identity copies (None: all of them)."""
+    copies = inplace_copies(program)
+    if not copies:
+        return None
+    return tuple(s for i, s in enumerate(program.stmts) if i not in copies)
+
+
+def inplace_bytes(program: Program, output: str, kept: tuple[Stmt, ...] | None) -> tuple[float, float]:
+    """(read, write) compulsory bytes of the storage an output shares with the input it updates.
+
+    Writes: every element a statement other than the identity copy writes (W) must reach DRAM;
+    the others keep their initial values where they are. Reads: elements whose initial value is
+    used must come from DRAM: every element of the input read by another statement (it holds only
+    initial values), and every element of the output read whose value came from the copy, at
+    least |output elements read| − |W| of them; the larger of the two is a lower bound on their
+    union. For `x.mul_(2)` this is |x| each way; for a KV-cache row write followed by attention
+    over the cache, |cache| − |rows| read and |rows| written."""
+    source = program.tensor(output).updates
+    assert source is not None
+    written = footprint_bytes(program, output, "write", kept)
+    read_source = footprint_bytes(program, source, "read", kept)
+    read_output = footprint_bytes(program, output, "read", None)
+    return max(read_source, read_output - written), written
+
+
 def compulsory_bytes(
     program: Program, tensors: frozenset[str] | None = None
 ) -> tuple[float, float]:
     """(read, write) compulsory bytes: the read footprint of every input/parameter and the write
-    footprint of every output (restricted to `tensors` when given)."""
+    footprint of every output (restricted to `tensors` when given); an output that updates an
+    input in place and that input are priced together (`inplace_bytes`)."""
     reads = writes = 0.0
+    kept = priced_stmts(program)
+    updated = {t.updates for t in program.tensors if t.updates}
     for t in program.tensors:
         if tensors is not None and t.name not in tensors:
             continue
-        if t.role in READ_ROLES:
+        if t.role in READ_ROLES and t.name not in updated:
             reads += footprint_bytes(program, t.name, "read", None)
+        elif t.role is Role.OUTPUT and t.updates:
+            r, w = inplace_bytes(program, t.name, kept)
+            reads, writes = reads + r, writes + w
         elif t.role is Role.OUTPUT:
             writes += footprint_bytes(program, t.name, "write", None)
     return reads, writes
@@ -107,7 +160,9 @@ def unfused_dram_bytes(
     bound on that kernel's traffic."""
     readers: dict[str, list[int]] = {}
     writers: dict[str, list[int]] = {}
-    per_group = [(g.stmts(program), *_accessed(g.stmts(program))) for g in groups]
+    copies = inplace_copies(program)
+    priced = [tuple(program.stmts[i] for i in g.node_ids if i not in copies) for g in groups]
+    per_group = [(stmts, *_accessed(stmts)) for stmts in priced]
     for gi, (_, reads, writes) in enumerate(per_group):
         for t in reads:
             readers.setdefault(t, []).append(gi)

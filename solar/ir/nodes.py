@@ -27,10 +27,16 @@ class Role(Enum):
 
 @dataclass(frozen=True, slots=True)
 class TensorDecl:
+    """A named tensor. `updates` (outputs only): the input or param whose storage this output
+    overwrites in place (`x.index_copy_(...)`, a KV-cache row write); the program still computes it
+    as a fresh tensor (its untouched elements copied from that input), and pricing treats both as
+    one storage, so an identity copy between them moves nothing (docs/BOUNDS.md)."""
+
     name: str
     shape: tuple[Size, ...]
     dtype: DType
     role: Role
+    updates: str | None = None
 
 
 # ---- expressions ---------------------------------------------------------------------------------

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from solar.frontends.torch.libraries import prepare_torchvision
 from solar.frontends.torch.loader import Traced, trace_file, trace_module
+
+prepare_torchvision()  # before any user code imports torchvision (see libraries.py)
 from solar.ir.nodes import Program
 
 

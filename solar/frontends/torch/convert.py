@@ -260,6 +260,7 @@ def convert_returning(
 
     b.origin = None
     returned = _returned(b, outputs, env, sig.output_specs, placeholders, view_of)
+    _mark_updates(b, returned, bindings)
     program = b.program(list(dict.fromkeys(r.tensor for r in returned if r.tensor)))
     if optimize:
         program = run_passes(program)
@@ -323,6 +324,7 @@ def _returned(
     from torch.export.graph_signature import OutputKind
 
     out: list[Returned] = []
+    copied: dict[str | None, list[str]] = {}
     position = 0
     for arg, spec in zip(outputs, specs):
         value = env[arg.name] if isinstance(arg, torch.fx.Node) else arg
@@ -348,8 +350,12 @@ def _returned(
             b.set_role(root.base, Role.OUTPUT)  # type: ignore[union-attr]
             out.append(Returned(kind, pos, target, root.base, None, True))
         else:
-            names = _materialise_outputs(b, [value])  # none for an empty value: nothing to write
-            out.extend(Returned(kind, pos, target, name) for name in names)
+            key = arg.name if isinstance(arg, torch.fx.Node) else None
+            if key not in copied:  # a value returned twice (a mutation and an output) is one tensor
+                copied[key] = _materialise_outputs(b, [value])  # none for an empty value
+            out.extend(Returned(kind, pos, target, name) for name in copied[key])
+            if key is None:
+                del copied[key]
     return tuple(out)
 
 
@@ -387,11 +393,29 @@ def unsupported_reasons() -> dict[Any, str]:
     return out
 
 
+def _mark_updates(b: ProgramBuilder, returned: tuple[Returned, ...], bindings: dict[str, Binding]) -> None:
+    """A mutated input or buffer and the output holding its new value share one storage: mark the
+    output as updating that input (TensorDecl.updates), so pricing charges only what changes."""
+    by_binding = {binding: name for name, binding in bindings.items()}
+    for r in returned:
+        source = by_binding.get(r.target) if r.kind == "mutation" and r.tensor else None
+        if source is None:
+            continue
+        out, src = b.tensors[r.tensor], b.tensors[source]
+        if out.role is Role.OUTPUT and out.updates is None and (out.shape, out.dtype) == (src.shape, src.dtype):
+            b.tensors[r.tensor] = replace(out, updates=source)
+
+
 def _drop_unread(program: Program) -> Program:
-    """Leave out inputs and params no statement reads (e.g. a mask buffer used as structure)."""
+    """Leave out inputs and params no statement reads (e.g. a mask buffer used as structure); an
+    output that updates a dropped input in place (it overwrites every element) no longer does."""
     read = {ld.tensor for s in program.stmts for ld in s.loads()}
-    keep = tuple(t for t in program.tensors if t.role not in (Role.INPUT, Role.PARAM) or t.name in read)
-    return program if len(keep) == len(program.tensors) else replace(program, tensors=keep)
+    keep = tuple(
+        replace(t, updates=None) if t.updates and t.updates not in read else t
+        for t in program.tensors
+        if t.role not in (Role.INPUT, Role.PARAM) or t.name in read
+    )
+    return program if keep == program.tensors else replace(program, tensors=keep)
 
 
 def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:

@@ -326,6 +326,16 @@ def on_cpu(record: bool = False):
         yield rec
 
 
+@contextlib.contextmanager
+def building():
+    """Run a model's construction as on a real CPU with nothing large allocated (see
+    solar.frontends.torch.construct); yields the Recorder and the Unallocated mode."""
+    from solar.frontends.torch.construct import Unallocated
+
+    with Unallocated() as built, on_cpu(record=True) as rec:
+        yield rec, built
+
+
 def _tensor_attributes(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, str, torch.Tensor]]:
     """Tensors held as plain attributes (neither parameters nor buffers): (module, attribute,
     qualified name, tensor)."""
@@ -345,27 +355,18 @@ def _constant_structure(name: str, values: torch.Tensor | None, why: str) -> Kno
     return None if band is None else KnownStructure("param", name, band, why)
 
 
-def _recorded_structure(model: torch.nn.Module, rec: Recorder) -> list[KnownStructure]:
-    """Structure of the buffers and tensor attributes built from constants while `model` was built
-    (under the fake mode), and real stand-ins for fake tensor attributes, which torch.export lifts
-    as constants (a fake one from another fake mode breaks the trace)."""
+def _recorded_structure(model: torch.nn.Module, rec: Recorder, built: Any) -> list[KnownStructure]:
+    """Structure of the buffers and tensor attributes built from constants while `model` was built:
+    the values of small ones are known, large ones are recomputed from their recipe."""
     found: list[KnownStructure] = []
     why = "built from constants when the model is constructed; never loaded"
-    for name, buf in model.named_buffers():
-        s = _constant_structure(name, rec.replay(buf), why)
-        if s is not None:
-            found.append(s)
-    for mod, attr, name, value in _tensor_attributes(model):
-        if not isinstance(value, FakeTensor):
+    named = list(model.named_buffers()) + [(n, v) for _, _, n, v in _tensor_attributes(model)]
+    for name, value in named:
+        if id(value) not in rec.recipes:  # not derived from constants (random, mutated, loaded)
             continue
-        real = rec.replay(value)
-        s = _constant_structure(name, real, why)
+        s = _constant_structure(name, rec.replay(value) if built.is_unknown(value) else value, why)
         if s is not None:
             found.append(s)
-        if real is None:
-            with unset_fake_temporarily():
-                real = torch.empty(value.shape, dtype=value.dtype)  # lazily mapped, never touched
-        setattr(mod, attr, real)
     return found
 
 
@@ -424,15 +425,15 @@ def trace_file(path: str | Path, mode: str | None = None, infer_structure: bool 
         with on_cpu():
             sample = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
         structure += _input_structure(sample, "assumed: seen in a sample of get_inputs(), --infer-structure")
+    with building() as (rec, built):
+        init_args = _as_tuple(_call_user(init_fn, "get_init_inputs()", spath))
+        model = _call_user(module.Model, "building Model(*get_init_inputs())", spath, *init_args)
+        if not isinstance(model, torch.nn.Module):
+            raise ModelFileError(f"{Path(path).name}: Model(...) is not a torch.nn.Module")
+        inputs = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
+    structure = _recorded_structure(model, rec, built) + structure
+    set_mode(model, mode)
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
-        with on_cpu(record=True) as rec:
-            init_args = _as_tuple(_call_user(init_fn, "get_init_inputs()", spath))
-            model = _call_user(module.Model, "building Model(*get_init_inputs())", spath, *init_args)
-            if not isinstance(model, torch.nn.Module):
-                raise ModelFileError(f"{Path(path).name}: Model(...) is not a torch.nn.Module")
-            inputs = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
-        structure = _recorded_structure(model, rec) + structure
-        set_mode(model, mode)
         model = _fakeify_module(model, fake)
         inputs = tuple(_fakeify(x, fake) for x in inputs)
         exported = _export(model, inputs, spath)
@@ -470,22 +471,23 @@ def _fakeify(x: Any, mode: FakeTensorMode) -> Any:
 
 
 def _fakeify_module(model: torch.nn.Module, mode: FakeTensorMode) -> torch.nn.Module:
-    """Swap any real parameter or buffer (made outside the fake mode) for a fake one of the same
-    shape, without copying data, so the trace never touches real memory."""
+    """A copy of the model whose real parameters, buffers and tensor attributes are fake tensors
+    of the same shape, dtype and strides (no data is copied, tied weights stay tied). Tensor
+    attributes become non-persistent buffers of the copy, so that forward may update them as it
+    may update buffers (torch.export refuses a mutated constant)."""
     import copy
 
-    reals = [
-        t
-        for t in list(model.parameters(recurse=True)) + list(model.buffers(recurse=True))
-        if not isinstance(t, FakeTensor)
-    ]
-    if not reals:
+    attributes = _tensor_attributes(model)
+    tensors = list(model.parameters(recurse=True)) + list(model.buffers(recurse=True))
+    tensors += [t for _, _, _, t in attributes]
+    memo = {id(t): _fake_like(t, mode) for t in tensors if not isinstance(t, FakeTensor)}
+    if not memo and not attributes:
         return model
-    memo = {id(t): _fake_like(t, mode) for t in reals}
-    # Tensor attributes stay as they are (torch.export lifts them as constants; copying a real
-    # one under the fake mode fails, and would allocate).
-    memo.update({id(t): t for _, _, _, t in _tensor_attributes(model)})
-    return copy.deepcopy(model, memo)
+    model = copy.deepcopy(model, memo)
+    for mod, attr, _, value in _tensor_attributes(model):
+        delattr(mod, attr)
+        mod.register_buffer(attr, value, persistent=False)
+    return model
 
 
 def _fake_like(t: torch.Tensor, mode: FakeTensorMode) -> torch.Tensor:

@@ -1,0 +1,39 @@
+"""HF transformers Mistral-7B (sliding window 4096) (MistralForCausalLM from its config: no weights) in bfloat16, inference: one forward of batch 1
+x 4096 tokens (a prefill without a cache), causal attention, logits out."""
+
+import torch
+import torch.nn as nn
+from transformers import MistralConfig, MistralForCausalLM
+
+BATCH = 1
+SEQ = 4096
+LAYERS = 32
+SHRUNK = {"SEQ": 32, "LAYERS": 1}
+FLOP_DIFF = "causal"
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        config = MistralConfig(
+            hidden_size=4096,
+            intermediate_size=14336,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            vocab_size=32000,
+            sliding_window=4096,
+            num_hidden_layers=LAYERS,
+            use_cache=False,
+        )
+        self.net = MistralForCausalLM(config).to(torch.bfloat16).eval()
+
+    def forward(self, input_ids):
+        return self.net(input_ids=input_ids).logits
+
+
+def get_inputs():
+    return [torch.randint(0, 32000, (BATCH, SEQ))]
+
+
+def get_init_inputs():
+    return []
