@@ -10,7 +10,6 @@ variable ranges."""
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -83,42 +82,3 @@ def folds_every_point(stmt: Stmt) -> bool:
     return stmt.update is not Update.ASSIGN or not stmt.reduced_vars
 
 
-class DefUse:
-    """Writer/reader positions of every tensor, for def-use queries on a program's statements."""
-
-    def __init__(self, program: Program) -> None:
-        self.program = program
-        self.writers: dict[str, list[int]] = {}
-        self.readers: dict[str, list[int]] = {}
-        for i, stmt in enumerate(program.stmts):
-            self.writers.setdefault(stmt.target.tensor, []).append(i)
-            for name in dict.fromkeys(ld.tensor for ld in stmt.loads()):
-                self.readers.setdefault(name, []).append(i)
-
-    def last_writer_before(self, tensor: str, position: int) -> int | None:
-        """The statement whose value of `tensor` a statement at `position` reads (the latest
-        earlier writer), or None."""
-        earlier = [w for w in self.writers.get(tensor, ()) if w < position]
-        return earlier[-1] if earlier else None
-
-    def next_writer_after(self, tensor: str, position: int) -> int | None:
-        later = [w for w in self.writers.get(tensor, ()) if w > position]
-        return later[0] if later else None
-
-    def readers_of_value(self, tensor: str, writer: int) -> list[int]:
-        """Statements after `writer` that read the value it wrote (no other writer between them;
-        the next writer itself reads it when it updates in place)."""
-        stop = self.next_writer_after(tensor, writer)
-        return [
-            r for r in self.readers.get(tensor, ()) if r > writer and (stop is None or r <= stop)
-        ]
-
-    @functools.cached_property
-    def dram(self) -> frozenset[str]:
-        """Inputs and parameters that no statement overwrites: their values are the ones in DRAM
-        when the program starts."""
-        return frozenset(
-            t.name
-            for t in self.program.tensors
-            if t.role in DRAM_ROLES and t.name not in self.writers
-        )

@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from solar.backends.access import DefUse, extent_product, is_box, plain_load, plain_store
+from solar.backends.access import extent_product, is_box, plain_load, plain_store
+from solar.ir.defuse import defuse
 from solar.ir.nodes import Program
 from solar.lift.einsum import EinsumGraph, contraction_loads
 
@@ -81,7 +82,7 @@ def onchip_words(onchip_bytes: float, word_bits: int) -> int:
 def contraction_io(graph: EinsumGraph, onchip_bytes: float) -> tuple[ContractionIO, ...]:
     """The Smith et al. bound of every contraction node that meets its conditions."""
     program = graph.program
-    dram = DefUse(program).dram
+    dram = defuse(program).dram
     out: list[ContractionIO] = []
     for node in graph.nodes():
         found = _one(program, node.id, dram, onchip_bytes) if node.is_contraction else None

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from solar.backends.access import (
-    DefUse,
     Plain,
     extent_product,
     folds_every_point,
@@ -33,6 +32,7 @@ from solar.backends.access import (
     plain_load,
     plain_store,
 )
+from solar.ir.defuse import defuse
 from solar.ir.nodes import Cast, Program, Role, walk
 
 # How the elements of q relate to X: for each dimension of q, the dimension of X that it equals
@@ -69,7 +69,7 @@ class Reread:
 class _Analysis:
     def __init__(self, program: Program) -> None:
         self.program = program
-        self.du = DefUse(program)
+        self.du = defuse(program)
         self._links: dict[tuple[str, int], tuple[tuple[str, Link], ...]] = {}
         self._reaches: dict[int, int | None] = {}
 

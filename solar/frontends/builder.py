@@ -11,8 +11,9 @@ import itertools
 import re
 
 import numpy as np
-from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterator, Sequence
 
 from solar.errors import SolarError
 from solar.ir.affine import Affine, Constraint, simplify, value_range, var
@@ -23,15 +24,17 @@ from solar.ir.nodes import (
     Const,
     Expr,
     Index,
-    Indirect,
     Loop,
     Origin,
     Program,
     Role,
+    Seq,
     Stmt,
     Store,
     TensorDecl,
+    map_index_terms,
     map_indices,
+    nested,
 )
 from solar.ir.scalar_ops import ScalarOp, Update
 from solar.frontends import views
@@ -91,14 +94,59 @@ _IDENT = re.compile(r"[^A-Za-z0-9_]")
 
 @dataclass
 class ProgramBuilder:
+    """Collects tensors and a body of statements; `in_order` opens an in-order loop whose body the
+    statements emitted inside the `with` block form."""
+
     name: str
     tensors: dict[str, TensorDecl]
-    stmts: list[Stmt]
+    body: list[Stmt | Seq]
     origin: Origin | None = None
+    # the open in-order loops, outermost first: (var, extent, body so far, stacks its temps)
+    _open: list[tuple[str, int, list, bool]] = field(default_factory=list)
+    # temps created inside stacking in-order loops: name -> the loop variables of their leading dims
+    stacked: dict[str, tuple[Affine, ...]] = field(default_factory=dict)
 
     @staticmethod
     def new(name: str) -> ProgramBuilder:
         return ProgramBuilder(_IDENT.sub("_", name) or "program", {}, [])
+
+    @property
+    def stmts(self) -> list[Stmt]:
+        """Every statement emitted so far (open in-order loops included), in program order."""
+        done = [s for _, s in nested(tuple(self.body))]
+        return done + [s for _, _, b, _ in self._open for _, s in nested(tuple(b))]
+
+    @contextmanager
+    def in_order(self, var_name: str, extent: int, stack: bool = False) -> Iterator[Affine]:
+        """`with b.in_order("t", T) as t:` — statements emitted inside run once per step t.
+
+        stack=True: every temp created inside gets a leading dimension of `extent` indexed by t
+        (each step its own slot, as a scan's stacked outputs need); `temp` returns the per-step
+        view and `emit` to such a temp prepends t to the index it is given."""
+        self._open.append((var_name, extent, [], stack))
+        try:
+            yield var(var_name)
+        finally:
+            name, n, body, _ = self._open.pop()
+            if body and n > 0:
+                self._current().append(Seq(name, n, tuple(body)))
+
+    def stacked_here(self, name: str) -> bool:
+        """Whether `name` is a temp stacked along exactly the open stacking in-order loops."""
+        return self.stacked.get(name) == tuple(var(v) for v, _, _, stack in self._open if stack)
+
+    def whole(self, name: str) -> View:
+        """A stacked temp seen from outside its innermost in-order loop: the slots of every step of
+        that loop (the outer loops' variables fixed), e.g. a scan's stacked outputs."""
+        decl, outer = self.tensors[name], self.stacked.get(name, ())[:-1]
+        full = views.tensor(name, decl.shape, decl.dtype)
+        if not outer:
+            return full
+        shape = decl.shape[len(outer) :]
+        return View(shape, decl.dtype, lambda idx: full.at((*outer, *idx)), base=name)
+
+    def _current(self) -> list:
+        return self._open[-1][2] if self._open else self.body
 
     # -- tensors --
     def declare(self, hint: str, shape: Sequence[int], dtype: DType, role: Role) -> str:
@@ -112,8 +160,14 @@ class ProgramBuilder:
         return name
 
     def temp(self, hint: str, shape: Sequence[int], dtype: DType) -> View:
-        name = self.declare(hint, shape, dtype, Role.TEMP)
-        return views.tensor(name, shape, dtype)
+        stacks = [(v, n) for v, n, _, stack in self._open if stack]
+        name = self.declare(hint, (*(n for _, n in stacks), *shape), dtype, Role.TEMP)
+        if not stacks:
+            return views.tensor(name, shape, dtype)
+        prefix = tuple(var(v) for v, _ in stacks)
+        self.stacked[name] = prefix
+        whole = views.tensor(name, self.tensors[name].shape, dtype)
+        return View(tuple(shape), dtype, lambda idx: whole.at((*prefix, *idx)), base=name)
 
     def set_role(self, name: str, role: Role) -> None:
         self.tensors[name] = replace(self.tensors[name], role=role)
@@ -135,21 +189,19 @@ class ProgramBuilder:
             return
         zero = {v: Affine() for v, extent in loops if extent == 1}
         kept = [(v, extent) for v, extent in loops if extent != 1]
-        ranges = {v: (0, extent - 1) for v, extent in kept}
+        ranges = {v: (0, n - 1) for v, n, _, _ in self._open}
+        ranges.update({v: (0, extent - 1) for v, extent in kept})
 
         def norm(e: Affine) -> Affine:
             return simplify(e.substitute(zero), ranges) if zero else simplify(e, ranges)
 
-        tidx = tuple(
-            Indirect(map_indices(e.value, norm), norm(e.offset)) if isinstance(e, Indirect) else norm(e)
-            for e in index
-        )
+        tidx = map_index_terms((*self.stacked.get(target, ()), *index), norm)
         for alt_guards, expr in value:
             all_guards = [replace(g, expr=norm(g.expr)) for g in (*guards, *alt_guards)]
             live = _prune(all_guards, ranges)
             if live is None:
                 continue
-            self.stmts.append(
+            self._current().append(
                 Stmt(
                     loops=tuple(Loop(v, extent) for v, extent in kept),
                     target=Store(target, tidx),
@@ -165,7 +217,8 @@ class ProgramBuilder:
         for name in outputs:
             self.set_role(name, Role.OUTPUT)
         rest = tuple(t for name, t in self.tensors.items() if name not in outputs)
-        return Program(self.name, rest + tuple(self.tensors[n] for n in outputs), tuple(self.stmts))
+        assert not self._open, "an in-order loop is still open"
+        return Program(self.name, rest + tuple(self.tensors[n] for n in outputs), tuple(self.body))
 
 
 def _prune(guards: list[Constraint], ranges: dict[str, tuple[int, int]]) -> list[Constraint] | None:
@@ -208,6 +261,39 @@ def _prune(guards: list[Constraint], ranges: dict[str, tuple[int, int]]) -> list
 def loop_vars(prefix: str, shape: Sequence[int]) -> tuple[list[tuple[str, int]], tuple[Affine, ...]]:
     loops = [(f"{prefix}{k}", int(s)) for k, s in enumerate(shape)]
     return loops, tuple(var(v) for v, _ in loops)
+
+
+def scan(
+    b: ProgramBuilder,
+    hint: str,
+    x: View,
+    axis: int,
+    dtype: DType,
+    op: Callable[[Term, Term], Term],
+    reverse: bool = False,
+    step: str = "s",
+) -> View:
+    """Inclusive scan of `x` along `axis`: out[0] = x[0], then `for s in 0..n-1 in order`:
+    out[s + 1] = op(out[s], x[s + 1]) (from the far end when `reverse`). One op per element after
+    the first, the fewest any scan needs; the IR's size does not grow with n."""
+
+    def load(index: tuple[Affine, ...]) -> Term:
+        return x.at(index) if x.dtype == dtype else cast(dtype, x.at(index))
+
+    n = x.shape[axis]
+    out = b.temp(hint, x.shape, dtype)
+    loops, idx = loop_vars("i", [s for d, s in enumerate(x.shape) if d != axis])
+
+    def at(position: Affine) -> tuple[Affine, ...]:
+        return (*idx[:axis], position, *idx[axis:])
+
+    first = Affine(const=n - 1 if reverse else 0)
+    b.emit(loops, out.base, at(first), Update.ASSIGN, load(at(first)))
+    if n > 1:
+        with b.in_order(step, n - 1) as t:
+            cur, nxt = ((n - 1) - t, (n - 2) - t) if reverse else (t, t + 1)
+            b.emit(loops, out.base, at(nxt), Update.ASSIGN, op(out.at(at(cur)), load(at(nxt))))
+    return out
 
 
 def elementwise(

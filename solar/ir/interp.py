@@ -3,7 +3,8 @@
 A statement's *iteration domain* is every combination of its loop variables (each 0..extent-1) that
 satisfies all its guards; a *point* is one such combination. The interpreter evaluates the value at
 every point at once (numpy broadcasting over one axis per loop), in *blocks* of at most
-`chunk_elements` points cut along the outer loops, then combines the values into the target."""
+`chunk_elements` points cut along the outer loops, then combines the values into the target. An
+in-order loop runs its body once per step, the step variable replaced by its value."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import itertools
 import math
 import string
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from solar.errors import IRVerifyError
-from solar.ir.affine import Affine
+from solar.ir.affine import Affine, const
 from solar.ir.nodes import (
     Call,
     Cast,
@@ -27,12 +28,16 @@ from solar.ir.nodes import (
     Load,
     Program,
     Role,
+    Seq,
     Stmt,
+    map_index_terms,
+    map_indices,
 )
 from solar.ir.printer import format_stmt
 from solar.ir.scalar_ops import OPS, ScalarOp, Update
 
 DEFAULT_CHUNK_ELEMENTS = 1 << 22  # ~4M points per block: a few tens of MB per live array
+STEP_OVERHEAD_POINTS = 2000  # interpreter cost of one statement execution, in iteration points
 
 # A value over a block: a numpy array broadcastable to the block's shape, or a Python scalar (kept
 # as a Python scalar so that numpy treats it as "weak" and a float32 program stays float32).
@@ -43,15 +48,10 @@ Env = dict[str, int | np.ndarray]
 # ---- public API ----------------------------------------------------------------------------------
 
 
-def run(
-    program: Program,
-    inputs: Mapping[str, np.ndarray],
-    *,
-    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
-    use_einsum: bool = True,
-) -> dict[str, np.ndarray]:
-    """Run `program` on `inputs` (one array per input and param tensor) and return its outputs."""
-    arrays = run_all(program, inputs, chunk_elements=chunk_elements, use_einsum=use_einsum)
+def run(program: Program, inputs: Mapping[str, np.ndarray], **options) -> dict[str, np.ndarray]:
+    """Run `program` on `inputs` (one array per input and param tensor) and return its outputs;
+    `options` as for run_all."""
+    arrays = run_all(program, inputs, **options)
     return {t.name: arrays[t.name] for t in program.with_role(Role.OUTPUT)}
 
 
@@ -66,9 +66,43 @@ def run_all(
 
     `use_einsum=False` disables the contraction fast path (tests compare the two paths)."""
     arrays = _allocate(program, inputs)
-    for stmt in program.stmts:
-        _exec(program, stmt, arrays, chunk_elements, use_einsum)
+    _run_body(program, program.body, arrays, chunk_elements, use_einsum)
     return arrays
+
+
+def _run_body(
+    program: Program, body: tuple, arrays: dict[str, np.ndarray], limit: int, use_einsum: bool
+) -> None:
+    """Statements in order; an in-order loop runs its body once per step with its variable fixed."""
+    for node in body:
+        if isinstance(node, Stmt):
+            _exec(program, node, arrays, limit, use_einsum)
+            continue
+        for step in range(program.size(node.extent)):
+            fixed = specialise(node.body, {node.var: const(step)})
+            _run_body(program, fixed, arrays, limit, use_einsum)
+
+
+def specialise(body: tuple, mapping: Mapping[str, Affine]) -> tuple:
+    """`body` with the variables of `mapping` replaced (an in-order loop's variable by one step)."""
+
+    def sub(e: Affine) -> Affine:
+        return e.substitute(mapping)
+
+    out = []
+    for node in body:
+        if isinstance(node, Seq):
+            out.append(replace(node, body=specialise(node.body, mapping)))
+        else:
+            out.append(
+                replace(
+                    node,
+                    target=replace(node.target, index=map_index_terms(node.target.index, sub)),
+                    value=map_indices(node.value, sub),
+                    guards=tuple(g.substitute(mapping) for g in node.guards),
+                )
+            )
+    return tuple(out)
 
 
 def domain_points(program: Program, stmt: Stmt) -> int:
@@ -77,8 +111,16 @@ def domain_points(program: Program, stmt: Stmt) -> int:
 
 
 def program_cost(program: Program) -> int:
-    """Sum of `domain_points` over all statements: roughly the work of one interpreter run."""
-    return sum(domain_points(program, s) for s in program.stmts)
+    """Interpreter work of one run: iteration points; inside in-order loops also, per statement
+    execution (every step), a fixed overhead and the copy a statement reading its own target makes."""
+    total = 0
+    for seqs, stmt in program.nested():
+        executions = math.prod(program.size(s.extent) for s in seqs)
+        per_run = STEP_OVERHEAD_POINTS if seqs else 0
+        if seqs and any(ld.tensor == stmt.target.tensor for ld in stmt.loads()):
+            per_run += program.numel(stmt.target.tensor)
+        total += executions * (domain_points(program, stmt) + per_run)
+    return total
 
 
 # ---- storage -------------------------------------------------------------------------------------

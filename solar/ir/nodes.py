@@ -5,13 +5,13 @@ statements, never stored. `str()` of any node goes through the one printer (sola
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Iterator, Union
 
 import numpy as np
 
-from solar.ir.affine import Affine, Constraint
+from solar.ir.affine import Affine, Constraint, lt, var
 from solar.ir.dtypes import DType
 from solar.ir.scalar_ops import ScalarOp, Update
 
@@ -162,15 +162,120 @@ class Stmt:
 
 
 @dataclass(frozen=True, slots=True)
+class Seq:
+    """for var in 0..extent in order: body — the body (statements and nested in-order loops) runs
+    once per step, step after step, so a value written at step t is seen by every later step. Inside
+    the body `var` is an index variable like any loop variable; each statement of the body is still
+    evaluated over its whole domain at once. How recurrences (scans, RNNs, lax.scan) are written."""
+
+    var: str
+    extent: Size
+    body: tuple[Stmt | Seq, ...]
+
+    @property
+    def loop(self) -> Loop:
+        return Loop(self.var, self.extent)
+
+    def __str__(self) -> str:
+        from solar.ir.printer import format_node
+
+        return format_node(self)
+
+
+Node = Union[Stmt, Seq]
+
+
+def nested(body: tuple[Node, ...], outer: tuple[Seq, ...] = ()) -> Iterator[tuple[tuple[Seq, ...], Stmt]]:
+    """Every statement of `body` in program order, with its enclosing in-order loops (outermost
+    first)."""
+    for node in body:
+        if isinstance(node, Seq):
+            yield from nested(node.body, (*outer, node))
+        else:
+            yield outer, node
+
+
+def flatten(seqs: tuple[Seq, ...], stmt: Stmt) -> Stmt:
+    """The statement with its enclosing in-order loops in front of its own loops: the same points,
+    the view in which a statement's work and footprints are counted (extent x body)."""
+    if not seqs:
+        return stmt
+    return replace(stmt, loops=(*(s.loop for s in seqs), *stmt.loops))
+
+
+Replacement = Union[Stmt, None, tuple[Stmt, ...], list]
+
+
+def rebuild(body: tuple[Node, ...], new: Iterator[Replacement]) -> tuple[Node, ...]:
+    """`body` with its statements, in program order, replaced by the items of `new`: a flattened
+    statement (as `Program.stmts` gives them), None to drop one, or several to split one. The
+    enclosing in-order loops of a statement are stripped again; where a pass narrowed one of them, a
+    guard keeps the narrowing. An in-order loop left empty is dropped."""
+
+    def go(nodes: tuple[Node, ...], outer: tuple[Seq, ...]) -> tuple[Node, ...]:
+        out: list[Node] = []
+        for node in nodes:
+            if isinstance(node, Seq):
+                inner = go(node.body, (*outer, node))
+                if inner:
+                    out.append(replace(node, body=inner))
+                continue
+            item = next(new)
+            items = () if item is None else (item,) if isinstance(item, Stmt) else tuple(item)
+            out.extend(_unflatten(outer, stmt) for stmt in items)
+        return tuple(out)
+
+    return go(body, ())
+
+
+def _unflatten(seqs: tuple[Seq, ...], stmt: Stmt) -> Stmt:
+    if not seqs:
+        return stmt
+    head, loops = stmt.loops[: len(seqs)], stmt.loops[len(seqs) :]
+    guards = list(stmt.guards)
+    for seq, loop in zip(seqs, head):
+        assert loop.var == seq.var, f"a pass renamed in-order loop {seq.var} to {loop.var}"
+        if loop.extent != seq.extent:  # narrowed: var < extent
+            bound = var(loop.extent) if isinstance(loop.extent, str) else loop.extent
+            guards.append(lt(var(loop.var), bound))
+    return replace(stmt, loops=loops, guards=tuple(guards))
+
+
+@dataclass(frozen=True, slots=True)
 class Program:
+    """Named tensors and a body of statements and in-order loops, run in order.
+
+    `stmts` is the flattened view (each statement with its enclosing in-order loops in front of its
+    own loops, see `flatten`): what counting analyses read. `nested()` gives each statement with its
+    in-order loops; `with_stmts` rebuilds the body from an edited flattened view."""
+
     name: str
     tensors: tuple[TensorDecl, ...]
-    stmts: tuple[Stmt, ...]
+    body: tuple[Node, ...]
     symbols: tuple[tuple[str, int], ...] = ()
     _by_name: dict = field(default=None, init=False, repr=False, compare=False, hash=False)
+    _flat: tuple = field(default=None, init=False, repr=False, compare=False, hash=False)
+    _defuse: object = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {t.name: t for t in self.tensors})
+        flat = tuple(flatten(seqs, s) for seqs, s in nested(self.body))
+        object.__setattr__(self, "_flat", flat)
+
+    @property
+    def stmts(self) -> tuple[Stmt, ...]:
+        return self._flat
+
+    def nested(self) -> Iterator[tuple[tuple[Seq, ...], Stmt]]:
+        return nested(self.body)
+
+    def with_stmts(self, new: Iterator[Replacement] | tuple) -> Program:
+        """The program with its flattened statements replaced one for one (None drops one, a tuple
+        splits one); see `rebuild`."""
+        items = list(new)
+        if len(items) != len(self._flat):
+            raise ValueError(f"with_stmts: {len(items)} statements for {len(self._flat)}")
+        return replace(self, body=rebuild(self.body, iter(items)))
 
     def tensor(self, name: str) -> TensorDecl:
         try:
@@ -256,20 +361,20 @@ def term_variables(term: IndexTerm) -> frozenset[str]:
     return frozenset(out)
 
 
+def map_index_terms(index: tuple[IndexTerm, ...], fn) -> tuple[IndexTerm, ...]:
+    """`fn` applied to every affine expression of an access's index terms."""
+    return tuple(
+        Indirect(map_indices(t.value, fn), fn(t.offset)) if isinstance(t, Indirect) else fn(t)
+        for t in index
+    )
+
+
 def map_indices(expr: Expr, fn) -> Expr:
     """Rebuild `expr` with `fn` applied to every affine index expression (in loads, Index and
     indirect offsets)."""
     match expr:
         case Load(tensor, index):
-            return Load(
-                tensor,
-                tuple(
-                    Indirect(map_indices(t.value, fn), fn(t.offset))
-                    if isinstance(t, Indirect)
-                    else fn(t)
-                    for t in index
-                ),
-            )
+            return Load(tensor, map_index_terms(index, fn))
         case Index(e):
             return Index(fn(e))
         case Call(op, args):

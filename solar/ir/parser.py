@@ -9,12 +9,9 @@ optionally followed by `+ offset` / `- offset` (a data-dependent index). A *head
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Callable, Iterator
 
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-from lark.lark import PostLex
+from lark import Token, Tree
 
 from solar.errors import IRSyntaxError, NotAffineError
 from solar.ir.affine import Affine, Constraint, as_affine, eq, ge, lt, var
@@ -32,173 +29,41 @@ from solar.ir.nodes import (
     Origin,
     Program,
     Role,
+    Seq,
     Size,
     Stmt,
     Store,
     TensorDecl,
 )
 from solar.ir.scalar_ops import OPS, ScalarOp, Update
+from solar.ir.syntax import edge_token, parse_tree, syntax_error
 
 __all__ = ["parse_program", "parse_stmt", "parse_expr", "parse_affine"]
-
-# Value and index expressions share one expression grammar (`expr`): which one a piece of text is
-# follows from where it stands, and the builders give a precise message (e.g. "`/` in an index")
-# instead of a bare LALR "unexpected token". Keywords are soft: lark's contextual lexer only treats
-# `for`, `where`, `and`, ... as keywords where the grammar can accept them, so `where(c, a, b)` is a
-# call. Declaration kinds (`sym`, `input`, ...) are plain names checked by the builder, so a tensor
-# may be called `input`.
-_GRAMMAR = r"""
-program_file: program _NL?
-stmt_file: stmt _NL?
-expr_file: expr _NL?
-
-program: "program" PROGNAME "{" _NL? (_item _NL)* _item? "}"
-_item: decl | symdef | stmt
-decl: NAME NAME ":" NAME "[" [sizes] "]"
-symdef: NAME NAME "=" NUMBER
-sizes: _size ("," _size)* ","?
-_size: NUMBER | NAME
-
-stmt: [origin _NL] header* body
-origin: AT_OP OPNAME "id" "=" signed [TF32] ["at" STRING]
-signed: MINUS? NUMBER
-header: FOR loop ("," loop)* ["where" guard ("and" guard)*] ":" _NL?
-loop: NAME "in" NUMBER ".." _size
-guard: expr (CMP expr)+
-body: NAME "[" [exprs] "]" UPDATE expr
-
-exprs: expr ("," expr)* ","?
-?expr: sum
-?sum: product
-    | sum PLUS product -> add
-    | sum MINUS product -> sub
-?product: unary
-    | product STAR unary -> mul
-    | product SLASH unary -> div
-    | product DSLASH unary -> floordiv
-    | product PERCENT unary -> mod
-?unary: atom
-    | MINUS unary -> neg
-?atom: NUMBER -> number
-    | NAME -> name
-    | NAME LPAR [exprs] RPAR -> call
-    | NAME LSQB [exprs] RSQB -> load
-    | LPAR expr RPAR -> paren
-
-PROGRAM: "program"
-FOR: "for"
-IN: "in"
-WHERE: "where"
-AND: "and"
-AT_OP: "@op"
-ID: "id"
-AT: "at"
-TF32: "tf32"
-LBRACE: "{"
-RBRACE: "}"
-LPAR: "("
-RPAR: ")"
-LSQB: "["
-RSQB: "]"
-COMMA: ","
-COLON: ":"
-DOTDOT: ".."
-EQUAL: "="
-UPDATE: "max=" | "min=" | "+=" | "*=" | "="
-CMP: ">=" | "<=" | "==" | ">" | "<"
-PLUS: "+"
-MINUS: "-"
-STAR: "*"
-DSLASH: "//"
-SLASH: "/"
-PERCENT: "%"
-NAME: /[A-Za-z_][A-Za-z0-9_]*/
-NUMBER: /\d+\.(?!\.)\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+/
-STRING: /"[^"\n]*"/
-OPNAME.-1: /[^\s"#]+/
-PROGNAME.-1: /[^\s{}"#]+/
-_NL: /(\r?\n[\t \f]*)+/
-COMMENT: /#[^\n]*/
-%ignore COMMENT
-%ignore /[\t \f\r]+/
-"""
-
-# A newline ends a statement, except inside brackets or after a token that cannot end one (so long
-# expressions may be wrapped); blank and comment-only lines collapse into one newline.
-_OPEN = {"LPAR", "LSQB"}
-_CLOSE = {"RPAR", "RSQB"}
-_CONTINUES = frozenset(
-    "PLUS MINUS STAR SLASH DSLASH PERCENT COMMA UPDATE EQUAL CMP WHERE AND LBRACE".split()
-)
-
-
-class _Newlines(PostLex):
-    always_accept = ("_NL",)
-
-    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
-        depth = 0
-        prev: str | None = None
-        for tok in stream:
-            if tok.type == "_NL":
-                if depth > 0 or prev is None or prev == "_NL" or prev in _CONTINUES:
-                    continue
-            elif tok.type in _OPEN:
-                depth += 1
-            elif tok.type in _CLOSE:
-                depth = max(0, depth - 1)
-            prev = tok.type
-            yield tok
-
-
-@lru_cache(maxsize=1)
-def _lark() -> Lark:
-    """The compiled parser, built once per process."""
-    return Lark(
-        _GRAMMAR,
-        parser="lalr",
-        lexer="contextual",
-        postlex=_Newlines(),
-        start=["program_file", "stmt_file", "expr_file"],
-        maybe_placeholders=True,
-    )
-
 
 # ---- public API ----------------------------------------------------------------------------------
 
 
 def parse_program(text: str) -> Program:
     """Parse a whole `program NAME { ... }`."""
-    return _Builder(text).program(_parse(text, "program_file").children[0])
+    return _Builder(text).program(parse_tree(text, "program_file").children[0])
 
 
 def parse_stmt(text: str) -> Stmt:
     """Parse one statement: optional `@op` line, optional `for ...:` header, `T[...] op value`."""
-    return _Builder(text).stmt(_parse(text, "stmt_file").children[0])
+    return _Builder(text).stmt(parse_tree(text, "stmt_file").children[0])
 
 
 def parse_expr(text: str) -> Expr:
     """Parse a value expression such as `exp(A[i, j] - M[i]) * 0.5`."""
-    return _Builder(text).expr(_parse(text, "expr_file").children[0])
+    return _Builder(text).expr(parse_tree(text, "expr_file").children[0])
 
 
 def parse_affine(text: str) -> Affine:
     """Parse an index expression such as `2*oh + kh - 1` or `(i // 4)`."""
-    return _Builder(text).affine(_parse(text, "expr_file").children[0])
+    return _Builder(text).affine(parse_tree(text, "expr_file").children[0])
 
 
-# ---- syntax errors -------------------------------------------------------------------------------
 
-_DESCRIBE = {
-    "NAME": "a name",
-    "NUMBER": "a number",
-    "STRING": 'a quoted string "..."',
-    "OPNAME": "an op name",
-    "PROGNAME": "a program name",
-    "UPDATE": "an update (=, +=, *=, max=, min=)",
-    "CMP": "a comparison (>=, <=, >, <, ==)",
-    "_NL": "end of line",
-    "$END": "end of input",
-}
 _FUNCTIONS = sorted(op.value for op in ScalarOp)
 _OPS_BY_NAME = {op.value: op for op in ScalarOp}
 _DTYPES = {d.text: d for d in DType}
@@ -208,118 +73,6 @@ _VALUE_NAMES: dict[str, bool | float] = {
     "inf": float("inf"),
     "nan": float("nan"),
 }
-
-
-def _syntax_error(text: str, line: int, column: int, message: str) -> IRSyntaxError:
-    """`line L, column C: message`, then the source line and a caret under column C."""
-    lines = text.splitlines() or [""]
-    line = min(max(line, 1), len(lines))
-    src = lines[line - 1].expandtabs(1)
-    return IRSyntaxError(
-        f"line {line}, column {column}: {message}\n  {src}\n  {' ' * (column - 1)}^"
-    )
-
-
-def _end_position(text: str) -> tuple[int, int]:
-    """Position just after the last non-blank character (where a missing `}` would go)."""
-    lines = text.rstrip().splitlines() or [""]
-    return len(lines), len(lines[-1]) + 1
-
-
-def _describe(terminal: str) -> str:
-    if terminal in _DESCRIBE:
-        return _DESCRIBE[terminal]
-    pattern = _lark().get_terminal(terminal).pattern
-    return f"'{pattern.value}'" if pattern.type == "str" else terminal
-
-
-def _expected(names: set[str]) -> str:
-    described = sorted({_describe(n) for n in names if n != "_NL"})
-    if "_NL" in names:
-        described.append(_DESCRIBE["_NL"])
-    return described[0] if len(described) == 1 else "one of " + ", ".join(described)
-
-
-# Deepest expression nesting accepted: far beyond what a program needs, and within what the
-# recursive builders, printer and analyses can walk (Python's recursion limit is ~1000 frames).
-MAX_DEPTH = 200
-
-
-def _parse(text: str, start: str) -> Tree:
-    try:
-        tree = _lark().parse(text, start=start)
-    except UnexpectedInput as e:
-        raise _translate(text, e) from None
-    _check_depth(text, tree)
-    return tree
-
-
-def _check_depth(text: str, tree: Tree) -> None:
-    """An IRSyntaxError at an expression nested deeper than MAX_DEPTH (walked without recursion)."""
-    depth: dict[int, int] = {}
-    for sub in tree.iter_subtrees():  # children before parents
-        d = 1 + max((depth[id(c)] for c in sub.children if isinstance(c, Tree)), default=0)
-        depth[id(sub)] = d
-        if d > MAX_DEPTH and sub.data not in ("program", "stmt", "body"):
-            tok = _edge_token(sub, first=True)
-            raise _syntax_error(
-                text, tok.line, tok.column,
-                f"expression nested more than {MAX_DEPTH} levels deep; split it into statements "
-                "that write temp tensors",
-            )
-
-
-def _acceptable(e: UnexpectedInput) -> set[str]:
-    """Terminals that would let the parse continue at the error. LALR merges lookahead sets of
-    similar states, so the parse table's own `expected` lists tokens from other contexts; replaying
-    each candidate on the interactive parser gives the exact set."""
-    parser = getattr(e, "interactive_parser", None)
-    accepts = set(parser.accepts()) if parser is not None else set()
-    if accepts:
-        return accepts
-    if isinstance(e, UnexpectedCharacters):
-        return set(e.allowed)
-    return set(getattr(e, "expected", ()) or ())
-
-
-def _hint(found: str, expected: set[str]) -> str:
-    """A suggestion for mistakes that the bare expected-token list does not explain."""
-    if found and found[0] in "<>=!" and "CMP" not in expected and "UPDATE" not in expected:
-        return "; comparisons in values are functions: lt, le, gt, ge, eq, ne (e.g. gt(a, b))"
-    if found.startswith("!") and "CMP" in expected:
-        return "; guards are affine: >=, <=, >, <, == joined by `and` (`!=` is not affine)"
-    if found and found[0] in "-/" and "UPDATE" in expected:
-        return "; to subtract, add the negation: `+= neg(x)`"
-    if found == "range":
-        return "; loops are written `for i in 0..N, j in 0..M:`"
-    if found == "*" and "NUMBER" in expected:
-        return "; powers are written pow(a, b)"
-    if found == '"' and "STRING" in expected:
-        return "; the quoted string is not closed on this line"
-    if found == "[" and "UPDATE" in expected:
-        return "; index every dimension in one bracket: T[i, j]"
-    if found == ";":
-        return "; a statement ends at the end of its line (no `;`)"
-    return ""
-
-
-def _translate(text: str, e: UnexpectedInput) -> IRSyntaxError:
-    expected = _acceptable(e)
-    if isinstance(e, UnexpectedCharacters):
-        char = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
-        what = "a line break" if char == "\n" else f"character {char!r}"
-        message = f"unexpected {what}; expected {_expected(expected)}{_hint(char, expected)}"
-        return _syntax_error(text, e.line, e.column, message)
-    if isinstance(e, UnexpectedToken) and e.token.type != "$END":
-        tok = e.token
-        found = _describe(tok.type) if tok.type == "_NL" else repr(str(tok))
-        message = f"unexpected {found}; expected {_expected(expected)}{_hint(str(tok), expected)}"
-        return _syntax_error(text, tok.line, tok.column, message)
-    line, column = _end_position(text)
-    hint = "; the program is missing its closing '}'" if "RBRACE" in expected else ""
-    return _syntax_error(
-        text, line, column, f"unexpected end of input; expected {_expected(expected)}{hint}"
-    )
 
 
 # ---- tree -> IR ----------------------------------------------------------------------------------
@@ -343,12 +96,12 @@ class _Builder:
 
     # -- errors --
     def error(self, where: Tree | Token, message: str) -> IRSyntaxError:
-        tok = _edge_token(where, first=True)
-        return _syntax_error(self.text, tok.line, tok.column, message)
+        tok = edge_token(where, first=True)
+        return syntax_error(self.text, tok.line, tok.column, message)
 
     def source(self, node: Tree | Token) -> str:
         return self.text[
-            _edge_token(node, first=True).start_pos : _edge_token(node, first=False).end_pos
+            edge_token(node, first=True).start_pos : edge_token(node, first=False).end_pos
         ]
 
     # -- program level --
@@ -356,18 +109,34 @@ class _Builder:
         name = str(tree.children[0])
         symbols: list[tuple[str, int]] = []
         tensors: list[TensorDecl] = []
-        stmts: list[Stmt] = []
-        prev: Tree | None = None  # previous statement tree, to catch a body indented under its loop
+        body: list[Tree] = []
         for item in tree.children[1:]:
             if item.data == "symdef":
                 symbols.append(self.symdef(item))
             elif item.data == "decl":
                 tensors.append(self.decl(item))
             else:
+                body.append(item)
+        return Program(name, tuple(tensors), self.body(body), tuple(symbols))
+
+    def body(self, items: list[Tree]) -> tuple[Stmt | Seq, ...]:
+        out: list[Stmt | Seq] = []
+        prev: Tree | None = None  # previous statement tree, to catch a body indented under its loop
+        for item in items:
+            if item.data == "seq":
+                out.append(self.seq(item))
+                prev = None
+            else:
                 self.check_indentation(prev, item)
-                stmts.append(self.stmt(item))
+                out.append(self.stmt(item))
                 prev = item
-        return Program(name, tuple(tensors), tuple(stmts), tuple(symbols))
+        return tuple(out)
+
+    def seq(self, tree: Tree) -> Seq:
+        """`for t in 0..T in order { ... }`: an in-order loop around a block."""
+        _, loop, _, _, *items = tree.children
+        head = self.loop(loop)
+        return Seq(head.var, head.extent, self.body([i for i in items if isinstance(i, Tree)]))
 
     def symdef(self, tree: Tree) -> tuple[str, int]:
         kind, name, value = tree.children
@@ -380,7 +149,7 @@ class _Builder:
         return str(name), self.integer(value, "a symbol value")
 
     def decl(self, tree: Tree) -> TensorDecl:
-        role, name, dtype, sizes = tree.children
+        role, name, dtype, sizes, _, updates = tree.children
         roles = [r.value for r in Role]
         if role not in roles:
             hint = f"; bind a symbol as `sym {name} = 128`" if role == "sym" else ""
@@ -388,7 +157,8 @@ class _Builder:
                 role, f"unknown tensor role {str(role)!r}; expected one of {', '.join(roles)}{hint}"
             )
         shape = tuple(self.size(s) for s in sizes.children) if sizes is not None else ()
-        return TensorDecl(str(name), shape, self.dtype(dtype), Role(str(role)))
+        updated = str(updates) if updates is not None else None
+        return TensorDecl(str(name), shape, self.dtype(dtype), Role(str(role)), updated)
 
     def check_indentation(self, prev: Tree | None, stmt: Tree) -> None:
         # A loop nest holds exactly one statement. A loop-less statement indented under the
@@ -396,7 +166,7 @@ class _Builder:
         # than guess.
         if prev is None or _headers(stmt) or not _headers(prev):
             return
-        column, prev_start = _edge_token(stmt, True).column, _edge_token(prev, True)
+        column, prev_start = edge_token(stmt, True).column, edge_token(prev, True)
         if column > prev_start.column:
             raise self.error(
                 stmt,
@@ -631,16 +401,6 @@ class _Builder:
 def _items(exprs: Tree | None) -> list[Tree]:
     """The expressions of an `exprs` node (None for an empty list)."""
     return [] if exprs is None else list(exprs.children)
-
-
-def _edge_token(node: Tree | Token, first: bool) -> Token:
-    """The first (or last) token of a subtree: where it starts (or ends) in the source."""
-    if isinstance(node, Token):
-        return node
-    for child in node.children if first else reversed(node.children):
-        if child is not None:
-            return _edge_token(child, first)
-    raise AssertionError(f"empty subtree {node.data}")
 
 
 def _headers(stmt: Tree) -> list[Tree]:

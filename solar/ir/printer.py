@@ -18,7 +18,12 @@ Value expressions use infix + - * / and function calls for every other scalar op
 `max(a, b)`, `where(c, a, b)`, `neg(x)`), `f16(x)` for casts, `index(i - j)` for an index used as a
 value and `ind(I[i])` (optionally `+ offset`) for a data-dependent index. An `@op` line names the
 frontend op of the next statement, its instance id, `tf32` when the framework lets it use TF32 tensor
-cores for fp32 math, and the user's source line."""
+cores for fp32 math, and the user's source line. An in-order loop runs its braced body once per step:
+
+      for t in 0..T in order {
+        for i in 0..N:
+          h[t + 1, i] = tanh(h[t, i] + x[t, i])
+      }"""
 
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ from solar.ir.nodes import (
     Indirect,
     Load,
     Program,
+    Seq,
     Stmt,
     Store,
 )
@@ -94,7 +100,7 @@ def format_const(value: float | int | bool) -> str:
     return repr(float(value))
 
 
-def _format_index_term(term: Affine | Indirect) -> str:
+def format_index_term(term: Affine | Indirect) -> str:
     if isinstance(term, Indirect):
         text = f"ind({format_expr(term.value)})"
         if term.offset != Affine():
@@ -105,7 +111,7 @@ def _format_index_term(term: Affine | Indirect) -> str:
 
 
 def _format_access(tensor: str, index: tuple) -> str:
-    return f"{tensor}[{', '.join(_format_index_term(t) for t in index)}]"
+    return f"{tensor}[{', '.join(format_index_term(t) for t in index)}]"
 
 
 def _precedence(expr: Expr) -> int:
@@ -153,6 +159,9 @@ def format_stmt(stmt: Stmt, indent: str = "") -> str:
             head += " where " + " and ".join(format_constraint(g) for g in stmt.guards)
         lines.append(f"{indent}for {head}:")
         lines.append(f"{indent}{INDENT}{body}")
+    elif stmt.guards:  # no loops of its own, guards on enclosing in-order loop variables
+        lines.append(f"{indent}if {' and '.join(format_constraint(g) for g in stmt.guards)}:")
+        lines.append(f"{indent}{INDENT}{body}")
     else:
         lines.append(f"{indent}{body}")
     return "\n".join(lines)
@@ -163,11 +172,23 @@ def format_program(program: Program) -> str:
     for name, value in program.symbols:
         lines.append(f"{INDENT}sym {name} = {value}")
     for t in program.tensors:
-        lines.append(f"{INDENT}{t.role.value} {t.name}: {t.dtype.text}[{', '.join(str(s) for s in t.shape)}]")
-    for stmt in program.stmts:
-        lines.append(format_stmt(stmt, INDENT))
+        updates = f" updates {t.updates}" if t.updates else ""
+        lines.append(
+            f"{INDENT}{t.role.value} {t.name}: {t.dtype.text}[{', '.join(str(s) for s in t.shape)}]{updates}"
+        )
+    lines.extend(format_node(node, INDENT) for node in program.body)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def format_node(node: Stmt | Seq, indent: str = "") -> str:
+    """A statement, or an in-order loop `for t in 0..T in order {` with its body indented."""
+    if isinstance(node, Stmt):
+        return format_stmt(node, indent)
+    lines = [f"{indent}for {node.var} in 0..{node.extent} in order {{"]
+    lines.extend(format_node(n, indent + INDENT) for n in node.body)
+    lines.append(f"{indent}}}")
+    return "\n".join(lines)
 
 
 def format_store(store: Store) -> str:

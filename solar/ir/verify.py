@@ -97,10 +97,16 @@ def _stmt_error(program: Program, stmt: Stmt, number: int | None, problem: str) 
     """First line: program, statement number and problem (the CLI prints one line); then the
     statement in the text form."""
     where = f"statement {number}" if number is not None else "statement"
+    seqs: tuple = ()
+    if number is not None and number < len(program.stmts) and program.stmts[number] is stmt:
+        seqs, stmt = list(program.nested())[number]  # show it inside its in-order loops
     try:
-        printed = format_stmt(stmt)
+        printed = format_stmt(stmt, "  " * len(seqs))
     except TypeError:  # a node the printer does not know (the problem being reported)
         printed = repr(stmt)
+    if seqs:
+        heads = [f"{'  ' * k}for {q.var} in 0..{q.extent} in order {{" for k, q in enumerate(seqs)]
+        printed = "\n".join([*heads, printed, *("  " * k + "}" for k in reversed(range(len(seqs))))])
     text = "\n".join("    " + line for line in printed.splitlines())
     return IRVerifyError(f"program {program.name!r}, {where}: {problem}\n{text}")
 
@@ -117,26 +123,48 @@ def _check_declarations(program: Program) -> None:
     def fail(problem: str) -> IRVerifyError:
         return IRVerifyError(f"program {program.name!r}: {problem}")
 
+    _check_names([name for name, _ in program.symbols], "symbol", "bound twice", fail)
+    _check_names([t.name for t in program.tensors], "tensor", "declared twice", fail)
     symbols: dict[str, int] = {}
     for name, value in program.symbols:
-        if not _NAME.fullmatch(name):
-            raise fail(f"symbol name {name!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
-        if name in symbols:
-            raise fail(f"symbol {name!r} is bound twice")
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
             raise fail(f"symbol {name!r} = {value!r}: sizes must be positive integers")
         symbols[name] = value
-    seen: set[str] = set()
     for t in program.tensors:
-        if not _NAME.fullmatch(t.name):
-            raise fail(f"tensor name {t.name!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
-        if t.name in seen:
-            raise fail(f"tensor {t.name!r} is declared twice")
-        seen.add(t.name)
         for dim, size in enumerate(t.shape):
             problem = _size_problem(size, symbols)
             if problem:
                 raise fail(f"tensor {t.name!r} dimension {dim}: {problem}")
+    updated: set[str] = set()
+    for t in program.tensors:
+        if t.updates is not None:
+            _check_update(program, t, updated, fail)
+
+
+def _check_update(program: Program, t: TensorDecl, updated: set[str], fail: Fail) -> None:
+    """`output o: ... updates x`: x is an input or param of o's shape and dtype, updated once."""
+    source = next((s for s in program.tensors if s.name == t.updates), None)
+    what = f"tensor {t.name!r} updates {t.updates!r}"
+    if t.role is not Role.OUTPUT:
+        raise fail(f"{what}, but only an output can update an input in place")
+    if source is None or source.role not in _READ_ONLY:
+        raise fail(f"{what}, which is not a declared input or param")
+    if (source.shape, source.dtype) != (t.shape, t.dtype):
+        raise fail(f"{what}, whose shape or dtype differs (in-place updates keep both)")
+    if t.updates in updated:
+        raise fail(f"{what}, which another output already updates")
+    updated.add(t.updates)
+
+
+def _check_names(names: Iterable[str], what: str, twice: str, fail: Fail) -> None:
+    """Every name an identifier the text form can print and parse back, none given twice."""
+    seen: set[str] = set()
+    for name in names:
+        if not _NAME.fullmatch(name):
+            raise fail(f"{what} name {name!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
+        if name in seen:
+            raise fail(f"{what} {name!r} is {twice}")
+        seen.add(name)
 
 
 def _size_problem(size: Size, symbols: dict[str, int]) -> str | None:
@@ -160,13 +188,9 @@ def _check_stmt(
         return _stmt_error(program, stmt, number, problem)
 
     symbols = dict(program.symbols)
-    loop_vars: set[str] = set()
+    _check_names(stmt.loop_vars, "loop variable", "bound twice", fail)
+    loop_vars = set(stmt.loop_vars)
     for loop in stmt.loops:
-        if not _NAME.fullmatch(loop.var):
-            raise fail(f"loop variable {loop.var!r} is not an identifier")
-        if loop.var in loop_vars:
-            raise fail(f"loop variable {loop.var!r} is bound twice")
-        loop_vars.add(loop.var)
         problem = _size_problem(loop.extent, symbols)
         if problem:
             raise fail(f"loop {loop.var!r}: {problem}")

@@ -5,23 +5,25 @@ costs from these nodes; nothing here knows a FLOP formula."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import networkx as nx
 
-from solar.ir.affine import Affine
+from solar.ir.affine import Constraint
+from solar.ir.defuse import defuse
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Call, Cast, Expr, Indirect, Load, Origin, Program, Stmt, walk
-from solar.ir.printer import format_affine, format_constraint, format_expr, format_store
+from solar.ir.nodes import Call, Cast, Expr, IndexTerm, Indirect, Load, Origin, Program, Stmt, walk
+from solar.ir.printer import format_constraint, format_expr, format_store
 from solar.ir.scalar_ops import ScalarOp, Update
 
 
 @dataclass(frozen=True, slots=True)
 class Operand:
-    """One load of a node: the tensor, its printed index forms and the tensor's storage dtype."""
+    """One load of a node: the tensor, its index terms (affine or data-dependent) and the tensor's
+    storage dtype."""
 
     tensor: str
-    index: tuple[str, ...]
+    index: tuple[IndexTerm, ...]
     dtype: DType
 
 
@@ -38,18 +40,19 @@ class EinsumNode:
     id: int
     stmt: Stmt
     output: str
-    output_index: tuple[str, ...]
+    output_index: tuple[IndexTerm, ...]
     operands: tuple[Operand, ...]
     combine: ScalarOp | None
     reduce: Update
     reduced_vars: tuple[str, ...]
     extents: tuple[tuple[str, int], ...]
-    guards: tuple[str, ...]
+    guards: tuple[Constraint, ...]
     out_dtype: DType
     origin: Origin | None
     is_contraction: bool
     contraction_dtype: DType | None
     equation: str
+    in_order: tuple[str, ...] = ()  # variables of the enclosing in-order loops, outermost first
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,34 +81,33 @@ class EinsumGraph:
 
 
 def lift(program: Program) -> EinsumGraph:
-    """Lift every statement of `program` to an EinsumNode and connect them by def-use of tensors."""
+    """Lift every statement of `program` to an EinsumNode and connect them by def-use of tensors.
+
+    A statement inside in-order loops lifts in its flattened form (the in-order loops in front of
+    its own, see Program.stmts): its node counts extent x body; `in_order` names those loops."""
     graph = nx.DiGraph()
-    writers: dict[str, list[int]] = {}
-    for i, stmt in enumerate(program.stmts):
-        graph.add_node(i, node=lift_stmt(program, i, stmt))
-        for tensor in _reads(stmt):
-            for w in writers.get(tensor, ()):
+    du = defuse(program)
+    for i, ((seqs, _), stmt) in enumerate(zip(program.nested(), program.stmts)):
+        node = lift_stmt(program, i, stmt)
+        if seqs:
+            node = replace(node, in_order=tuple(s.var for s in seqs))
+        graph.add_node(i, node=node)
+        for tensor in du.uses(i):
+            for w in du.writers.get(tensor, ()):
+                if w >= i:
+                    break
                 if graph.has_edge(w, i):
                     data = graph.edges[w, i]
                     if tensor not in data["tensors"]:
                         data["tensors"] = data["tensors"] + (tensor,)
                 else:
                     graph.add_edge(w, i, tensor=tensor, tensors=(tensor,))
-        writers.setdefault(stmt.target.tensor, []).append(i)
     return EinsumGraph(program, graph)
-
-
-def _reads(stmt: Stmt) -> tuple[str, ...]:
-    """Tensors whose values a statement uses: its loads, and its own target when it accumulates."""
-    names = [load.tensor for load in stmt.loads()]
-    if stmt.update is not Update.ASSIGN:
-        names.append(stmt.target.tensor)
-    return tuple(dict.fromkeys(names))
 
 
 def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
     operands = tuple(
-        Operand(load.tensor, tuple(format_index_term(t) for t in load.index), _dtype(program, load))
+        Operand(load.tensor, load.index, _dtype(program, load))
         for load in stmt.loads()
     )
     combine = top_op(stmt.value)
@@ -114,13 +116,13 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
         id=node_id,
         stmt=stmt,
         output=stmt.target.tensor,
-        output_index=tuple(format_index_term(e) for e in stmt.target.index),
+        output_index=stmt.target.index,
         operands=operands,
         combine=combine,
         reduce=stmt.update,
         reduced_vars=stmt.reduced_vars,
         extents=tuple(program.extents(stmt).items()),
-        guards=tuple(format_constraint(g) for g in stmt.guards),
+        guards=stmt.guards,
         out_dtype=program.tensor(stmt.target.tensor).dtype,
         origin=stmt.origin,
         is_contraction=contraction,
@@ -131,15 +133,6 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
 
 def _dtype(program: Program, load: Load) -> DType:
     return program.tensor(load.tensor).dtype
-
-
-def format_index_term(term: Affine | Indirect) -> str:
-    if isinstance(term, Indirect):
-        text = f"ind({format_expr(term.value)})"
-        if term.offset != Affine():
-            text += f" + ({format_affine(term.offset)})"
-        return text
-    return format_affine(term)
 
 
 def strip_casts(expr: Expr) -> Expr:
@@ -256,7 +249,9 @@ def format_node(node: EinsumNode) -> str:
     )
     parts = [f"[{node.id}]", op, node.equation, f"{{{extents}}}"]
     if node.guards:
-        parts.append("where " + " and ".join(node.guards))
+        parts.append("where " + " and ".join(format_constraint(g) for g in node.guards))
+    if node.in_order:
+        parts.append(f"in order {', '.join(node.in_order)}")
     parts.append(dtypes)
     if node.is_contraction:
         parts.append(f"contraction({node.contraction_dtype.text})")

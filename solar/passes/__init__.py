@@ -7,31 +7,51 @@ and known-constant regions become guards (`structure.propagate`), work nobody ne
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
+from solar.errors import IRVerifyError
+from solar.ir.defuse import defuse
 from solar.ir.nodes import Program, Role
+from solar.ir.verify import verify
 from solar.passes.demand import restrict
 from solar.passes.inline import sink
 from solar.passes.structure import propagate
 
 MAX_ROUNDS = 4
+PIPELINE: tuple[Callable[[Program], Program], ...] = (propagate, restrict, sink, restrict)
+
+# Run the verifier after every pass (tests/conftest.py turns it on for the test suite; a debugging
+# session may set it too): a pass that breaks a program is named at once.
+verify_between_passes = False
 
 
-def optimize(program: Program) -> Program:
+def optimize(program: Program, verify_each: bool | None = None) -> Program:
     """Structure propagation, demand restriction and sinking to a fixpoint, then unused temps
-    dropped."""
+    dropped. `verify_each` (default: `verify_between_passes`) verifies after every pass."""
+    check = verify_between_passes if verify_each is None else verify_each
     for _ in range(MAX_ROUNDS):
-        new = restrict(sink(restrict(propagate(program))))
+        new = program
+        for run_pass in PIPELINE:
+            new = run_pass(new)
+            if check:
+                _verify_after(run_pass, new)
         if new.stmts == program.stmts:
             break
         program = new
     return drop_unused_temps(program)
 
 
+def _verify_after(run_pass: Callable[[Program], Program], program: Program) -> None:
+    try:
+        verify(program)
+    except IRVerifyError as exc:
+        raise IRVerifyError(f"after pass {run_pass.__module__}.{run_pass.__name__}: {exc}") from None
+
+
 def drop_unused_temps(program: Program) -> Program:
-    used = {s.target.tensor for s in program.stmts}
-    used |= {ld.tensor for s in program.stmts for ld in s.loads()}
+    used = defuse(program).used
     tensors = tuple(t for t in program.tensors if t.role is not Role.TEMP or t.name in used)
     return program if len(tensors) == len(program.tensors) else replace(program, tensors=tensors)
 
 
-__all__ = ["drop_unused_temps", "optimize", "propagate", "restrict", "sink"]
+__all__ = ["PIPELINE", "drop_unused_temps", "optimize", "propagate", "restrict", "sink"]

@@ -14,9 +14,10 @@ Tensors are visited consumers first, so demand travels back through chains in on
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from solar.ir.affine import Affine, Constraint, value_range, var
+from solar.ir.defuse import DefUse, defuse
 from solar.ir.nodes import Indirect, Load, Program, Role, Stmt
 from solar.passes.regions import axis, box_ranges, holds_on_box, is_empty, points, pull, with_guards
 
@@ -24,48 +25,16 @@ MAX_SWEEPS = 4
 
 
 def restrict(program: Program) -> Program:
-    live = live_tensors(program)
-    stmts: list[Stmt | None] = [s if s.target.tensor in live else None for s in program.stmts]
-    # Restricting a statement changes its guards only, never its loads: index them once.
-    loads = [tuple(dict.fromkeys(s.loads())) for s in program.stmts]
-    readers: defaultdict[str, list[int]] = defaultdict(list)
-    writers: defaultdict[str, list[int]] = defaultdict(list)
-    for i, s in enumerate(program.stmts):
-        writers[s.target.tensor].append(i)
-        for t in dict.fromkeys(ld.tensor for ld in loads[i]):
-            readers[t].append(i)
-    index = _Index(loads, readers, writers)
+    du = defuse(program)
+    # Restricting a statement changes its guards only, never its loads: the def-use stays valid.
+    stmts: list[Stmt | None] = [s if s.target.tensor in du.live else None for s in program.stmts]
     for _ in range(MAX_SWEEPS):
         changed = False
         for tensor in _temps_consumers_first(program, stmts):
-            changed |= _restrict_tensor(program, stmts, index, tensor)
+            changed |= _restrict_tensor(program, stmts, du, tensor)
         if not changed:
             break
-    return replace(program, stmts=tuple(s for s in stmts if s is not None))
-
-
-@dataclass(frozen=True)
-class _Index:
-    loads: list[tuple[Load, ...]]  # per statement
-    readers: dict[str, list[int]]  # tensor -> statements that load it
-    writers: dict[str, list[int]]  # tensor -> statements that write it
-
-
-def live_tensors(program: Program) -> set[str]:
-    """Tensors whose values reach an output: the outputs, and everything a statement writing a
-    live tensor reads (a temp read only by its own writers is dead)."""
-    writers: defaultdict[str, list[Stmt]] = defaultdict(list)
-    for s in program.stmts:
-        writers[s.target.tensor].append(s)
-    live = {t.name for t in program.with_role(Role.OUTPUT)}
-    work = list(live)
-    while work:
-        for s in writers.get(work.pop(), ()):
-            for ld in s.loads():
-                if ld.tensor not in live:
-                    live.add(ld.tensor)
-                    work.append(ld.tensor)
-    return live
+    return program.with_stmts(stmts)
 
 
 def _temps_consumers_first(program: Program, stmts: list[Stmt | None]) -> list[str]:
@@ -77,7 +46,7 @@ def _temps_consumers_first(program: Program, stmts: list[Stmt | None]) -> list[s
 
 
 def _restrict_tensor(
-    program: Program, stmts: list[Stmt | None], index: _Index, tensor: str
+    program: Program, stmts: list[Stmt | None], index: DefUse, tensor: str
 ) -> bool:
     writers = [i for i in index.writers.get(tensor, ()) if stmts[i] is not None]
     readers = [
@@ -117,12 +86,13 @@ def _restrict_tensor(
 
 
 def _keep_well_formed(
-    stmts: list[Stmt | None], index: _Index, tensor: str, removed: list[tuple[int, Stmt]]
+    stmts: list[Stmt | None], index: DefUse, tensor: str, removed: list[tuple[int, Stmt]]
 ) -> None:
     """Restore the earliest removed writer when a reader would now precede every writer. A
-    sequential program never needs this (a reader of demanded elements follows their writers); the
-    analysis form of a recurrence does, where a loop-carried read comes before its write in
-    program order. The restored statement computes elements nobody reads."""
+    program without in-order loops never needs this (a reader of demanded elements follows their
+    writers); an in-order loop does, where a loop-carried read comes before its write in the body
+    (and the verifier checks order per tensor, not per element). The restored statement computes
+    elements nobody reads."""
     if not removed:
         return
     first_write = next((i for i in index.writers[tensor] if stmts[i] is not None), None)

@@ -8,11 +8,11 @@ T[n, c] = x[n, c] - s[n] becomes x[n, ind(t[n])] - s[n]."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import replace
 
 from solar.errors import NotAffineError
 from solar.ir.affine import Affine, var
+from solar.ir.defuse import defuse
 from solar.ir.nodes import Call, Cast, Expr, Index, IndexTerm, Indirect, Load, Program, Role, Stmt
 from solar.ir.scalar_ops import Update
 from solar.passes.fold import op_count
@@ -22,16 +22,17 @@ from solar.passes.regions import points
 
 def sink(program: Program) -> Program:
     stmts = list(program.stmts)
-    writers: defaultdict[str, list[int]] = defaultdict(list)
-    reading: defaultdict[str, list[int]] = defaultdict(list)
-    for i, s in enumerate(stmts):
-        writers[s.target.tensor].append(i)
-        for t in dict.fromkeys(ld.tensor for ld in s.loads()):
-            reading[t].append(i)
-    for tensor, ws in writers.items():
+    du = defuse(program)
+    # In-order loops are a barrier: a value computed at one step may be read at a later one, after
+    # its sources changed, so producers and readers inside them are left alone.
+    ordered = {i for i, (seqs, _) in enumerate(program.nested()) if seqs}
+    reading = {t: list(rs) for t, rs in du.readers.items()}
+    for tensor, ws in du.writers.items():
         if len(ws) != 1 or program.tensor(tensor).role is not Role.TEMP:
             continue
         w = ws[0]
+        if w in ordered or any(i in ordered for i in reading.get(tensor, ())):
+            continue
         mapping = _definition(program, stmts[w])
         if mapping is None or op_count(stmts[w].value) == 0:
             continue
@@ -43,9 +44,9 @@ def sink(program: Program) -> Program:
             for i, s in rewritten.items():
                 stmts[i] = s
                 for t in dict.fromkeys(ld.tensor for ld in s.loads()):
-                    if i not in reading[t]:
+                    if i not in reading.setdefault(t, []):
                         reading[t].append(i)
-    return replace(program, stmts=tuple(stmts))
+    return program.with_stmts(stmts)
 
 
 def _definition(program: Program, stmt: Stmt) -> tuple[str, ...] | None:

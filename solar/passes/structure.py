@@ -18,11 +18,24 @@ read their own target elsewhere than at the written element are left whole)."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import replace
 
 from solar.ir.affine import Affine
-from solar.ir.nodes import Const, Expr, Load, Program, Role, Stmt, map_indices
+from solar.ir.defuse import defuse
+from solar.ir.nodes import (
+    Cast,
+    Const,
+    Expr,
+    Load,
+    Program,
+    Role,
+    Seq,
+    Stmt,
+    flatten,
+    map_indices,
+    nested,
+)
 from solar.ir.scalar_ops import Update
 from solar.passes.fold import complement, find_condition, fold, is_noop, op_count
 from solar.passes.fold import replace as replace_expr
@@ -34,22 +47,39 @@ Region = tuple[tuple, object]  # (tensor-space piece, constant value)
 
 
 def propagate(program: Program) -> Program:
-    writers = Counter(s.target.tensor for s in program.stmts)
+    writers = defuse(program).writers
     defs: dict[str, tuple[tuple[Affine | None, ...], Expr]] = {}
-    out: list[Stmt] = []
+    out: list[list[Stmt]] = []
     by_tensor: dict[str, list[Stmt]] = defaultdict(list)
     cache: dict[str, list[Region]] = {}
-    for stmt in program.stmts:
+    entered = None  # the outermost in-order loop being processed
+    for (seqs, _), stmt in zip(program.nested(), program.stmts):
+        if seqs and seqs[0] is not entered:
+            # A later statement of an in-order loop's body writes, at earlier steps, what an earlier
+            # one reads at later steps: every write of the body counts as done before any of its
+            # reads, and none of them is a known constant (a Cast hides a constant value).
+            entered = seqs[0]
+            for s in _flat(entered):
+                opaque = replace(s, value=Cast(program.tensor(s.target.tensor).dtype, s.value))
+                by_tensor[s.target.tensor].append(opaque)
+                cache.pop(s.target.tensor, None)
         pieces = _inline_index_only(program, stmt, defs)
         pieces = [q for p in pieces for q in _split_conditions(program, p)]
         pieces = [q for p in pieces for q in _split_constants(program, p, by_tensor, cache)]
+        out.append(pieces)
+        if seqs:
+            continue
+        entered = None
         for p in pieces:
-            out.append(p)
             by_tensor[p.target.tensor].append(p)
             cache.pop(p.target.tensor, None)
-        if len(pieces) == 1 and writers[stmt.target.tensor] == 1:
+        if len(pieces) == 1 and len(writers[stmt.target.tensor]) == 1:
             _register_index_only(program, pieces[0], defs)
-    return replace(program, stmts=tuple(out))
+    return program.with_stmts(out)
+
+
+def _flat(seq: Seq) -> list[Stmt]:
+    return [flatten((seq, *outer), s) for outer, s in nested(seq.body)]
 
 
 # ---- safety --------------------------------------------------------------------------------------

@@ -104,6 +104,30 @@ def _to_device(x: Any, torch: Any) -> Any:
     return x
 
 
+def measure(
+    model: Any, inputs: Sequence[Any], compile: bool = False, reps: int = 50
+) -> tuple[dict[str, ModeTiming], str | None]:
+    """Time `model(*inputs)` on the GPU eagerly (and under torch.compile): {mode: timing}, and the
+    reason torch.compile failed if it did. Needs only torch (no analysis)."""
+    from solar.validate.device import query_device, require_cuda
+    from solar.validate.timing import time_cuda
+
+    torch = require_cuda()
+    l2 = query_device().l2_bytes
+    model = model.cuda()
+    args = _to_device(list(inputs), torch)
+    measured = {"eager": ModeTiming(**time_cuda(lambda: model(*args), l2, reps).__dict__)}
+    error = None
+    if compile:
+        try:
+            compiled = torch.compile(model)
+            t = time_cuda(lambda: compiled(*args), l2, reps, warmup=3)
+            measured["compile"] = ModeTiming(**t.__dict__)
+        except Exception as exc:  # torch.compile failing is recorded, not fatal
+            error = f"torch.compile failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return measured, error
+
+
 def validate_module(
     model: Any,
     inputs: Sequence[Any],
@@ -115,39 +139,22 @@ def validate_module(
 ) -> ValidationResult:
     """Time `model(*inputs)` eagerly (and compiled) on the GPU and compare with its bounds."""
     from solar.api import analyze_loaded, load
-    from solar.validate.device import detect_spec, environment, query_device, require_cuda
-    from solar.validate.timing import time_cuda
+    from solar.validate.device import detect_spec, environment, query_device
 
-    torch = require_cuda()
-    info = query_device()
-    spec_name = arch or detect_spec(info).name
+    spec_name = arch or detect_spec(query_device()).name
     if loaded is None:
         loaded = load(model, inputs)  # traced on fake tensors, before anything moves to the GPU
     report = analyze_loaded(loaded, spec_name)
-    model = model.cuda()
-    args = _to_device(list(inputs), torch)
-    measured: dict[str, ModeTiming] = {}
-    eager = time_cuda(lambda: model(*args), info.l2_bytes, reps)
-    measured["eager"] = ModeTiming(**eager.__dict__)
-    error = None
-    if compile:
-        try:
-            compiled = torch.compile(model)
-            t = time_cuda(lambda: compiled(*args), info.l2_bytes, reps, warmup=3)
-            measured["compile"] = ModeTiming(**t.__dict__)
-        except Exception as exc:  # torch.compile failing is recorded, not fatal
-            error = f"torch.compile failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    measured, error = measure(model, inputs, compile, reps)
     return assemble(problem, report, measured, environment(), error)
 
 
-def validate_file(path: str | Path, arch: str | None = None, compile: bool = False, reps: int = 50) -> ValidationResult:
-    """Validate a KernelBench-format file: build Model(*get_init_inputs()) and get_inputs() for real."""
-    from solar.api import load
+def build_on_gpu(path: str | Path) -> tuple[Any, list]:
+    """Model(*get_init_inputs()) and get_inputs() of a KernelBench-format file, made on the GPU."""
     from solar.frontends.torch.loader import import_model_file
     from solar.validate.device import require_cuda
 
     torch = require_cuda()
-    loaded = load(str(path))
     module = import_model_file(path)
     torch.manual_seed(0)
     try:
@@ -156,6 +163,15 @@ def validate_file(path: str | Path, arch: str | None = None, compile: bool = Fal
             inputs = list(module.get_inputs())
     except Exception as exc:
         raise SolarError(f"{Path(path).name}: building the model on the GPU failed: {exc}") from None
+    return model, inputs
+
+
+def validate_file(path: str | Path, arch: str | None = None, compile: bool = False, reps: int = 50) -> ValidationResult:
+    """Validate a KernelBench-format file: build Model(*get_init_inputs()) and get_inputs() for real."""
+    from solar.api import load
+
+    loaded = load(str(path))
+    model, inputs = build_on_gpu(path)
     return validate_module(model, inputs, Path(path).name, arch, compile, reps, loaded=loaded)
 
 
@@ -165,7 +181,9 @@ __all__ = [
     "ValidationResult",
     "Violation",
     "assemble",
+    "build_on_gpu",
     "find_violations",
+    "measure",
     "validate_file",
     "validate_module",
 ]

@@ -4,6 +4,7 @@ nothing, and only what changes is written. Exact byte counts by hand."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -83,3 +84,48 @@ def test_identity_copies_cost_no_kernel_in_the_unfused_bound():
     report = solar.analyze(IndexCopy(), (torch.zeros(32, 16), torch.tensor([1, 5]), torch.ones(2, 16)),
                            arch="H200-SXM")
     assert report.bounds["unfused"].seconds <= report.bounds["fused"].seconds * 1.0000001 + 1e-12
+
+
+# ---- the IR text form and the verifier --------------------------------------------------------
+
+TEXT = """program p {
+  input x: f32[8, 4]
+  input v: f32[4]
+  output y: f32[8, 4] updates x
+  for i0 in 0..8, i1 in 0..4:
+    y[i0, i1] = x[i0, i1]
+  for i1 in 0..4:
+    y[3, i1] = v[i1]
+}
+"""
+
+
+def test_updates_round_trips_and_prices_the_row():
+    from solar.backends.memory import compulsory_bytes
+    from solar.ir.parser import parse_program
+
+    program = parse_program(TEXT)
+    assert str(program) == TEXT
+    assert compulsory_bytes(program) == (4 * F32, 4 * F32)  # v read, row 3 written; x untouched
+
+
+@pytest.mark.parametrize(
+    "decl, message",
+    [
+        ("temp y: f32[8, 4] updates x", "only an output can update"),
+        ("output y: f32[8, 4] updates w", "not a declared input or param"),
+        ("output y: f32[8, 4] updates v", "shape or dtype differs"),
+    ],
+)
+def test_bad_updates_are_verifier_errors(decl, message):
+    from solar.errors import IRVerifyError
+    from solar.ir.parser import parse_program
+    from solar.ir.verify import verify
+
+    text = TEXT.replace("output y: f32[8, 4] updates x", decl)
+    if decl.startswith("temp"):
+        text = text.replace("  input v: f32[4]\n", "  input v: f32[4]\n  output z: f32[4]\n").replace(
+            "    y[3, i1] = v[i1]\n", "    y[3, i1] = v[i1]\n  for i1 in 0..4:\n    z[i1] = y[0, i1]\n"
+        )
+    with pytest.raises(IRVerifyError, match=message):
+        verify(parse_program(text))

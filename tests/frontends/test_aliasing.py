@@ -140,7 +140,7 @@ def test_verify_compares_mutations():
 
     model, x = MulInPlace(), torch.randn(8, 8)
     traced = loader.trace_module(model, (x,))
-    program, bindings, returned = convert_returning(traced, executable=True)
+    program, bindings, returned = convert_returning(traced)
 
     class Triple(torch.nn.Module):
         def forward(self, x):

@@ -89,7 +89,7 @@ def _priced(op: Any, args: tuple, kwargs: dict, dtype: torch.dtype) -> set[tuple
     except (RuntimeError, NotImplementedError, TypeError, ValueError):
         return None
     node = SimpleNamespace(target=op, name=str(op).split(".")[1], kwargs=kw)
-    program, *_ = _lower_node(node, real, ref, executable=False)
+    program, *_ = _lower_node(node, real, ref)
     return {
         (n.contraction_dtype.text, bool(n.origin and n.origin.allow_tf32))
         for n in lift(program).nodes()

@@ -1,6 +1,6 @@
-"""Recurrent nets (nn.RNN / GRU / LSTM): the analysis form (a time-step loop variable, size
-independent of the sequence length) and the executable form (one set of statements per step, what
-the interpreter runs) count exactly alike; the executable form reproduces PyTorch; exact MACs."""
+"""Recurrent nets (nn.RNN / GRU / LSTM): one in-order loop over the time step per layer and
+direction (size independent of the sequence length); the interpreter running that very program
+reproduces PyTorch (multi-layer, bidirectional, batch_first); counts are T x the body; exact MACs."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from solar.backends.work import graph_work, total
 from solar.frontends.torch import trace_module
 from solar.frontends.torch.check import check_module
 from solar.frontends.torch.convert import convert
+from solar.ir.nodes import Seq
 from solar.lift import lift
 
 L2_BYTES = 4096.0  # small, so that the unfused per-kernel rules see temps spill
@@ -62,13 +63,21 @@ def _counts(program):
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c)))
-def test_analysis_and_executable_forms_count_alike(config):
+def test_in_order_program_reproduces_torch_and_counts_steps_times_body(config):
     model, inputs = _model(*config)
-    traced = trace_module(model, inputs)
-    compact, unrolled = convert(traced), convert(traced, executable=True)
-    assert len(compact.stmts) < len(unrolled.stmts)
-    assert _counts(compact) == _counts(unrolled)
-    assert check_module(model, inputs).ok
+    program = convert(trace_module(model, inputs))
+    layers, bidi = config[1], config[2]
+    seqs = [n for n in program.body if isinstance(n, Seq)]
+    assert len(seqs) == layers * (2 if bidi else 1)
+    assert all(s.extent == 4 for s in seqs)
+    # each statement of a body counts its domain once per step
+    steps4, steps8 = (
+        _counts(convert(trace_module(*_model(*config, steps=n)))) for n in (4, 8)
+    )
+    assert steps4[0].mac_count < steps8[0].mac_count
+    result = check_module(model, inputs)
+    assert result.ok and not result.unchecked, result.checks
+    assert [c.mode for c in result.checks] == ["full"]
 
 
 def test_analysis_form_does_not_grow_with_the_sequence():

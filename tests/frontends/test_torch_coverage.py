@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -27,9 +26,8 @@ from solar.frontends.torch import loader
 from solar.frontends.torch.check import _lower_node, check_module, check_ops
 from solar.frontends.torch.convert import convert_with_bindings
 from solar.frontends.torch.lowerings.shape_extra import RANDOM_PERIOD
-from solar.ir.affine import Affine
 from solar.ir.interp import run
-from solar.ir.nodes import Program, Store, map_indices
+from solar.ir.nodes import Seq
 
 aten = torch.ops.aten
 
@@ -412,32 +410,6 @@ def test_adaptive_avg_pool_counts_overlapping_windows():
     assert flops(nn.AdaptiveAvgPool2d((4, 3)), r(1, 2, 10, 7)) == expected
 
 
-def unroll(program: Program, var: str) -> Program:
-    """Every statement that loops over `var` once per value of it, in order: the sequential
-    meaning of a recurrence (the interpreter runs one statement's points all at once)."""
-    stmts = []
-    for stmt in program.stmts:
-        loop = next((lp for lp in stmt.loops if lp.var == var), None)
-        for k in range(program.size(loop.extent)) if loop else ():
-            sub = {var: Affine(const=k)}
-
-            def at(e: Affine, sub: dict = sub) -> Affine:
-                return e.substitute(sub)
-
-            stmts.append(
-                replace(
-                    stmt,
-                    loops=tuple(lp for lp in stmt.loops if lp.var != var),
-                    target=Store(stmt.target.tensor, tuple(map(at, stmt.target.index))),
-                    value=map_indices(stmt.value, at),
-                    guards=tuple(g.substitute(sub) for g in stmt.guards),
-                )
-            )
-        if loop is None:
-            stmts.append(stmt)
-    return replace(program, stmts=tuple(stmts))
-
-
 def test_scan_recurrence_run_step_by_step_is_the_scan():
     model = Family(
         Fn(lambda x: torch.cumsum(x, 1)), Fn(lambda x: torch.cumprod(x.flip(0) * 0.5 + 1.0, 0))
@@ -445,8 +417,9 @@ def test_scan_recurrence_run_step_by_step_is_the_scan():
     x = r(6, 9)
     program, bindings = convert_with_bindings(loader.trace_module(model, (x,)))
     assert sum("s" in stmt.loop_vars for stmt in program.stmts) == 2  # one statement per scan
+    assert sum(isinstance(node, Seq) for node in program.body) == 2  # each in its in-order loop
     (name,) = bindings
-    (out,) = run(unroll(program, "s"), {name: x.numpy()}).values()
+    (out,) = run(program, {name: x.numpy()}).values()
     np.testing.assert_allclose(out, model(x).numpy(), rtol=1e-5)
 
 

@@ -28,7 +28,8 @@ from solar.ir.nodes import (
     TensorDecl,
     walk,
 )
-from solar.ir.parser import _lark, parse_affine, parse_expr, parse_program, parse_stmt
+from solar.ir.parser import parse_affine, parse_expr, parse_program, parse_stmt
+from solar.ir.syntax import _lark
 from solar.ir.printer import format_affine, format_expr, format_program, format_stmt
 from solar.ir.scalar_ops import OPS, ScalarOp, Update
 
@@ -589,7 +590,7 @@ def test_error_message_shows_source_line_and_caret() -> None:
         ("program p {\n  output C: f32[8]\n  for i in 1..8:\n    C[i] = 0\n}", r"loops start at 0"),
         (
             "program p {\n  output C: f32[8]\n  for i in 0..8\n    C[i] = 0\n}",
-            r"line 3, column 16: unexpected end of line; expected one of ',', ':', 'where'",
+            r"line 3, column 16: unexpected end of line; expected one of ',', ':', 'in', 'where'",
         ),
         (
             "program p {\n  output C: f32[8]\n  for i in 0..8:\n    C[i] -= 1\n}",

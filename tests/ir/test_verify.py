@@ -237,7 +237,7 @@ def test_indirect_of_unknown_dtype_is_accepted() -> None:
 def _with_stmt(program: Program, k: int, **changes) -> Program:
     stmts = list(program.stmts)
     stmts[k] = replace(stmts[k], **changes)
-    return replace(program, stmts=tuple(stmts))
+    return replace(program, body=tuple(stmts))
 
 
 def test_checks_the_text_form_cannot_express() -> None:

@@ -27,8 +27,8 @@ Python API: `lower_file(path)` and `lower_callable(fn_or_module, inputs, name=No
 outputs with JAX's on random data; `is_jax_object(obj)` tells a JAX callable or Flax module from a
 torch module, `is_jax_file(path)` a JAX file (imports jax/flax, not torch) from a PyTorch one;
 `supported_primitives()` lists the lowering table. Loops (`lax.scan`, `fori_loop`, static
-`while_loop`) and cumulative ops become time loops: run such programs with
-`solar.frontends.jax.timeloop.run`, not `solar.ir.interp.run`."""
+`while_loop`) and cumulative ops become in-order loops, which `solar.ir.interp.run` runs step by
+step."""
 
 from __future__ import annotations
 

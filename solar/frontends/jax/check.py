@@ -1,5 +1,5 @@
-"""Output comparison for JAX programs (`solar verify`): run the IR (time loops step by step, see
-timeloop.run) and the traced program itself on the same random inputs and compare. At full size
+"""Output comparison for JAX programs (`solar verify`): run the IR (in-order loops step by step)
+and the traced program itself on the same random inputs and compare. At full size
 when the interpreter can afford it; otherwise every distinct equation on its own (loops as a whole
 when affordable, else their bodies' equations), at its shapes or at reduced shapes."""
 
@@ -15,11 +15,21 @@ import jax
 import numpy as np
 from jax.extend.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, jaxpr_as_fun
 
-from solar.errors import IRVerifyError, SolarError
+from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder
-from solar.frontends.compare import Check, CheckResult, relative_error
-from solar.frontends.jax import timeloop
+from solar.frontends.compare import (
+    FULL_BUDGET,
+    Attempt,
+    Check,
+    CheckResult,
+    capped,
+    check_instance,
+    conv_sizes,
+    compare,
+    one_line,
+    program_tolerance,
+)
 from solar.frontends.jax.convert import (
     Lowering,
     convert,
@@ -33,21 +43,10 @@ from solar.frontends.jax.convert import (
 )
 from solar.frontends.jax.loader import JaxTraced, trace_callable, trace_file
 from solar.frontends.jax.primitives import P
-from solar.ir.dtypes import DType
+from solar.ir.interp import program_cost
 from solar.ir.nodes import Program, Role
 from solar.ir.verify import verify
 
-FULL_BUDGET = 3e7  # interpreter work (timeloop.cost) for a whole program
-OP_BUDGET = 2e6  # ... for one equation
-REDUCED_CAPS = (64, 32, 16, 8, 4)
-TOLERANCE = {
-    DType.F64: 1e-9,
-    DType.F32: 2e-4,
-    DType.F16: 2e-2,
-    DType.BF16: 5e-2,
-    DType.F8E4M3: 0.25,
-    DType.F8E5M2: 0.5,
-}
 CALLS = {
     P.jit_p: "jaxpr",
     P.closed_call_p: "call_jaxpr",
@@ -79,7 +78,7 @@ def check_traced(traced: JaxTraced, seed: int = 0, whole: bool | None = None) ->
     """Whole program (`whole=True`), every equation on its own (False), or whichever the
     interpreter budget allows (None)."""
     program, bindings, outputs = convert(traced)
-    if whole if whole is not None else timeloop.cost(program) <= FULL_BUDGET:
+    if whole if whole is not None else program_cost(program) <= FULL_BUDGET:
         return CheckResult(program.name, (_check_whole(traced, program, bindings, outputs, seed),))
     return CheckResult(program.name, check_eqns(traced.jaxpr, seed, traced.source_file))
 
@@ -112,25 +111,6 @@ def to_numpy(x: Any) -> np.ndarray:
     return arr
 
 
-def _tolerance(program: Program) -> float:
-    """The loosest tolerance of any dtype the program computes in (a bf16 cast inside an fp32
-    program rounds in JAX and not in the interpreter)."""
-    return max((TOLERANCE.get(t.dtype, 0.0) for t in program.tensors), default=0.0)
-
-
-def _compare(
-    program: Program, names: Sequence[str], feed: dict[str, np.ndarray], refs: Sequence[Any]
-) -> float:
-    try:
-        outs = {**feed, **timeloop.run(program, feed)}  # an output aliasing an input: its feed
-    except IRVerifyError:  # e.g. a gather index outside its table: no comparable output
-        return math.inf
-    return max(
-        (relative_error(outs[n].reshape(np.shape(r)), to_numpy(r)) for n, r in zip(names, refs)),
-        default=0.0,
-    )
-
-
 def _describe(shapes: Sequence[Any]) -> str:
     return ", ".join(
         f"{np.dtype(d).name}{list(s)}" if isinstance(s, tuple) else repr(s) for s, d in shapes
@@ -158,10 +138,10 @@ def _check_whole(
         name: to_numpy(consts[b.index] if b.kind == "const" else args[b.index])
         for name, b in bindings.items()
     }
-    refs = jax.jit(jaxpr_as_fun(traced.jaxpr))(*args)
-    error = _compare(program, outputs, feed, refs)
+    refs = [to_numpy(r) for r in jax.jit(jaxpr_as_fun(traced.jaxpr))(*args)]
+    error = compare(program, feed, outputs, refs)
     shapes = _describe([(tuple(v.aval.shape), v.aval.dtype) for v in jaxpr.invars])
-    return Check("whole program", "", shapes, "full", error, _tolerance(program))
+    return Check("whole program", "", shapes, "full", error, program_tolerance(program))
 
 
 # ---- one equation at a time ----------------------------------------------------------------------
@@ -267,14 +247,8 @@ def check_eqn(
         # enclosing loop's own check covers it when that one is affordable
         note = str(exc).split("\n", 1)[0]
         return Check(prim.name, src, _describe(_shapes(operands)), "unchecked", math.inf, 0.0, note)
-    attempts: list[tuple[str, int | None]] = []
-    if timeloop.cost(program) <= OP_BUDGET:
-        attempts.append(("op", None))
-    elif not reduce:
-        return None
-    attempts += [("op-reduced", cap) for cap in REDUCED_CAPS] if reduce else []
-    last = "too large for the interpreter"
-    for mode, cap in attempts:
+
+    def attempt(cap: int | None) -> Attempt | str:
         ops, params = (
             (operands, eqn.params)
             if cap is None
@@ -287,26 +261,23 @@ def check_eqn(
                 data.append(data[o.k])
             else:
                 data.append(
-                    random_array(o[0], o[1], rng)
-                    if isinstance(o, tuple)
-                    else np.asarray(o, dtype=d)
+                    random_array(o[0], o[1], rng) if isinstance(o, tuple) else np.asarray(o, dtype=d)
                 )
         if prim in DATA:
             data = DATA[prim](data, params, rng)
         try:
             ref = _evaluate(eqn, data) if cap is None else prim.bind(*data, **params)
         except Exception as exc:  # reduced shapes this primitive does not accept
-            last = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            continue
+            return one_line(exc)
         refs = list(ref) if prim.multiple_results else [ref]
         shrunk_outs = [(tuple(np.shape(r)), np.asarray(r).dtype) for r in refs]
         program, names, outs = lower_single(prim, params, ops, shrunk_outs, src)
-        if timeloop.cost(program) > OP_BUDGET:
-            continue
         feed = {name: to_numpy(data[k]) for k, name in names.items()}
-        error = _compare(program, outs, feed, refs)
-        return Check(prim.name, src, _describe(_shapes(ops)), mode, error, _tolerance(program))
-    return Check(prim.name, src, _describe(_shapes(operands)), "unchecked", math.inf, 0.0, last)
+        refs = [to_numpy(r) for r in refs]
+        return Attempt(program, feed, outs, refs, _describe(_shapes(ops)))
+
+    shapes = _describe(_shapes(operands))
+    return check_instance(prim.name, src, shapes, program_cost(program), attempt, reduce)
 
 
 def _evaluate(eqn: JaxprEqn, data: Sequence[Any]) -> Any:
@@ -332,22 +303,9 @@ def _shapes(ops: Sequence[Any]) -> list[Any]:
 def _shrink(
     operands: Sequence[Any], params: dict[str, Any], cap: int
 ) -> tuple[list[Any], dict[str, Any]]:
-    """Every size and integer parameter above `cap` mapped to `cap`, so that sizes that must agree
-    (a contraction's K, a broadcast's target) still agree."""
-
-    def walk(x: Any) -> Any:
-        if isinstance(x, bool):
-            return x
-        if isinstance(x, (int, np.integer)):
-            return min(int(x), cap)
-        if isinstance(x, tuple) and hasattr(x, "_fields"):
-            return type(x)(*(walk(v) for v in x))
-        if isinstance(x, (tuple, list)):
-            return type(x)(walk(v) for v in x)
-        return x
-
-    ops = [(walk(o[0]), o[1]) if isinstance(o, tuple) else o for o in operands]
-    return ops, {k: walk(v) for k, v in params.items()}
+    """Every size and integer parameter above `cap` mapped to `cap`."""
+    ops = [(capped(o[0], cap), o[1]) if isinstance(o, tuple) else o for o in operands]
+    return ops, {k: capped(v, cap) for k, v in params.items()}
 
 
 def _shrink_conv(
@@ -358,17 +316,22 @@ def _shrink_conv(
     (xs, xd), (ws, wd) = operands[0], operands[1]
     lhs_spec, rhs_spec, _ = params["dimension_numbers"]
     groups = params["feature_group_count"]
-    g = min(groups, 4)
-    cin_g = min(ws[rhs_spec[1]], 8)
-    cout_g = min(ws[rhs_spec[0]] // groups, 8)
+    n_spatial = len(params["window_strides"])
+    n, g, cin_g, cout_g, spatial = conv_sizes(
+        cap,
+        xs[lhs_spec[0]],
+        groups,
+        ws[rhs_spec[1]],
+        ws[rhs_spec[0]] // groups,
+        [xs[lhs_spec[2 + d]] for d in range(n_spatial)],
+        [ws[rhs_spec[2 + d]] for d in range(n_spatial)],
+        params["rhs_dilation"],
+    )
     x, w = list(xs), list(ws)
-    x[lhs_spec[0]] = min(xs[lhs_spec[0]], 2)
-    x[lhs_spec[1]] = g * cin_g
-    w[rhs_spec[0]] = g * cout_g
-    w[rhs_spec[1]] = cin_g
-    for d in range(len(params["window_strides"])):
-        need = params["rhs_dilation"][d] * (ws[rhs_spec[2 + d]] - 1) + 1  # the smallest window
-        x[lhs_spec[2 + d]] = max(min(xs[lhs_spec[2 + d]], max(cap // 4, 4)), need)
+    x[lhs_spec[0]], x[lhs_spec[1]] = n, g * cin_g
+    w[rhs_spec[0]], w[rhs_spec[1]] = g * cout_g, cin_g
+    for d in range(n_spatial):
+        x[lhs_spec[2 + d]] = spatial[d]
     ops = [(tuple(x), xd), (tuple(w), wd), *operands[2:]]
     return ops, dict(params, feature_group_count=g)
 

@@ -172,7 +172,8 @@ class Lowering:
         return self._instances - 1
 
     def time_var(self, extent: int) -> str:
-        """A fresh time variable running over 0..extent-1."""
+        """A fresh name for an in-order loop variable over 0..extent-1 (unique in the program, so
+        that `ranges` can describe index values that use it)."""
         self._time_vars += 1
         name = f"t{self._time_vars - 1}"
         self.ranges[name] = (0, extent - 1)
@@ -185,7 +186,7 @@ class LowerCtx:
     dtypes, its op instance (for inlined sub-jaxprs) and the converter state."""
 
     state: Lowering
-    b: Any  # ProgramBuilder, or a TimeBuilder inside a loop body
+    b: ProgramBuilder
     prim: Any
     out_avals: tuple[tuple[tuple[int, ...], DType], ...]
     instance: int
@@ -210,7 +211,7 @@ class LowerCtx:
         """Set the origin of the statements the rule emits next (after lowering a sub-jaxpr)."""
         self.state.b.origin = Origin(self.prim.name, self.instance, self.source)
 
-    def inline(self, jaxpr: Jaxpr | ClosedJaxpr, args: Sequence[Any], b: Any = None) -> list[Any]:
+    def inline(self, jaxpr: Jaxpr | ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
         """Lower a sub-jaxpr in place, its equations sharing this call's instance."""
         if isinstance(jaxpr, ClosedJaxpr):
             consts = [constant_value(c) for c in jaxpr.consts]
@@ -218,7 +219,7 @@ class LowerCtx:
         else:
             consts = []
         return lower_jaxpr(
-            self.state, b or self.b, jaxpr, consts, list(args), self.instance, self.source
+            self.state, self.b, jaxpr, consts, list(args), self.instance, self.source
         )
 
 

@@ -1,8 +1,8 @@
 """Output comparison for PyTorch programs (`solar verify`): run the IR with the interpreter and the
 program itself on the same random inputs and compare. At full size when the interpreter can afford
 it; otherwise every distinct op instance on its own, at its shapes or at reduced shapes. The IR run
-is the executable form (recurrences unrolled, see convert.py); ops whose outputs are random draws
-(each lowering module's RANDOM_OPS) are never compared."""
+is the analysed program (recurrences are in-order loops); ops whose outputs are random draws (each
+lowering module's RANDOM_OPS) are never compared."""
 
 from __future__ import annotations
 
@@ -17,26 +17,30 @@ import numpy as np
 import torch
 
 from solar.errors import SolarError
-from solar.frontends.compare import Check, CheckResult, relative_error
+from solar.frontends.compare import (
+    FULL_BUDGET,
+    Attempt,
+    Check,
+    CheckResult,
+    capped,
+    check_instance,
+    conv_sizes,
+    one_line,
+    program_tolerance,
+    relative_error,
+)
 from solar.frontends.builder import ProgramBuilder
 from solar.frontends.torch import loader
 from solar.frontends.torch.convert import (
     LowerCtx,
     _materialise_outputs,
     convert_returning,
-    convert_with_bindings,
     dtype_of,
     source_line,
 )
 from solar.frontends import views
 from solar.ir.interp import program_cost, run
 from solar.ir.nodes import Role
-from solar.ir.verify import verify
-
-FULL_BUDGET = 3e7  # iteration points the interpreter may spend on a whole program
-OP_BUDGET = 2e6  # ... on one op instance
-REDUCED_CAPS = (64, 32, 16, 8, 4)
-TOLERANCE = {torch.float64: 1e-9, torch.float32: 2e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 
 
 def _random_like(shape: tuple[int, ...], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
@@ -52,14 +56,6 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
     if t.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
         t = t.float()
     return t.cpu().numpy()
-
-
-def _error(ir: np.ndarray, ref: torch.Tensor) -> float:
-    return relative_error(ir, _to_numpy(ref))
-
-
-def _tolerance(dtype: torch.dtype) -> float:
-    return TOLERANCE.get(dtype, 0.0)
 
 
 def _flat_tensors(x: Any) -> list[torch.Tensor]:
@@ -92,10 +88,10 @@ def check_file(
     path: str | Path, seed: int = 0, mode: str | None = None, infer_structure: bool = False
 ) -> CheckResult:
     """Compare a model file's IR with the model (see the module docstring). The IR checked is the
-    executable form of the analysed program (recurrences unrolled)."""
+    analysed program itself."""
     traced = loader.trace_file(path, mode, infer_structure)
-    if _whole_affordable(traced, convert_with_bindings(traced)[0]):  # the analysis form: as costly
-        converted = convert_returning(traced, executable=True)
+    converted = convert_returning(traced)
+    if _whole_affordable(traced, converted[0]):
         module = loader.import_model_file(path)
         torch.manual_seed(seed)
         with loader.on_cpu():
@@ -112,8 +108,8 @@ def check_module(
     infer_structure: bool = False,
 ) -> CheckResult:
     traced = loader.trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
-    if _whole_affordable(traced, convert_with_bindings(traced)[0]):
-        converted = convert_returning(traced, executable=True)
+    converted = convert_returning(traced)
+    if _whole_affordable(traced, converted[0]):
         return CheckResult(converted[0].name, (_check_whole(*converted, model, list(inputs)),))
     return CheckResult(traced.name, check_ops(traced, seed))
 
@@ -147,16 +143,15 @@ def _check_whole(program, bindings, returned, model: torch.nn.Module, inputs: li
     outs = run(program, feed)
     with torch.no_grad(), loader.on_cpu():
         ref = _flat_tensors(model(*inputs))
-    worst, tol = 0.0, 0.0
+    error = 0.0
     for r in returned:
         expect = ref[r.position] if r.kind == "output" else data(r.target)
         if r.reordered:
             continue  # a permuted or sliced view: its tensor's elements are checked in order only
         got = outs[r.tensor] if r.tensor is not None else before[r.alias]
-        worst = max(worst, _error(got.reshape(tuple(expect.shape)), expect))
-        tol = max(tol, _tolerance(expect.dtype))
+        error = max(error, relative_error(got.reshape(tuple(expect.shape)), _to_numpy(expect)))
     shapes = ", ".join(str(tuple(t.shape)) for t in tensors_in)
-    return Check("whole program", "", shapes, "full", worst, tol)
+    return Check("whole program", "", shapes, "full", error, program_tolerance(program))
 
 
 def check_ops(traced: loader.Traced, seed: int = 0) -> tuple[Check, ...]:
@@ -189,12 +184,11 @@ def _describe(x: Any) -> str:
 
 
 def _lower_node(
-    node, args: Any, out: Any, executable: bool = True
+    node, args: Any, out: Any
 ) -> tuple[Any, list[str], dict[str, np.ndarray], int]:
     """Lower one node on its own: its tensor arguments become program inputs (fed with their data
     when they are real tensors). Also returns how many statements the op itself emitted (0 for a
-    pure view, whose outputs are then copies made only for the check). `executable=False` gives
-    the analysis form (as costly, and small for recurrences)."""
+    pure view, whose outputs are then copies made only for the check)."""
     from solar.frontends.torch.lowerings import LOWERINGS
 
     b = ProgramBuilder.new(str(node.name))
@@ -209,7 +203,7 @@ def _lower_node(
         return views.tensor(name, shape, dtype_of(t.dtype))
 
     ir_args = _map_tensors(args, declare)
-    ctx = LowerCtx(b, _FakeNode(node.name, out), executable=executable)
+    ctx = LowerCtx(b, _FakeNode(node.name, out))
     result = LOWERINGS[node.target](ctx, *ir_args, **node.kwargs)
     own = len(b.stmts)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
@@ -219,33 +213,24 @@ def _lower_node(
 
 def _check_node(node, args_meta, traced, seed: int) -> Check | None:
     src = source_line(node, traced.source_file)
-    program, _, _, own = _lower_node(node, args_meta, node.meta.get("val"), executable=False)
+    program, _, _, own = _lower_node(node, args_meta, node.meta.get("val"))
     if own == 0:
         return None  # a pure view: checked by the lowering-table tests and every program using it
-    caps = (None,) if program_cost(program) <= OP_BUDGET else REDUCED_CAPS
-    last_error = "too large for the interpreter"
     shrink = SHRINKERS.get(node.target, _shrink_by_value)
-    for cap in caps:
+
+    def attempt(cap: int | None) -> Attempt | str:
         gen = torch.Generator().manual_seed(seed)
-        shrunk = args_meta if cap is None else shrink(args_meta, cap)
-        real_args = _realise(shrunk, gen)
+        real_args = _realise(args_meta if cap is None else shrink(args_meta, cap), gen)
         try:
             with torch.no_grad():
                 ref = node.target(*real_args, **node.kwargs)
         except Exception as exc:  # reduced shapes this op does not accept
-            last_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            continue
+            return one_line(exc)
         program, names, feed, _ = _lower_node(node, real_args, ref)
-        if program_cost(program) > OP_BUDGET:
-            continue
-        verify(program)
-        results = run(program, feed)
-        refs = [r for r in _flat_tensors(ref) if r.numel() > 0]  # empty outputs are not programs'
-        error = max(_error(results[n], r) for n, r in zip(names, refs))
-        tol = max(_tolerance(r.dtype) for r in refs)
-        shapes = _describe(real_args)
-        return Check(str(node.target), src, shapes, "op" if cap is None else "op-reduced", error, tol)
-    return Check(str(node.target), src, _describe(args_meta), "unchecked", math.inf, 0.0, last_error)
+        refs = [_to_numpy(r) for r in _flat_tensors(ref) if r.numel() > 0]  # empty: not outputs
+        return Attempt(program, feed, names, refs, _describe(real_args))
+
+    return check_instance(str(node.target), src, _describe(args_meta), program_cost(program), attempt)
 
 
 @dataclass(frozen=True)
@@ -257,41 +242,27 @@ class _Shape:
 
 
 def _shrink_by_value(args: Any, cap: int) -> Any:
-    """Map every size above `cap` to `cap`, in tensor shapes and in integer arguments alike, so that
-    sizes that must agree (a matmul's K, a layer norm's normalized_shape) still agree."""
+    """Every size above `cap` mapped to `cap`, in tensor shapes and integer arguments alike."""
 
-    def size(v: int) -> int:
-        return min(v, cap) if v > cap else v
-
-    def walk(x: Any) -> Any:
+    def tensor(x: Any) -> _Shape | None:
         if isinstance(x, torch.Tensor):
-            return _Shape(tuple(size(int(s)) for s in x.shape), x.dtype)
-        if isinstance(x, (list, tuple)):
-            return type(x)(walk(v) for v in x)
-        if isinstance(x, int) and not isinstance(x, bool):
-            return size(x)
-        return x
+            return _Shape(capped(tuple(int(s) for s in x.shape), cap), x.dtype)
+        return None
 
-    return walk(args)
+    return capped(args, cap, tensor)
 
 
 def _shrink_convolution(args: Any, cap: int) -> Any:
     """A smaller convolution of the same kind: batch, spatial sizes, groups and channels per group
     shrink; stride, padding, dilation and kernel stay."""
     x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args
-    nd = x.dim() - 2
-    g = min(groups, 4)
     if transposed:
         cin_g, cout_g = x.shape[1] // groups, w.shape[1]
     else:
         cin_g, cout_g = w.shape[1], w.shape[0] // groups
-    cin_g, cout_g = min(int(cin_g), 8), min(int(cout_g), 8)
-    spatial = []
-    for d in range(nd):
-        k = int(w.shape[2 + d])
-        need = dilation[d] * (k - 1) + 1  # the smallest input a window fits into (without padding)
-        spatial.append(max(min(int(x.shape[2 + d]), max(cap // 4, 4)), need))
-    n = min(int(x.shape[0]), 2)
+    n, g, cin_g, cout_g, spatial = conv_sizes(
+        cap, x.shape[0], groups, cin_g, cout_g, x.shape[2:], w.shape[2:], dilation
+    )
     xs = _Shape((n, g * cin_g, *spatial), x.dtype)
     kernel = tuple(int(s) for s in w.shape[2:])
     ws = _Shape((g * cin_g, cout_g, *kernel) if transposed else (g * cout_g, cin_g, *kernel), w.dtype)

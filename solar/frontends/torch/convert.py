@@ -1,10 +1,7 @@
 """Walks a core-ATen ExportedProgram and lowers every node through the one lowering table
 (solar.frontends.torch.lowerings.LOWERINGS, keyed by OpOverload) into an IR Program, then runs the
-IR passes (solar.passes: structure propagation, demand) on it.
-
-Two forms of one program: the *analysis* form (default) keeps the IR's size independent of trip
-counts (a recurrent net's time loop is a loop variable), the *executable* form is what the
-interpreter runs exactly (recurrences unrolled step by step). Their counts are equal (tested)."""
+IR passes (solar.passes: structure propagation, demand) on it. Recurrences are in-order loops:
+the program the interpreter runs is the program the backends count."""
 
 from __future__ import annotations
 
@@ -58,12 +55,10 @@ def dtype_of(t: torch.dtype) -> DType:
 
 @dataclass
 class LowerCtx:
-    """What a lowering rule sees: the builder, the node being lowered and its output metadata, and
-    whether to emit the executable form (see the module docstring)."""
+    """What a lowering rule sees: the builder, and the node being lowered and its output metadata."""
 
     b: ProgramBuilder
     node: torch.fx.Node
-    executable: bool = False
 
     @property
     def val(self) -> Any:
@@ -131,8 +126,8 @@ class FallbackRules(Protocol):
     def rule_for(self, node: torch.fx.Node, source: str, error: UnsupportedOpError) -> Rule | None: ...
 
 
-def convert(traced: Traced, executable: bool = False, fallback: FallbackRules | None = None) -> Program:
-    return convert_with_bindings(traced, executable, fallback=fallback)[0]
+def convert(traced: Traced, fallback: FallbackRules | None = None) -> Program:
+    return convert_with_bindings(traced, fallback=fallback)[0]
 
 
 Binding = tuple[str, Any]  # ("input", position among the user's tensor inputs) | ("param", key)
@@ -167,19 +162,19 @@ def _structured(traced: Traced, kind: str, key: Any, view: View) -> View:
 
 
 def convert_with_bindings(
-    traced: Traced, executable: bool = False, optimize: bool = True,
+    traced: Traced, optimize: bool = True,
     fallback: FallbackRules | None = None,
 ) -> tuple[Program, dict[str, tuple[str, Any]]]:
     """The program, and for each input/param tensor where its data comes from: ("param", state-dict
     key or constant name) or ("input", position among the user's tensor inputs). Inputs and params
     the program never reads are left out. `optimize=False` skips the IR passes. `fallback` supplies
     rules for ops the lowering table lacks."""
-    program, bindings, _ = convert_returning(traced, executable, optimize, fallback)
+    program, bindings, _ = convert_returning(traced, optimize, fallback)
     return program, bindings
 
 
 def convert_returning(
-    traced: Traced, executable: bool = False, optimize: bool = True,
+    traced: Traced, optimize: bool = True,
     fallback: FallbackRules | None = None,
 ) -> tuple[Program, dict[str, Binding], tuple[Returned, ...]]:
     """`convert_with_bindings`, plus what the program returns and mutates (see Returned)."""
@@ -250,7 +245,7 @@ def convert_returning(
                 rule = fallback.rule_for(node, src, unsupported) if fallback is not None else None
                 if rule is None:
                     raise unsupported
-            ctx = LowerCtx(b, node, executable)
+            ctx = LowerCtx(b, node)
             try:
                 env[node.name] = rule(ctx, *args, **kwargs)
             except SolarError as exc:

@@ -34,8 +34,8 @@ from solar.frontends.jax import (
 )
 from solar.frontends.jax.check import check_traced
 from solar.frontends.jax.loader import trace_module
-from solar.frontends.jax.timeloop import is_time_var
 from solar.ir.dtypes import DType
+from solar.ir.nodes import Seq
 from solar.lift import lift
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -188,7 +188,7 @@ def test_loops_become_time_loops_not_copies(fn):
     for steps in (4, 64):
         program, _ = lower_callable(fn, [F(3, 8), F(8, 8), F(steps, 3, 8)])
         programs[steps] = program
-        timed = [s for s in program.stmts if s.loops and is_time_var(s.loops[0].var)]
+        timed = [s for s, (seqs, _) in zip(program.stmts, program.nested()) if seqs]
         assert timed and all(program.size(s.loops[0].extent) == steps for s in timed)
         assert len({s.origin.instance for s in timed}) == 1  # one loop, one kernel
         report = analyze_loaded(Loaded(program, (), None), ARCH)
@@ -202,11 +202,7 @@ def test_static_while_loop_and_unknown_trip_count():
         return lax.while_loop(lambda s: s[0] < 10, lambda s: (s[0] + 3, s[1] * 0.5), (1, x))[1]
 
     program, _ = lower_callable(counted, [F(4)])
-    assert {
-        program.size(s.loops[0].extent)
-        for s in program.stmts
-        if s.loops and is_time_var(s.loops[0].var)
-    } == {3}
+    assert {program.size(n.extent) for n in program.body if isinstance(n, Seq)} == {3}
     assert check_callable(counted, [F(4)]).ok
 
     def data_dependent(x):
@@ -455,10 +451,7 @@ def test_examples_analyse_in_well_under_a_second():
 
 def test_robot_example_scan_and_check():
     program, _ = lower_file(ROOT / "examples" / "jax" / "robot_mpc.py")
-    assert any(
-        s.loops and is_time_var(s.loops[0].var) and program.size(s.loops[0].extent) == 64
-        for s in program.stmts
-    )
+    assert any(isinstance(n, Seq) and program.size(n.extent) == 64 for n in program.body)
     result = check_file(ROOT / "examples" / "jax" / "robot_mpc.py")
     assert result.ok and not result.unchecked, [c for c in result.checks if not c.ok]
 

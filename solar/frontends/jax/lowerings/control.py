@@ -1,7 +1,7 @@
 """Call-like primitives (jit, closed_call, custom_jvp_call, custom_vjp_call, checkpoint), inlined
 with the caller's op instance, and loops: `scan` and `while` loops with a static trip count
-(fori_loop included) become one time loop around their body's statements (see timeloop.py), never
-unrolled copies.
+(fori_loop included) become one in-order loop around their body's statements, never unrolled
+copies.
 
 A loop is one op instance (one persistent kernel in the unfused bound): giving each body op its own
 instance would charge per-step temporaries as if all T steps' values had to live in L2 at once."""
@@ -19,9 +19,8 @@ from solar.frontends.builder import loop_vars
 from solar.frontends.jax.convert import IndexValue, LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
-from solar.frontends.jax.timeloop import TimeBuilder
 from solar.frontends.views import View
-from solar.ir.affine import Affine, var
+from solar.ir.affine import Affine
 from solar.ir.scalar_ops import Update
 
 
@@ -85,41 +84,49 @@ def time_loop(
     init: Sequence[Any],
     xs: Sequence[Any],
 ) -> list[Any]:
-    """Lower `length` steps of `body(consts, carries, xs[t]) -> (carries, ys[t])` as one time loop.
+    """Lower `length` steps of `body(consts, carries, xs[t]) -> (carries, ys[t])` as one in-order
+    loop over t.
 
     Carry k lives in a tensor c_k[0..length] (c_k[0] = init, step t writes c_k[t+1]) unless it is
-    a counter; body values live in tensors with a leading time dimension; ys are those tensors."""
+    a counter; body values live in temps stacked along t (one slot per step); ys are those temps."""
     jaxpr = body.jaxpr
     n_carry = len(init)
+    b = ctx.b
     tv = ctx.state.time_var(length)
-    t = var(tv)
-    at_step = (length - 1) - t if reverse else t  # the position in xs / ys read at step t
-    tb = TimeBuilder(ctx.b, tv, length)
     counters = _counters(jaxpr, len(consts), init)
     ctx.origin()
     tensors: dict[int, View] = {}
-    carries_in: list[Any] = []
     for k, start in enumerate(init):
-        shape, dtype = ctx.out_avals[k]
-        if k in counters:
-            carries_in.append(IndexValue(_affine(start) + t * counters[k], dtype))
-            continue
-        c = ctx.b.temp(f"carry{k}", (length + 1, *shape), dtype)
-        loops, idx = loop_vars("i", shape)
-        ctx.b.emit(
-            loops, c.base, (Affine(), *idx), Update.ASSIGN, as_view(start, shape, dtype).at(idx)
-        )
-        tensors[k] = c
-        carries_in.append(View(shape, dtype, lambda idx, c=c: c.at((t, *idx))))
-    xs_in = [
-        View(x.shape[1:], x.dtype, lambda idx, x=x: x.at((at_step, *idx))) for x in map(as_view, xs)
-    ]
-    outs = ctx.inline(body, [*consts, *carries_in, *xs_in], b=tb)
-    ctx.origin()
-    for k, c in tensors.items():
-        shape, dtype = ctx.out_avals[k]
-        loops, idx = loop_vars("i", shape)
-        tb.emit(loops, c.base, (t + 1, *idx), Update.ASSIGN, as_view(outs[k], shape, dtype).at(idx))
+        if k not in counters:
+            shape, dtype = ctx.out_avals[k]
+            c = b.temp(f"carry{k}", (length + 1, *shape), dtype)
+            loops, idx = loop_vars("i", shape)
+            b.emit(loops, c.base, (Affine(), *idx), Update.ASSIGN, as_view(start, shape, dtype).at(idx))
+            tensors[k] = c
+    with b.in_order(tv, length, stack=True) as t:
+        at_step = (length - 1) - t if reverse else t  # the position in xs / ys read at step t
+        carries_in: list[Any] = []
+        for k, start in enumerate(init):
+            shape, dtype = ctx.out_avals[k]
+            if k in counters:
+                carries_in.append(IndexValue(_affine(start) + t * counters[k], dtype))
+            else:
+                carries_in.append(View(shape, dtype, lambda idx, c=tensors[k]: c.at((t, *idx))))
+        xs_in = [
+            View(x.shape[1:], x.dtype, lambda idx, x=x: x.at((at_step, *idx)))
+            for x in map(as_view, xs)
+        ]
+        outs = ctx.inline(body, [*consts, *carries_in, *xs_in])
+        ctx.origin()
+        for k, c in tensors.items():
+            shape, dtype = ctx.out_avals[k]
+            loops, idx = loop_vars("i", shape)
+            value = as_view(outs[k], shape, dtype).at(idx)
+            b.emit(loops, c.base, (t + 1, *idx), Update.ASSIGN, value)
+        ys = [
+            _stacked(ctx, y, ctx.out_avals[n_carry + k][0][1:], ctx.out_avals[n_carry + k][1])
+            for k, y in enumerate(outs[n_carry:])
+        ]
     results: list[Any] = []
     for k in range(n_carry):
         shape, dtype = ctx.out_avals[k]
@@ -130,32 +137,25 @@ def time_loop(
             results.append(
                 View(shape, dtype, lambda idx, c=tensors[k]: c.at((Affine(const=length), *idx)))
             )
-    for k, y in enumerate(outs[n_carry:]):
-        shape, dtype = ctx.out_avals[n_carry + k]
-        results.append(_stacked(ctx, tb, y, shape, dtype, length, reverse))
+    for whole in ys:
+        if reverse:
+            whole = View(
+                whole.shape, whole.dtype,
+                lambda idx, w=whole: w.at(((length - 1) - idx[0], *idx[1:])),
+            )
+        results.append(whole)
     return results
 
 
-def _stacked(
-    ctx: LowerCtx,
-    tb: TimeBuilder,
-    y: Any,
-    shape: tuple[int, ...],
-    dtype: Any,
-    length: int,
-    reverse: bool,
-) -> View:
-    """ys: the per-step tensor holding y, or a copy of y into a fresh one."""
-    step_shape = shape[1:]
-    if not (isinstance(y, View) and y.base in tb.timed and y.base in tb.wholes):
-        copy = tb.temp(f"{ctx.hint}_ys", step_shape, dtype)
+def _stacked(ctx: LowerCtx, y: Any, step_shape: tuple[int, ...], dtype: Any) -> View:
+    """ys: the temp stacked along the innermost in-order loop holding y, or a copy of y into one."""
+    b = ctx.b
+    if not (isinstance(y, View) and y.base is not None and b.stacked_here(y.base)):
+        copy = b.temp(f"{ctx.hint}_ys", step_shape, dtype)
         loops, idx = loop_vars("i", step_shape)
-        tb.emit(loops, copy.base, idx, Update.ASSIGN, as_view(y, step_shape, dtype).at(idx))
+        b.emit(loops, copy.base, idx, Update.ASSIGN, as_view(y, step_shape, dtype).at(idx))
         y = copy
-    whole = tb.wholes[y.base]
-    if not reverse:
-        return whole
-    return View(shape, dtype, lambda idx: whole.at(((length - 1) - idx[0], *idx[1:])))
+    return b.whole(y.base)
 
 
 @lower(P.scan_p)

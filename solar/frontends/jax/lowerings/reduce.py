@@ -1,8 +1,8 @@
 """Reductions (sum, max, min, prod, and, or), windowed reductions (pooling), argmax/argmin, and
 cumulative primitives.
 
-Cumulative ops are sequential loops over the scanned axis (a time loop, see timeloop.py):
-out[0] = x[0]; out[t+1] = out[t] (op) x[t+1] for t in 0..N-2. That is N-1 applications of the op
+Cumulative ops are in-order loops over the scanned axis:
+out[0] = x[0]; out[t+1] = out[t] (op) x[t+1] for t in 0..N-2 in order. That is N-1 applications of the op
 per row, the least any implementation does (a triangular sum would count N(N+1)/2)."""
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from solar.frontends.builder import (
     index_value,
     loop_vars,
     reduce,
+    scan,
     sub,
 )
 from solar.frontends.jax.convert import LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View
-from solar.ir.affine import Affine, Constraint, ge, lt, var
+from solar.ir.affine import Affine, Constraint, ge, lt
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
 
@@ -136,23 +137,8 @@ CUMULATIVE: dict[Any, Callable[[Term, Term], Term]] = {
 def _cumulative_rule(op: Callable[[Term, Term], Term]) -> Callable[..., View]:
     def rule(ctx: LowerCtx, x: Any, *, axis: int, reverse: bool) -> View:
         x = as_view(x)
-        b, n = ctx.b, x.shape[axis]
-        out = b.temp(ctx.hint, x.shape, ctx.dtype)
-        rest = [s for d, s in enumerate(x.shape) if d != axis]
-        loops, idx = loop_vars("i", rest)
-
-        def at(position: Affine) -> tuple[Affine, ...]:
-            return (*idx[:axis], position, *idx[axis:])
-
-        first = Affine(const=n - 1 if reverse else 0)
-        b.emit(loops, out.base, at(first), Update.ASSIGN, x.at(at(first)))
-        if n > 1:
-            tv = ctx.state.time_var(n - 1)
-            t = var(tv)
-            cur, nxt = ((n - 1) - t, (n - 2) - t) if reverse else (t, t + 1)
-            value = op(out.at(at(cur)), x.at(at(nxt)))
-            b.emit([(tv, n - 1), *loops], out.base, at(nxt), Update.ASSIGN, value)
-        return out
+        step = ctx.state.time_var(x.shape[axis] - 1)
+        return scan(ctx.b, ctx.hint, x, axis, ctx.dtype, op, reverse, step)
 
     return rule
 

@@ -9,16 +9,9 @@ whole; their real implementations call torch's kernels. The aten ops are lowered
 
 Per layer and direction: the input projection of every time step is one contraction (it does not
 depend on the recurrence); the recurrence h[s+1] = cell(x[tau(s)] W_ih + h[s] W_hh) is a few
-statements over a time-step loop `s` (tau(s) = s forwards, T-1-s backwards), hidden states kept in a
-temp with T+1 rows (row 0 the initial state).
-
-The IR runs a statement's whole domain at once, so a loop-carried dependence cannot execute in
-one statement. Two forms, chosen by `ctx.executable`:
-- analysis form: `s` is a loop variable, so the IR's size does not grow with T (the counts are
-  exact: every point of every step is in the domains);
-- executable form: the same statements once per step, `s` a constant (what `solar verify` and the
-  lowering tests run).
-Both are built by the same code and count identically (tests/frontends/test_recurrent.py)."""
+statements inside an in-order loop over the time step `s` (tau(s) = s forwards, T-1-s backwards),
+hidden states kept in a temp with T+1 rows (row 0 the initial state). The IR's size does not grow
+with T, the counts are exact (T x the body), and the interpreter runs it step by step."""
 
 from __future__ import annotations
 
@@ -47,70 +40,34 @@ PRESERVE = frozenset({aten.lstm.input, aten.gru.input, aten.rnn_tanh.input, aten
 # ---- custom ops the loader routes torch's recurrent kernels to while tracing ---------------------
 
 
-def _output_like(x: Tensor, hx: Tensor, bidirectional: bool) -> Tensor:
-    return x.new_empty(x.shape[:-1] + ((2 if bidirectional else 1) * hx.shape[-1],))
+def _custom_op(name: str, kernel: Callable, states: int) -> None:
+    """A custom op `solar::<name>` calling `kernel` (LSTM: two state tensors, others one), whose
+    fake implementation only computes shapes."""
+    state = list[Tensor] if states == 2 else Tensor
+    out = tuple[Tensor, Tensor, Tensor] if states == 2 else tuple[Tensor, Tensor]
 
-
-@torch.library.custom_op("solar::lstm", mutates_args=())
-def solar_lstm(
-    input: Tensor,
-    hx: list[Tensor],
-    params: list[Tensor],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-    batch_first: bool,
-) -> tuple[Tensor, Tensor, Tensor]:
-    return torch._VF.lstm(
-        input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    )
-
-
-@solar_lstm.register_fake
-def _lstm_shapes(
-    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-):
-    return (
-        _output_like(input, hx[0], bidirectional),
-        torch.empty_like(hx[0]),
-        torch.empty_like(hx[1]),
-    )
-
-
-def _single_state(name: str, kernel: Callable) -> Any:
-    """A custom op for GRU / Elman RNN kernels (one state tensor)."""
-
-    def impl(
-        input: Tensor,
-        hx: Tensor,
-        params: list[Tensor],
-        has_biases: bool,
-        num_layers: int,
-        dropout: float,
-        train: bool,
-        bidirectional: bool,
-        batch_first: bool,
-    ) -> tuple[Tensor, Tensor]:
+    def impl(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
         return kernel(
             input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
         )
 
+    impl.__annotations__ = dict(
+        input=Tensor, hx=state, params=list[Tensor], has_biases=bool, num_layers=int,
+        dropout=float, train=bool, bidirectional=bool, batch_first=bool, **{"return": out},
+    )
     op = torch.library.custom_op(f"solar::{name}", impl, mutates_args=())
 
     @op.register_fake
-    def _shapes(
-        input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    ):
-        return _output_like(input, hx, bidirectional), torch.empty_like(hx)
-
-    return op
+    def _shapes(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+        hs = list(hx) if states == 2 else [hx]
+        width = (2 if bidirectional else 1) * hs[0].shape[-1]
+        return (input.new_empty(input.shape[:-1] + (width,)), *map(torch.empty_like, hs))
 
 
-_single_state("gru", torch._VF.gru)
-_single_state("rnn_tanh", torch._VF.rnn_tanh)
-_single_state("rnn_relu", torch._VF.rnn_relu)
+_custom_op("lstm", torch._VF.lstm, 2)
+_custom_op("gru", torch._VF.gru, 1)
+_custom_op("rnn_tanh", torch._VF.rnn_tanh, 1)
+_custom_op("rnn_relu", torch._VF.rnn_relu, 1)
 solar = torch.ops.solar
 
 # torch function -> custom op, for the loader (which routes a call only when its argument count
@@ -125,10 +82,10 @@ REDIRECT = {
 
 @dataclass
 class Step:
-    """One time step (or, in the analysis form, every step at once) of one layer and direction."""
+    """One time step of one layer and direction (inside the in-order loop over `s`)."""
 
     b: ProgramBuilder
-    loops: list[tuple[str, int]]  # step loop (analysis form) + batch + hidden unit
+    loops: list[tuple[str, int]]  # batch + hidden unit
     s: Affine  # step number
     tau: Affine  # time index of the input read at this step
     bi: Affine
@@ -288,11 +245,8 @@ def _direction(
         b.emit(loops + [("r0", hidden)], target.base, (row, bi, g), Update.ADD, product)
         cell.step(Step(b, prefix + bj, s, tau, bi, j, hidden, xg, hg, h, c, n))
 
-    if ctx.executable:
-        for step in range(steps):
-            emit_step([], Affine(const=step))
-    else:
-        emit_step([("s", steps)], var("s"))
+    with b.in_order("s", steps) as s:
+        emit_step([], s)
     return h, c
 
 
