@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from solar.errors import UsageError, message_line
+from solar.errors import TraceError, UnsupportedOpError, UsageError, message_line
 from solar.ir.nodes import Program, Role
 from solar.report import Report, build_report
 
@@ -21,6 +21,14 @@ class Loaded:
     source_file: str | None
     traced: Any = None
     notes: tuple[str, ...] = ()  # assumption lines from the frontend (module mode, structure used)
+    provenance: tuple[Any, ...] = ()  # where each part of the IR came from (frontends.llm.Provenance)
+
+
+FRONTENDS = ("auto", "torch", "jax", "llm")
+LLM_HINT = (
+    "; an LLM can write the IR instead: set SOLAR_LLM_BASE_URL and SOLAR_LLM_MODEL "
+    "(or --llm-base-url/--llm-model), see README \"LLM frontend\""
+)
 
 
 def load(
@@ -31,6 +39,8 @@ def load(
     train: bool = False,
     loss: str = "sum",
     optimizer: str = "adamw",
+    frontend: str = "auto",
+    llm: Any = None,
 ) -> Loaded:
     """Lower a model file path, or an in-memory torch module with example inputs, to the IR.
 
@@ -38,9 +48,15 @@ def load(
     solar.frontends.torch.train and solar.frontends.jax.train) instead of the forward pass.
 
     mode: "train" | "eval" puts the module in that mode before tracing (None: as constructed).
-    infer_structure: sample the inputs once and use the structure found (see trace_file)."""
+    infer_structure: sample the inputs once and use the structure found (see trace_file).
+    frontend: "auto" (the tracer; for a model file, the LLM frontend for what the tracer cannot do
+    when `llm`, a solar.frontends.llm.LLMConfig, is given), "torch", "jax" or "llm" (model files)."""
     if train:
         return _load_train(model_or_path, inputs, mode, loss, optimizer)
+    if frontend not in FRONTENDS:
+        raise UsageError(f"unknown frontend {frontend!r}; use one of {', '.join(FRONTENDS)}")
+    if frontend == "llm" and llm is None:
+        raise UsageError("--frontend llm needs an endpoint: --llm-base-url and --llm-model (or SOLAR_LLM_BASE_URL, SOLAR_LLM_MODEL)")
     if isinstance(model_or_path, (str, Path)):
         if inputs is not None:
             raise UsageError("inputs are taken from the file's get_inputs(); pass inputs=None with a path")
@@ -50,15 +66,22 @@ def load(
         if framework == "ir":
             if mode is not None or infer_structure:
                 raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to IR text")
-            return Loaded(load_ir_file(model_or_path), (), str(Path(model_or_path).resolve()))
+            provenance = (_traced("the whole program", "ir"),)
+            return Loaded(
+                load_ir_file(model_or_path), (), str(Path(model_or_path).resolve()), None,
+                (provenance[0].describe(),), provenance,
+            )
+        if frontend in ("llm", "auto", "torch") and framework != "jax" or frontend == "llm":
+            return _load_torch_or_llm(model_or_path, mode, infer_structure, frontend, llm)
+        if frontend == "torch":
+            raise UsageError(f"{model_or_path} is a JAX program (it imports jax, not torch); use --frontend jax or auto")
         if framework == "jax":
             if mode is not None or infer_structure:
                 raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to JAX files")
-            from solar.frontends.jax import lower_file as lower_jax_file
-
-            program, traced = lower_jax_file(model_or_path)
-            return Loaded(program, traced.flags, traced.source_file, traced)
-        return _load_torch_file(model_or_path, mode, infer_structure)
+            return _load_jax_file(model_or_path, frontend, llm)
+        raise UsageError(f"{model_or_path} is a PyTorch program; use --frontend torch or auto")
+    if frontend == "llm":
+        raise UsageError("the LLM frontend reads model files; pass a path")
     if isinstance(model_or_path, Program):
         if mode is not None or infer_structure:
             raise UsageError("mode and infer_structure apply to PyTorch programs, not to an IR Program")
@@ -154,6 +177,10 @@ def analyze_loaded(
     return _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
 
 
+def provenance_lines(loaded: Loaded) -> list[str]:
+    return [p.describe() for p in loaded.provenance]
+
+
 def analyze(
     model_or_path: Any,
     inputs: Sequence[Any] | None = None,
@@ -185,9 +212,14 @@ def analyze(
 
 def ir_text(
     model_or_path: Any, inputs: Sequence[Any] | None = None, mode: str | None = None,
-    infer_structure: bool = False,
+    infer_structure: bool = False, frontend: str = "auto", llm: Any = None,
 ) -> str:
-    return str(load(model_or_path, inputs, mode, infer_structure).program)
+    """The IR text, headed by `#` comment lines saying where each part came from when a part is
+    not traced (the parser skips comments, so the text parses as printed)."""
+    loaded = load(model_or_path, inputs, mode, infer_structure, frontend=frontend, llm=llm)
+    traced_only = all(p.source != "llm" for p in loaded.provenance)
+    head = "" if traced_only else "".join(f"# {line}\n" for line in provenance_lines(loaded))
+    return head + str(loaded.program)
 
 
 def einsum_text(
@@ -202,11 +234,81 @@ def einsum_text(
 # ---- PyTorch loading with a module mode and inferred structure -----------------------------------
 
 
-def _load_torch_file(path: str | Path, mode: str | None, infer_structure: bool) -> Loaded:
+def _load_torch_file(
+    path: str | Path, mode: str | None, infer_structure: bool, llm: Any = None
+) -> Loaded:
+    """Trace and lower; with `llm`, ops without a lowering are synthesised by the model."""
     from solar.frontends.torch import lower_traced, trace_file
 
     traced = trace_file(path, mode, infer_structure)
-    return Loaded(lower_traced(traced), traced.flags, traced.source_file, traced, tuple(traced.notes()))
+    fallback = None
+    if llm is not None:
+        from solar.frontends.llm import LLMOpRules
+
+        fallback = LLMOpRules(llm)
+    program = lower_traced(traced, fallback)
+    synthesised = tuple(fallback.provenance) if fallback is not None else ()
+    part = "the rest of the program" if synthesised else "the whole program"
+    provenance = (_traced(part), *synthesised)
+    notes = (*traced.notes(), *(p.describe() for p in provenance))
+    return Loaded(program, traced.flags, traced.source_file, traced, notes, provenance)
+
+
+def _load_jax_file(path: str | Path, frontend: str, llm: Any) -> Loaded:
+    """jax.make_jaxpr first; in "auto" mode with an endpoint, a program it cannot trace goes to
+    the LLM frontend."""
+    from solar.frontends.jax import lower_file as lower_jax_file
+
+    try:
+        program, traced = lower_jax_file(path)
+    except (TraceError, UnsupportedOpError) as exc:
+        if frontend == "auto" and llm is None:
+            raise type(exc)(f"{exc}{LLM_HINT}") from None
+        if frontend != "auto":
+            raise
+        from solar.frontends.llm import lower_file
+
+        program, provenance = lower_file(path, llm, str(exc))
+        return Loaded(program, (), str(Path(path).resolve()), None, (provenance.describe(),), (provenance,))
+    provenance = (_traced("the whole program"),)
+    return Loaded(program, traced.flags, traced.source_file, traced, (provenance[0].describe(),), provenance)
+
+
+def _traced(part: str, source: str = "traced") -> Any:
+    from solar.frontends.llm.synth import Provenance
+
+    return Provenance(part, source)
+
+
+def _load_torch_or_llm(
+    path: str | Path, mode: str | None, infer_structure: bool, frontend: str, llm: Any
+) -> Loaded:
+    """The torch tracer first (unless frontend is "llm"); in "auto" mode with an endpoint, what it
+    cannot do goes to the LLM frontend: a missing op alone, a program it cannot trace whole."""
+    from solar.frontends.torch.loader import framework_flags
+
+    from solar.errors import LLMError
+
+    error = "(not traced: --frontend llm)"
+    if frontend != "llm":
+        try:
+            return _load_torch_file(path, mode, infer_structure, llm if frontend == "auto" else None)
+        except (TraceError, UnsupportedOpError) as exc:
+            if frontend == "auto" and llm is None:
+                raise type(exc)(f"{exc}{LLM_HINT}") from None
+            if frontend != "auto":
+                raise
+            error = str(exc)
+        except LLMError as exc:  # a missing op the model could not write: try the whole program
+            error = str(exc)
+    if mode is not None or infer_structure:
+        raise UsageError("--mode and --infer-structure apply to traced programs, not to the LLM frontend")
+    from solar.frontends.llm import lower_file
+
+    program, provenance = lower_file(path, llm, error)
+    notes = (provenance.describe(),)
+    return Loaded(program, framework_flags(), str(Path(path).resolve()), None, notes, (provenance,))
+
 
 
 def _load_torch_module(model: Any, inputs: Sequence[Any], mode: str | None, infer_structure: bool) -> Loaded:
@@ -247,7 +349,18 @@ def _load_train(model_or_path: Any, inputs: Sequence[Any] | None, mode: str | No
 
 
 def _with_notes(report: Report, loaded: Loaded) -> Report:
-    """The report with the frontend's assumption lines appended."""
-    if not loaded.notes:
-        return report
-    return report.model_copy(update={"assumptions": [*report.assumptions, *loaded.notes]})
+    """The report with the frontend's assumption lines and the IR's provenance."""
+    from solar.report import ProvenanceReport
+
+    update: dict[str, Any] = {}
+    if loaded.notes:
+        update["assumptions"] = [*report.assumptions, *loaded.notes]
+    if loaded.provenance:
+        update["provenance"] = [
+            ProvenanceReport(
+                part=p.part, source=p.source, model=p.model, attempts=p.attempts, requests=p.requests,
+                max_error=p.max_error, shapes=list(p.shapes), cached=p.cached,
+            )
+            for p in loaded.provenance
+        ]
+    return report.model_copy(update=update) if update else report

@@ -27,6 +27,8 @@ EXAMPLES = """examples:
   solar calibrate                               (on a CUDA GPU)
   solar ir examples/matmul.py
   solar analyze program.ir --arch H100-SXM      (IR text, as `solar ir` prints it)
+  solar analyze examples/llm/data_dependent.py --llm-base-url http://localhost:8000/v1 --llm-model NAME
+  solar llm-cache list
   solar einsum examples/attention.py
   solar kernelbench benchmarks/suite --arch H200-SXM --out report/ --jobs 2
   solar specs
@@ -173,14 +175,17 @@ def _print_report(report, per_op: bool) -> None:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.api import analyze_loaded, load
-    from solar.report import reports_to_json
-
+    from solar.frontends.llm.cli import config as llm_config
     from solar.hardware import get_spec
+    from solar.report import reports_to_json
 
     for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
         get_spec(arch)
-    loaded = load(args.file, mode=args.mode, infer_structure=args.infer_structure,
-                  train=args.train, loss=args.loss, optimizer=args.optimizer)
+    loaded = load(
+        args.file, mode=args.mode, infer_structure=args.infer_structure,
+        train=args.train, loss=args.loss, optimizer=args.optimizer,
+        frontend=args.frontend, llm=llm_config(args),
+    )
     reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache) for a in args.arch]
     if args.json:
         print(reports_to_json(reports))
@@ -268,8 +273,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_ir(args: argparse.Namespace) -> int:
     from solar.api import ir_text
+    from solar.frontends.llm.cli import config as llm_config
 
-    print(ir_text(args.file, mode=args.mode, infer_structure=args.infer_structure), end="")
+    text = ir_text(
+        args.file, mode=args.mode, infer_structure=args.infer_structure,
+        frontend=args.frontend, llm=llm_config(args),
+    )
+    print(text, end="")
     return 0
 
 
@@ -355,6 +365,9 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from solar.frontends.llm.cli import add_cache_parser as add_llm_cache
+    from solar.frontends.llm.cli import add_flags as add_llm_flags
+
     p = _Parser(
         prog="solar",
         description="Speed-of-light analysis: provable lower bounds on the runtime of a PyTorch program on a GPU.",
@@ -381,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train_flags(a)
     _add_mode_flags(a)
     _add_run_flags(a)
+    add_llm_flags(a)
     a.set_defaults(fn=cmd_analyze)
     v = sub.add_parser("verify", help="compare the IR's outputs with the program's own outputs")
     v.add_argument("file")
@@ -405,7 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
         c.add_argument("file")
         _add_mode_flags(c)
         _add_run_flags(c)
+        if name == "ir":
+            add_llm_flags(c)
         c.set_defaults(fn=fn)
+    add_llm_cache(sub)  # `solar llm-cache list|show|clear`
     from solar.kernelbench.cli import add_parser as add_kernelbench
 
     add_kernelbench(sub)  # `solar kernelbench ROOT ...`: headroom reports over a KernelBench tree

@@ -31,6 +31,10 @@ class ModelFileError(SolarError):
     """A model file that cannot be loaded, or that does not follow the file convention."""
 
 
+class TraceError(ModelFileError):
+    """The tracer (torch.export) could not trace a program that loads and builds fine."""
+
+
 class VerificationFailed(SolarError):
     """The IR's outputs differ from the program's own outputs."""
 

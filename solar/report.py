@@ -91,6 +91,20 @@ def _fmt_bytes(x: float) -> str:
     return f"{x:.0f} B"
 
 
+class ProvenanceReport(_Model):
+    """Where one part of the program's IR came from: "traced" (a tracer's deterministic lowering)
+    or "llm" (written by a model and checked against the original at the shapes listed)."""
+
+    part: str
+    source: str
+    model: str = ""
+    attempts: int = 0
+    requests: int = 0
+    max_error: float = 0.0
+    shapes: list[str] = []
+    cached: bool = False
+
+
 class Report(_Model):
     solar_version: str = __version__
     program: str
@@ -100,6 +114,7 @@ class Report(_Model):
     bounds: dict[str, BoundReport]  # "fused", "cache_aware", "unfused"
     ops: list[OpReport]
     traffic: TrafficReport | None = None
+    provenance: list[ProvenanceReport] = []
 
     @property
     def sol_seconds(self) -> float:

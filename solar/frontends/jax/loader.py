@@ -14,7 +14,7 @@ from typing import Any
 import jax
 from jax.extend.core import ClosedJaxpr
 
-from solar.errors import ModelFileError, SolarError
+from solar.errors import ModelFileError, SolarError, TraceError
 from solar.frontends import usercode
 from solar.frontends.jax import precision
 
@@ -202,7 +202,12 @@ def trace_callable(
 
 
 def _trace_step(fn: Callable[[], Any], what: str, source_file: str | None) -> Any:
-    return usercode.call(fn, what, source_file)
+    try:
+        return usercode.call(fn, what, source_file)
+    except TraceError:
+        raise
+    except ModelFileError as exc:  # anything the user's code raised while it was traced
+        raise TraceError(str(exc)) from None
 
 
 def _trace(

@@ -12,10 +12,11 @@ prepare_torchvision()  # before any user code imports torchvision (see libraries
 from solar.ir.nodes import Program
 
 
-def lower_traced(traced: Traced) -> Program:
+def lower_traced(traced: Traced, fallback: Any = None) -> Program:
+    """`fallback`: rules for ops without a lowering (a convert.FallbackRules), e.g. the LLM's."""
     from solar.frontends.torch.convert import convert
 
-    return convert(traced)
+    return convert(traced, fallback=fallback)
 
 
 def lower_file(path: str | Path) -> tuple[Program, Traced]:

@@ -9,7 +9,7 @@ import operator
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Protocol
 
 import torch
 from torch.export.graph_signature import InputKind
@@ -116,8 +116,18 @@ def _original_op(node: torch.fx.Node) -> str:
     return str(node.target)
 
 
-def convert(traced: Traced) -> Program:
-    return convert_with_bindings(traced)[0]
+Rule = Callable[..., Any]  # (ctx, *args, **kwargs) -> View or tuple of Views, as in the table
+
+
+class FallbackRules(Protocol):
+    """Lowering rules for ops the table lacks, asked once per node with no rule (e.g. the LLM
+    frontend's synthesised lowerings). None: no rule either, and the op is unsupported."""
+
+    def rule_for(self, node: torch.fx.Node, source: str, error: UnsupportedOpError) -> Rule | None: ...
+
+
+def convert(traced: Traced, fallback: FallbackRules | None = None) -> Program:
+    return convert_with_bindings(traced, fallback=fallback)[0]
 
 
 Binding = tuple[str, Any]  # ("input", position among the user's tensor inputs) | ("param", key)
@@ -152,17 +162,20 @@ def _structured(traced: Traced, kind: str, key: Any, view: View) -> View:
 
 
 def convert_with_bindings(
-    traced: Traced, optimize: bool = True
+    traced: Traced, optimize: bool = True,
+    fallback: FallbackRules | None = None,
 ) -> tuple[Program, dict[str, tuple[str, Any]]]:
     """The program, and for each input/param tensor where its data comes from: ("param", state-dict
     key or constant name) or ("input", position among the user's tensor inputs). Inputs and params
-    the program never reads are left out. `optimize=False` skips the IR passes."""
-    program, bindings, _ = convert_returning(traced, optimize)
+    the program never reads are left out. `optimize=False` skips the IR passes. `fallback` supplies
+    rules for ops the lowering table lacks."""
+    program, bindings, _ = convert_returning(traced, optimize, fallback)
     return program, bindings
 
 
 def convert_returning(
-    traced: Traced, optimize: bool = True
+    traced: Traced, optimize: bool = True,
+    fallback: FallbackRules | None = None,
 ) -> tuple[Program, dict[str, Binding], tuple[Returned, ...]]:
     """`convert_with_bindings`, plus what the program returns and mutates (see Returned)."""
     from solar.frontends.torch.lowerings import LOWERINGS
@@ -224,11 +237,14 @@ def convert_returning(
             if rule is None:
                 called = f" (called as {op_name})" if op_name != str(node.target) else ""
                 reason = unsupported_reasons().get(node.target)
-                raise UnsupportedOpError(
+                unsupported = UnsupportedOpError(
                     f"unsupported op {node.target}{called}"
                     + (f" at {src}" if src else "")
                     + (f": {reason}" if reason else "; solar has no lowering for it yet (`solar ops` lists the supported ops)")
                 )
+                rule = fallback.rule_for(node, src, unsupported) if fallback is not None else None
+                if rule is None:
+                    raise unsupported
             ctx = LowerCtx(b, node)
             try:
                 env[node.name] = rule(ctx, *args, **kwargs)

@@ -26,7 +26,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from solar.errors import ModelFileError, SolarError, UsageError
+from solar.errors import ModelFileError, SolarError, TraceError, UsageError
 from solar.frontends import usercode
 from solar.frontends.views import Band, detect_band
 
@@ -508,7 +508,7 @@ def _export(model: torch.nn.Module, inputs: tuple, path: str | None) -> torch.ex
             raise
         except Exception as exc:
             line = _user_frame(exc, path) if path else where
-            raise ModelFileError(f"{line}: torch.export could not trace the model: {_one_line(exc)}") from None
+            raise TraceError(f"{line}: torch.export could not trace the model: {_one_line(exc)}") from None
     _check_outputs(ep, where)
     return ep
 

@@ -1,0 +1,105 @@
+"""Command-line pieces of the LLM frontend: the --frontend/--llm-* flags of `solar analyze` and
+`solar ir`, and `solar llm-cache list|show|clear`."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+
+
+def add_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("frontend", "which frontend turns the program into IR")
+    g.add_argument(
+        "--frontend",
+        choices=("auto", "torch", "jax", "llm"),
+        default="auto",
+        help="auto (default): the tracer, and an LLM for what it cannot do when an endpoint is set; "
+        "llm: the LLM writes the whole program's IR",
+    )
+    g.add_argument(
+        "--llm-base-url",
+        default=None,
+        metavar="URL",
+        help="OpenAI-compatible endpoint (env SOLAR_LLM_BASE_URL)",
+    )
+    g.add_argument(
+        "--llm-model",
+        default=None,
+        metavar="NAME",
+        help="model name (env SOLAR_LLM_MODEL); key from SOLAR_LLM_API_KEY or OPENAI_API_KEY",
+    )
+    g.add_argument(
+        "--llm-attempts",
+        type=int,
+        default=None,
+        metavar="N",
+        help="rounds of reply -> check -> feedback (default 3)",
+    )
+    g.add_argument(
+        "--llm-cache",
+        default=None,
+        metavar="DIR",
+        help="cache of accepted translations (default ~/.cache/solar/llm)",
+    )
+    g.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds per request (default 120)",
+    )
+
+
+def config(args: argparse.Namespace):
+    from solar.frontends.llm.config import config_from
+
+    return config_from(
+        args.llm_base_url, args.llm_model, args.llm_attempts, args.llm_cache, args.llm_timeout
+    )
+
+
+def add_cache_parser(sub) -> None:
+    c = sub.add_parser(
+        "llm-cache", help="list, show or clear the LLM frontend's accepted translations"
+    )
+    c.add_argument("action", choices=("list", "show", "clear"))
+    c.add_argument("key", nargs="?", default=None, help="for show: a key or a unique prefix of one")
+    c.add_argument(
+        "--llm-cache",
+        default=None,
+        metavar="DIR",
+        help="cache directory (default ~/.cache/solar/llm)",
+    )
+    c.set_defaults(fn=cmd_cache)
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from solar.errors import UsageError
+    from solar.frontends.llm.cache import Store
+    from solar.frontends.llm.config import default_cache_dir
+
+    store = Store(Path(args.llm_cache) if args.llm_cache else default_cache_dir())
+    if args.action == "list":
+        entries = store.entries()
+        print(f"{len(entries)} accepted translation(s) in {store.root}")
+        for e in entries:
+            when = datetime.datetime.fromtimestamp(e.created).strftime("%Y-%m-%d %H:%M")
+            print(
+                f"  {e.key[:12]}  {e.kind:7}  {e.what}  model={e.model}  attempts={e.attempts}  {when}"
+            )
+        return 0
+    if args.action == "show":
+        if not args.key:
+            raise UsageError("`solar llm-cache show KEY` needs a key (see `solar llm-cache list`)")
+        e = store.find(args.key)
+        print(
+            f"# {e.kind} {e.what}, model {e.model}, {e.attempts} attempt(s), solar {e.solar_version}"
+        )
+        for label, error in e.checks:
+            print(f"# matched at {label}: max relative error {error:.2g}")
+        print(e.ir, end="")
+        return 0
+    print(f"removed {store.clear()} file(s) from {store.root}")
+    return 0
