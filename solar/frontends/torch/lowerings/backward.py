@@ -92,27 +92,7 @@ def _weight_grad(
     groups: int,
 ) -> View:
     """dW[oc, ic, k] = sum over n and output positions o of dY[n, oc, o] * X[n, c(oc, ic), o*s + k*d - p]."""
-    nd = x.rank - 2
-    cin_g = w.shape[1]
-    cout_g = w.shape[0] // groups
-    out_spatial = dy.shape[2:]
-    spatial = x.shape[2:]
-
-    def pos(o: tuple[Affine, ...], r: tuple[Affine, ...]) -> list[Affine]:
-        return [r[1 + d] * stride[d] + o[2 + d] * dilation[d] - padding[d] for d in range(nd)]
-
-    def dy_at(o, r):
-        return dy.at((r[0], o[0], *r[1:]))
-
-    def x_at(o, r):
-        return x.at((r[0], (o[0] // cout_g) * cin_g + o[1], *pos(o, r)))
-
-    def guards(o, r):
-        return [g for d, p in enumerate(pos(o, r)) for g in (ge(p, 0), lt(p, spatial[d]))]
-
-    return contract(
-        ctx.b, ctx.hint, w.shape, ctx.dtype, (dy.shape[0], *out_spatial), dy_at, x_at, guards=guards
-    )
+    return _windowed_grad(ctx, dy, x, w.shape, w.shape[0] // groups, w.shape[1], stride, padding, dilation)
 
 
 def _weight_grad_transposed(
@@ -127,26 +107,41 @@ def _weight_grad_transposed(
 ) -> View:
     """dW[ic, oc, k] = sum over n and input positions i of X[n, ic, i] * dY[n, c(ic, oc), i*s + k*d - p]
     (a transposed convolution's weight is [in, out / groups, kernel])."""
-    nd = x.rank - 2
-    cin_g = x.shape[1] // groups
-    cout_g = w.shape[1]
-    out_spatial = dy.shape[2:]
+    return _windowed_grad(ctx, x, dy, w.shape, x.shape[1] // groups, w.shape[1], stride, padding, dilation)
+
+
+def _windowed_grad(
+    ctx: SimpleNamespace,
+    dense: View,
+    windowed: View,
+    shape: tuple[int, ...],
+    dense_per_group: int,
+    windowed_per_group: int,
+    stride: list[int],
+    padding: list[int],
+    dilation: list[int],
+) -> View:
+    """A convolution weight gradient: out[a, b, k] = sum over n and the positions o of `dense` of
+    dense[n, a, o] * windowed[n, (a // dense_per_group) * windowed_per_group + b, o*s + k*d - p],
+    counted only where the window position is inside `windowed` (padding taps do no work). The
+    direct form has dense = dY, windowed = X; the transposed form the other way round."""
+    nd = dense.rank - 2
+    spatial = windowed.shape[2:]
 
     def pos(o: tuple[Affine, ...], r: tuple[Affine, ...]) -> list[Affine]:
         return [r[1 + d] * stride[d] + o[2 + d] * dilation[d] - padding[d] for d in range(nd)]
 
-    def x_at(o, r):
-        return x.at((r[0], o[0], *r[1:]))
+    def dense_at(o, r):
+        return dense.at((r[0], o[0], *r[1:]))
 
-    def dy_at(o, r):
-        return dy.at((r[0], (o[0] // cin_g) * cout_g + o[1], *pos(o, r)))
+    def windowed_at(o, r):
+        return windowed.at((r[0], (o[0] // dense_per_group) * windowed_per_group + o[1], *pos(o, r)))
 
     def guards(o, r):
-        return [g for d, p in enumerate(pos(o, r)) for g in (ge(p, 0), lt(p, out_spatial[d]))]
+        return [g for d, p in enumerate(pos(o, r)) for g in (ge(p, 0), lt(p, spatial[d]))]
 
-    return contract(
-        ctx.b, ctx.hint, w.shape, ctx.dtype, (x.shape[0], *x.shape[2:]), x_at, dy_at, guards=guards
-    )
+    reduced = (dense.shape[0], *dense.shape[2:])
+    return contract(ctx.b, ctx.hint, shape, ctx.dtype, reduced, dense_at, windowed_at, guards=guards)
 
 
 # ---- attention (the CPU flash form of a joint trace) ---------------------------------------------
