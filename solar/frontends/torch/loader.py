@@ -336,6 +336,19 @@ def building():
         yield rec, built
 
 
+def construct(module: Any, spath: str) -> tuple[torch.nn.Module, tuple, list[KnownStructure]]:
+    """Model(*get_init_inputs()) and get_inputs() of an imported model file, built as on a real CPU
+    with nothing large allocated (`building`), and the structure of its constant buffers."""
+    init_fn = getattr(module, "get_init_inputs", lambda: [])
+    with building() as (rec, built):
+        init_args = _as_tuple(_call_user(init_fn, "get_init_inputs()", spath))
+        model = _call_user(module.Model, "building Model(*get_init_inputs())", spath, *init_args)
+        if not isinstance(model, torch.nn.Module):
+            raise ModelFileError(f"{Path(spath).name}: Model(...) is not a torch.nn.Module")
+        inputs = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
+    return model, inputs, _recorded_structure(model, rec, built)
+
+
 def _tensor_attributes(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, str, torch.Tensor]]:
     """Tensors held as plain attributes (neither parameters nor buffers): (module, attribute,
     qualified name, tensor)."""
@@ -419,19 +432,13 @@ def trace_file(path: str | Path, mode: str | None = None, infer_structure: bool 
             "class Model(nn.Module), get_inputs() and optionally get_init_inputs()"
         )
     spath = str(Path(path).resolve())
-    init_fn = getattr(module, "get_init_inputs", lambda: [])
     structure: list[KnownStructure] = []
     if infer_structure:
         with on_cpu():
             sample = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
         structure += _input_structure(sample, "assumed: seen in a sample of get_inputs(), --infer-structure")
-    with building() as (rec, built):
-        init_args = _as_tuple(_call_user(init_fn, "get_init_inputs()", spath))
-        model = _call_user(module.Model, "building Model(*get_init_inputs())", spath, *init_args)
-        if not isinstance(model, torch.nn.Module):
-            raise ModelFileError(f"{Path(path).name}: Model(...) is not a torch.nn.Module")
-        inputs = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
-    structure = _recorded_structure(model, rec, built) + structure
+    model, inputs, built_structure = construct(module, spath)
+    structure = built_structure + structure
     set_mode(model, mode)
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         model = _fakeify_module(model, fake)

@@ -208,18 +208,9 @@ def trace_train_file(
         )
     spath = str(Path(path).resolve())
     loss_fn = loss_function(loss)
-    init_fn = getattr(module, "get_init_inputs", list)
+    model, inputs, structure = loader.construct(module, spath)
+    loader.set_mode(model, mode)
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
-        with loader.on_cpu(record=True) as rec:
-            init_args = loader._as_tuple(loader._call_user(init_fn, "get_init_inputs()", spath))
-            model = loader._call_user(
-                module.Model, "building Model(*get_init_inputs())", spath, *init_args
-            )
-            if not isinstance(model, torch.nn.Module):
-                raise ModelFileError(f"{Path(path).name}: Model(...) is not a torch.nn.Module")
-            inputs = loader._as_tuple(loader._call_user(module.get_inputs, "get_inputs()", spath))
-        structure = loader._recorded_structure(model, rec)
-        loader.set_mode(model, mode)
         model = loader._fakeify_module(model, fake)
         inputs = tuple(loader._fakeify(x, fake) for x in inputs)
         ep = _export_step(model, inputs, loss_fn, Path(path).name)
