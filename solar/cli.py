@@ -11,6 +11,7 @@ import math
 import signal
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Sequence
@@ -116,23 +117,41 @@ def _console():
     return Console(width=max(140, Console().width))
 
 
-def _print_report(report, per_op: bool) -> None:
+COMPACT_OVER, COMPACT_TOP = 40, 20  # above this many op rows the default table shows the top N and a rest
+
+
+def _op_table(report, per_op: bool, group_by: str | None):
+    """The op table: every op (--per-op), a roll-up (--group-by), all ops of a small program, or the
+    slowest COMPACT_TOP of a large one with "other" and "total" rows."""
     from rich.markup import escape
     from rich.table import Table
 
-    con = _console()
-    t = report.totals
-    con.print(f"[bold]{escape(report.program)}[/bold] on [bold]{escape(report.arch)}[/bold]")
-    ops = sorted(report.ops, key=lambda o: -o.seconds)
-    shown = ops if per_op else ops[:12]
+    from solar.report import group_ops, top_ops
+
+    def summary_row(table, row, label: str) -> None:
+        table.add_row(
+            escape(label), str(row.count), _fmt_count(row.flops, "FLOP"), _fmt_count(row.dram_bytes, "B"),
+            _fmt_seconds(row.seconds), f"{100 * row.share:.1f}%",
+        )
+
+    if group_by is not None:
+        table = Table(title=f"ops by {group_by} (unfused: one kernel per op)", title_justify="left")
+        for col in (group_by, "ops", "FLOPs", "DRAM bytes", "unfused time", "share"):
+            table.add_column(col, overflow="fold")
+        for row in group_ops(report.ops, group_by):
+            summary_row(table, row, row.name)
+        return table
+    compact = not per_op and len(report.ops) > COMPACT_OVER
+    shown, rest = top_ops(report.ops, COMPACT_TOP if compact else len(report.ops))
     table = Table(title="per op (unfused: one kernel per op)", title_justify="left")
-    cols = ("op", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "binds", "source")
+    cols = ("op", "module", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "binds", "source")
     for col in cols:
         table.add_column(col, overflow="fold")
     for op in shown:
-        eqs = op.einsum if per_op else [max(op.einsum, key=len)] if op.einsum else []
+        eqs = op.einsum if per_op else [op.headline] if op.einsum else []
         table.add_row(
             op.op,
+            escape(op.module),
             escape("\n".join(eqs)),
             _fmt_count(op.flops, "FLOP"),
             _fmt_count(op.dram_bytes, "B"),
@@ -141,9 +160,25 @@ def _print_report(report, per_op: bool) -> None:
             op.binds,
             op.source.split(": ", 1)[0],
         )
-    if len(ops) > len(shown):
-        table.caption = f"{len(ops) - len(shown)} more ops; --per-op shows all"
-    con.print(table)
+    if compact:
+        for row in rest:
+            table.add_row(
+                f"{row.name} ({row.count} ops)", "", f"{100 * row.share:.1f}% of op time",
+                _fmt_count(row.flops, "FLOP"), _fmt_count(row.dram_bytes, "B"), _fmt_seconds(row.seconds),
+                "", "", "",
+            )
+        table.caption = "--per-op shows every op; --group-by module|layer|op rolls them up"
+    return table
+
+
+def _print_report(report, per_op: bool, group_by: str | None = None) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = _console()
+    t = report.totals
+    con.print(f"[bold]{escape(report.program)}[/bold] on [bold]{escape(report.arch)}[/bold]")
+    con.print(_op_table(report, per_op, group_by))
     bt = Table(title="bounds", title_justify="left")
     for col in ("level", "time", "bottleneck", "compute", "memory", "launch"):
         bt.add_column(col)
@@ -173,6 +208,27 @@ def _print_report(report, per_op: bool) -> None:
     con.print()
 
 
+class _Progress:
+    """Stage lines on stderr ("solar: pricing H100-SXM..."): at once when stderr is a terminal,
+    otherwise only once the analysis has run past SLOW_S (a quick one prints nothing)."""
+
+    SLOW_S = 2.0
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.tty = sys.stderr.isatty()
+        self.printed = False
+
+    def __call__(self, stage: str) -> None:
+        if self.tty or time.monotonic() - self.start > self.SLOW_S:
+            print(f"solar: {stage}...", file=sys.stderr, flush=True)
+            self.printed = True
+
+    def done(self) -> None:
+        if self.printed:
+            print(f"solar: analysed in {time.monotonic() - self.start:.1f} s", file=sys.stderr, flush=True)
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.api import analyze_loaded, load
     from solar.frontends.llm.cli import config as llm_config
@@ -181,17 +237,23 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
         get_spec(arch)
+    progress = _Progress()
+    progress(f"tracing and lowering {args.file}")
     loaded = load(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
         train=args.train, loss=args.loss, optimizer=args.optimizer,
         frontend=args.frontend, llm=llm_config(args),
     )
-    reports = [analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache) for a in args.arch]
+    reports = []
+    for a in args.arch:
+        progress(f"pricing {a}")
+        reports.append(analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache))
+    progress.done()
     if args.json:
         print(reports_to_json(reports))
     else:
         for r in reports:
-            _print_report(r, args.per_op)
+            _print_report(r, args.per_op, args.group_by)
     return 0
 
 
@@ -391,6 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="cold: L2 flushed before the run (default); warm: inputs up to the L2 capacity may be resident",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    a.add_argument(
+        "--group-by", choices=("module", "layer", "op"), default=None,
+        help="roll the op table up by module path, by layer (path to its first index: layers.3), or by op type",
+    )
     _add_train_flags(a)
     _add_mode_flags(a)
     _add_run_flags(a)

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from solar import __version__
+from solar.errors import SolarError
 
 
 class _Model(BaseModel):
@@ -40,6 +41,15 @@ class OpReport(_Model):
     compute_seconds: float
     memory_seconds: float
     binds: str = ""  # unit and precision that bind the op: "tensor bf16", "fma fp32", "sfu", "dram"
+    module: str = ""  # module path of the calling layer ("layers.3.self_attn.q_proj"; "" at the top)
+    contractions: list[str] = []  # the einsum lines that are contractions (a fused op's headline)
+
+    @property
+    def headline(self) -> str:
+        """The one einsum line that names the op: its contraction(s), else its longest line."""
+        if self.contractions:
+            return "; ".join(self.contractions)
+        return max(self.einsum, key=len) if self.einsum else ""
 
 
 class TotalsReport(_Model):
@@ -171,10 +181,78 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
                 compute_seconds=op.compute_seconds,
                 memory_seconds=op.memory_seconds,
                 binds=op.binds,
+                module=op.module,
+                contractions=[nodes[i].equation for i in op.node_ids if nodes[i].is_contraction],
             )
             for op in analysis.ops
         ],
     )
+
+
+class GroupRow(_Model):
+    """One row of a rolled-up op table: the ops sharing a key (a module path, a layer, an op type),
+    or the "other" / "total" rows; `share` is the fraction of the summed unfused op time."""
+
+    name: str
+    count: int
+    flops: int
+    dram_bytes: float
+    seconds: float
+    share: float
+
+
+TOP = "(top)"  # the key of ops called by the top-level module itself
+
+
+def _layer(path: str) -> str:
+    """The path up to and including its first integer component (`layers.3.mlp.up` -> `layers.3`);
+    a path with none is its own layer."""
+    parts = path.split(".")
+    for k, part in enumerate(parts):
+        if part.isdigit():
+            return ".".join(parts[: k + 1])
+    return path
+
+
+GROUP_KEYS = {  # --group-by name -> the key of one op row
+    "module": lambda op: op.module or TOP,
+    "layer": lambda op: _layer(op.module) or TOP,
+    "op": lambda op: op.op,
+}
+
+
+def _row(name: str, ops: list[OpReport], total_seconds: float) -> GroupRow:
+    seconds = sum(o.seconds for o in ops)
+    return GroupRow(
+        name=name,
+        count=len(ops),
+        flops=sum(o.flops for o in ops),
+        dram_bytes=sum(o.dram_bytes for o in ops),
+        seconds=seconds,
+        share=seconds / total_seconds if total_seconds else 0.0,
+    )
+
+
+def group_ops(ops: list[OpReport], by: str) -> list[GroupRow]:
+    """The op rows rolled up by `by` (module | layer | op), slowest group first, then a total row."""
+    if by not in GROUP_KEYS:
+        raise SolarError(f"cannot group ops by {by!r}; choose one of {', '.join(GROUP_KEYS)}")
+    key = GROUP_KEYS[by]
+    groups: dict[str, list[OpReport]] = {}
+    for op in ops:
+        groups.setdefault(key(op), []).append(op)
+    total = sum(o.seconds for o in ops)
+    rows = sorted((_row(name, members, total) for name, members in groups.items()), key=lambda r: -r.seconds)
+    return rows + [_row("total", ops, total)]
+
+
+def top_ops(ops: list[OpReport], n: int) -> tuple[list[OpReport], list[GroupRow]]:
+    """The n slowest op rows, and the summary rows under them: "other" (when any are left out), "total"."""
+    ranked = sorted(ops, key=lambda o: -o.seconds)
+    total = sum(o.seconds for o in ops)
+    rest = ranked[n:]
+    summary = [_row("other", rest, total)] if rest else []
+    return ranked[:n], summary + [_row("total", ops, total)]
 
 
 def traffic_report(traffic: Any, nodes: dict) -> TrafficReport:

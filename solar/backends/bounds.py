@@ -66,6 +66,7 @@ class OpCost:
     launch_seconds: float
     binding_unit: str | None
     binds: str = ""  # what binds this kernel: "tensor bf16", "fma fp32", "sfu", "dram", "launch"
+    module: str = ""  # module path of the layer that called the op ("" at the top level)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +195,7 @@ def _op_costs(
                 launch_seconds=terms["launch"],
                 binding_unit=ct.binding_unit,
                 binds=BINDS[bottleneck] or ct.binding_path or "",
+                module="" if origin is None else origin.module,
             )
         )
     return tuple(rows)

@@ -113,12 +113,14 @@ class Store:
 class Origin:
     """Where a statement came from: the frontend op, the op instance it belongs to (statements of one
     instance form one eager kernel in the unfused bound), the user's source line, and whether the
-    framework lets this op run fp32 math on TF32 tensor cores (read from the framework's flags)."""
+    framework lets this op run fp32 math on TF32 tensor cores (read from the framework's flags), and
+    the module path of the layer that called it (`layers.3.self_attn.q_proj`; "" at the top level)."""
 
     op: str
     instance: int
     source: str = ""
     allow_tf32: bool = False
+    module: str = ""
 
 
 @dataclass(frozen=True, slots=True)

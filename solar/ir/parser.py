@@ -198,12 +198,13 @@ class _Builder:
         )
 
     def origin(self, tree: Tree) -> Origin:
-        _, op, instance, tf32, source = tree.children
+        _, op, instance, tf32, source, module = tree.children
         sign = -1 if len(instance.children) == 2 else 1
         number = self.integer(instance.children[-1], "an op instance id")
         # the printer writes the source between quotes without escapes, so none are read here
         text = str(source)[1:-1] if source is not None else ""
-        return Origin(str(op), sign * number, text, allow_tf32=tf32 is not None)
+        path = str(module)[1:-1] if module is not None else ""
+        return Origin(str(op), sign * number, text, allow_tf32=tf32 is not None, module=path)
 
     def loop(self, tree: Tree) -> Loop:
         name, lower, extent = tree.children

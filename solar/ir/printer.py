@@ -18,7 +18,7 @@ Value expressions use infix + - * / and function calls for every other scalar op
 `max(a, b)`, `where(c, a, b)`, `neg(x)`), `f16(x)` for casts, `index(i - j)` for an index used as a
 value and `ind(I[i])` (optionally `+ offset`) for a data-dependent index. An `@op` line names the
 frontend op of the next statement, its instance id, `tf32` when the framework lets it use TF32 tensor
-cores for fp32 math, and the user's source line. An in-order loop runs its braced body once per step:
+cores for fp32 math, the user's source line and (`in "layers.3.mlp"`) the calling module's path. An in-order loop runs its braced body once per step:
 
       for t in 0..T in order {
         for i in 0..N:
@@ -151,7 +151,8 @@ def format_stmt(stmt: Stmt, indent: str = "") -> str:
         o = stmt.origin
         src = f' at "{o.source}"' if o.source else ""
         tf32 = " tf32" if o.allow_tf32 else ""
-        lines.append(f"{indent}@op {o.op} id={o.instance}{tf32}{src}")
+        module = f' in "{o.module}"' if o.module else ""
+        lines.append(f"{indent}@op {o.op} id={o.instance}{tf32}{src}{module}")
     body = f"{_format_access(stmt.target.tensor, stmt.target.index)} {stmt.update.value} {format_expr(stmt.value)}"
     if stmt.loops:
         head = ", ".join(f"{loop.var} in 0..{loop.extent}" for loop in stmt.loops)

@@ -36,7 +36,7 @@ sizes: _size ("," _size)* ","?
 _size: NUMBER | NAME
 
 stmt: [origin _NL] header* body
-origin: AT_OP OPNAME "id" "=" signed [TF32] ["at" STRING]
+origin: AT_OP OPNAME "id" "=" signed [TF32] ["at" STRING] ["in" STRING]
 signed: MINUS? NUMBER
 header: FOR loop ("," loop)* ["where" guard ("and" guard)*] ":" _NL?
     | IF guard ("and" guard)* ":" _NL?

@@ -127,7 +127,8 @@ def origins(draw):
             max_size=30,
         )
     )
-    return Origin(op, draw(st.integers(-3, 100)), source, draw(st.booleans()))
+    module = draw(st.text(string.ascii_letters + string.digits + "._", max_size=20))
+    return Origin(op, draw(st.integers(-3, 100)), source, draw(st.booleans()), module)
 
 
 @st.composite

@@ -109,6 +109,14 @@ def _instance_key(node: torch.fx.Node) -> str:
     return node.name
 
 
+def _module_path(node: torch.fx.Node) -> str:
+    """The qualified name of the innermost module that called this node (`layers.3.self_attn.q_proj`),
+    read from the export's `nn_module_stack`; "" for the top-level module's own ops."""
+    stack = node.meta.get("nn_module_stack") or {}
+    entries = list(stack.values())
+    return str(entries[-1][0]) if entries else ""
+
+
 def _original_op(node: torch.fx.Node) -> str:
     from_node = node.meta.get("from_node")
     if from_node:
@@ -226,7 +234,7 @@ def convert_returning(
                 else "torch.backends.cuda.matmul.allow_tf32",
                 False,
             )
-            b.origin = Origin(op_name, instance, src, tf32)
+            b.origin = Origin(op_name, instance, src, tf32, _module_path(node))
             args = torch.fx.node.map_arg(node.args, lambda n: env[n.name])
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n.name])
             view_of[node.name] = _viewed(node, view_of)
