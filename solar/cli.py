@@ -209,23 +209,24 @@ def _print_report(report, per_op: bool, group_by: str | None = None) -> None:
 
 
 class _Progress:
-    """Stage lines on stderr ("solar: pricing H100-SXM..."): at once when stderr is a terminal,
-    otherwise only once the analysis has run past SLOW_S (a quick one prints nothing)."""
+    """Stage lines on stderr ("solar: pricing H100-SXM...") while stderr is a terminal. Never when it
+    is not: a successful command's stderr stays empty for scripts (and the bad-input corpus), which a
+    wall-clock threshold ("print once it runs past 2 s") would break on a loaded machine."""
 
-    SLOW_S = 2.0
+    @staticmethod
+    def enabled() -> bool:
+        return sys.stderr.isatty()
 
     def __init__(self) -> None:
         self.start = time.monotonic()
-        self.tty = sys.stderr.isatty()
-        self.printed = False
+        self.on = self.enabled()
 
     def __call__(self, stage: str) -> None:
-        if self.tty or time.monotonic() - self.start > self.SLOW_S:
+        if self.on:
             print(f"solar: {stage}...", file=sys.stderr, flush=True)
-            self.printed = True
 
     def done(self) -> None:
-        if self.printed:
+        if self.on:
             print(f"solar: analysed in {time.monotonic() - self.start:.1f} s", file=sys.stderr, flush=True)
 
 
