@@ -456,7 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
     a.add_argument(
         "--group-by", choices=("module", "layer", "op"), default=None,
-        help="roll the op table up by module path, by layer (path to its first index: layers.3), or by op type",
+        help="roll the op table up by module path, by layer (the path to its first index: "
+        "layers.3), or by op type",
     )
     _add_train_flags(a)
     _add_mode_flags(a)

@@ -58,7 +58,9 @@ def test_group_by_layer_sums_to_the_totals_exactly(report) -> None:
 
 def test_group_by_op_and_module_count_the_rows(report) -> None:
     by_op = {r.name: (r.count, r.flops) for r in group_ops(report.ops, "op")}
-    assert by_op == {"aten.linear.default": (3, 3 * 512), "aten.relu.default": (3, 3 * 32), "total": (6, 1632)}
+    assert by_op == {
+        "aten.linear.default": (3, 3 * 512), "aten.relu.default": (3, 3 * 32), "total": (6, 1632)
+    }
     by_module = {r.name: r.count for r in group_ops(report.ops, "module")}
     assert by_module == {"0.lin": 1, "1.lin": 1, "2.lin": 1, "0": 1, "1": 1, "2": 1, "total": 6}
     with pytest.raises(SolarError, match="cannot group ops by 'file'"):
@@ -83,7 +85,8 @@ def test_ir_round_trips_module_paths() -> None:
     text = format_program(program)
     assert '@op aten.linear.default id=2 at "' in text and 'in "1.lin"' in text
     assert parse_program(text) == program
-    assert {s.origin.module for s in program.stmts if s.origin.instance >= 0} == {"0", "1", "2", "0.lin", "1.lin", "2.lin"}
+    modules = {s.origin.module for s in program.stmts if s.origin.instance >= 0}
+    assert modules == {"0", "1", "2", "0.lin", "1.lin", "2.lin"}
 
 
 def _op(k: int) -> OpReport:
@@ -99,7 +102,8 @@ def test_top_ops_keeps_the_slowest_and_sums_the_rest() -> None:
     shown, summary = top_ops(ops, 20)
     assert [o.instance for o in shown] == list(range(44, 24, -1))
     other, total = summary
-    assert (other.name, other.count, other.flops, other.dram_bytes) == ("other", 25, sum(range(25)), 2.0 * sum(range(25)))
+    assert (other.name, other.count, other.flops) == ("other", 25, sum(range(25)))
+    assert other.dram_bytes == 2.0 * sum(range(25))
     assert (total.name, total.count, total.flops) == ("total", 45, sum(range(45)))
     assert other.seconds + sum(o.seconds for o in shown) == total.seconds
     assert [r.name for r in top_ops(ops[:5], 20)[1]] == ["total"]
@@ -190,6 +194,7 @@ def test_json_has_the_module_of_each_op_and_progress_stays_on_stderr(model_file,
     assert cli.main(["analyze", model_file, "--json"]) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
-    assert [o["module"] for o in data["ops"]] == ["layers.0.lin", "layers.0", "layers.1.lin", "layers.1", "head"]
+    modules = [o["module"] for o in data["ops"]]
+    assert modules == ["layers.0.lin", "layers.0", "layers.1.lin", "layers.1", "head"]
     assert "solar: tracing and lowering" in captured.err and "solar: pricing H100-SXM..." in captured.err
     assert "solar: analysed in" in captured.err

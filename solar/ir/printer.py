@@ -18,7 +18,8 @@ Value expressions use infix + - * / and function calls for every other scalar op
 `max(a, b)`, `where(c, a, b)`, `neg(x)`), `f16(x)` for casts, `index(i - j)` for an index used as a
 value and `ind(I[i])` (optionally `+ offset`) for a data-dependent index. An `@op` line names the
 frontend op of the next statement, its instance id, `tf32` when the framework lets it use TF32 tensor
-cores for fp32 math, the user's source line and (`in "layers.3.mlp"`) the calling module's path. An in-order loop runs its braced body once per step:
+cores for fp32 math, the user's source line and (`in "layers.3.mlp"`) the calling module's path.
+An in-order loop runs its braced body once per step:
 
       for t in 0..T in order {
         for i in 0..N:
