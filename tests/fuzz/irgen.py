@@ -46,6 +46,9 @@ RESERVED = {
     "false",
     "ind",
     "index",
+    "if",
+    "order",
+    "updates",
 }
 RESERVED |= {d.text for d in DType} | {op.value for op in ScalarOp} | {r.value for r in Role}
 
