@@ -106,10 +106,18 @@ def read_config(spec: str) -> Any:
             raise UsageError(f"hf:{spec}: a config.json holds an object, not a {type(data).__name__}")
         if "model_type" not in data:
             raise UsageError(f"hf:{spec}: the config has no model_type (e.g. \"llama\", \"mistral\")")
+        from huggingface_hub.errors import StrictDataclassError
+        from transformers import CONFIG_MAPPING
+
+        if data["model_type"] not in CONFIG_MAPPING:
+            raise UsageError(f"hf:{spec}: unknown model_type {data['model_type']!r} for transformers {_version()}")
         try:
             config = AutoConfig.for_model(**data)
-        except (ValueError, KeyError) as exc:
-            raise UsageError(f"hf:{spec}: unknown model_type {data['model_type']!r} for transformers ({_line(exc)})") from None
+        except (ValueError, KeyError, TypeError, StrictDataclassError) as exc:
+            raise UsageError(f"hf:{spec}: a field of the config is invalid ({_line(exc)})") from None
+        absent = [f for f in REQUIRED if not _given(f, data, config)]
+        if absent:  # a default would silently stand in for the real model's value
+            raise UsageError(f"hf:{spec}: the config lacks {', '.join(absent)}; a causal LM config needs {', '.join(REQUIRED)}")
     else:
         try:
             config = AutoConfig.from_pretrained(spec, local_files_only=True)
@@ -122,6 +130,19 @@ def read_config(spec: str) -> Any:
     if missing:
         raise UsageError(f"hf:{spec}: the config lacks {', '.join(missing)}; a causal LM config needs {', '.join(REQUIRED)}")
     return config
+
+
+def _given(field: str, data: dict, config: Any) -> bool:
+    """The config file names `field`, itself or by its model's alias (GPT-2's n_embd)."""
+    names = getattr(config, "attribute_map", {})
+    aliases = [names[field]] if field in names else []
+    return any(data.get(k) is not None for k in (field, *aliases))
+
+
+def _version() -> str:
+    import transformers
+
+    return transformers.__version__
 
 
 def _line(exc: BaseException) -> str:
