@@ -61,6 +61,8 @@ def load(
     if isinstance(model_or_path, (str, Path)):
         if inputs is not None:
             raise UsageError("inputs are taken from the file's get_inputs(); pass inputs=None with a path")
+        if str(model_or_path).startswith("hf:"):
+            raise UsageError("an hf: model is one serving step: solar.api.load_hf(spec, Scenario(...)), or `solar analyze hf:... --scenario`")
         from solar.frontends.detect import framework_of
 
         framework = framework_of(model_or_path)

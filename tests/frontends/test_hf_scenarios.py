@@ -141,3 +141,10 @@ def test_cli_rejects_hf_flags_on_files(capsys):
 
     assert main(["analyze", "examples/matmul.py", "--scenario", "decode"]) == 2
     assert "apply to hf:" in capsys.readouterr().err
+
+
+def test_api_points_hf_to_load_hf():
+    from solar.api import load
+
+    with pytest.raises(UsageError, match="load_hf"):
+        load("hf:tests/fixtures/hf/llama2-7b.json")
