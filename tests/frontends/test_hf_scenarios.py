@@ -148,3 +148,9 @@ def test_api_points_hf_to_load_hf():
 
     with pytest.raises(UsageError, match="load_hf"):
         load("hf:tests/fixtures/hf/llama2-7b.json")
+
+
+def test_sliding_window_smaller_than_cache_is_one_line(tmp_path):
+    path, _ = shrunk(tmp_path, "mistral-7b.json", 2, sliding_window=16)
+    with pytest.raises(UsageError, match=r"sliding-window attention \(window 16 < 33 cache rows\)"):
+        load_hf(f"hf:{path}", Scenario("decode", 1, 1, 32))

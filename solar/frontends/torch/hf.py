@@ -139,6 +139,17 @@ def _given(field: str, data: dict, config: Any) -> bool:
     return any(data.get(k) is not None for k in (field, *aliases))
 
 
+def _sliding_window(config: Any) -> int | None:
+    """The attention window of the config's sliding-window layers (None: every layer attends all)."""
+    window = getattr(config, "sliding_window", None)
+    types = getattr(config, "layer_types", None)
+    if types is not None and "sliding_attention" not in types:
+        return None
+    if getattr(config, "use_sliding_window", True) is False:
+        return None
+    return window
+
+
 def _version() -> str:
     import transformers
 
@@ -199,6 +210,12 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
         config.num_hidden_layers = layers
         if getattr(config, "layer_types", None):
             config.layer_types = config.layer_types[:layers]
+    window = _sliding_window(config)
+    if window is not None and window < step.cache_rows:
+        raise UsageError(
+            f"hf:{spec}: sliding-window attention (window {window} < {step.cache_rows} cache rows) is not "
+            "supported by hf: steps yet; use a context that fits the window"
+        )
     dtype = _dtype(config)
     layers = config.num_hidden_layers
     heads = config.num_attention_heads
