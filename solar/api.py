@@ -22,6 +22,7 @@ class Loaded:
     traced: Any = None
     notes: tuple[str, ...] = ()  # assumption lines from the frontend (module mode, structure used)
     provenance: tuple[Any, ...] = ()  # where each part of the IR came from (frontends.llm.Provenance)
+    serving: Any = None  # an hf: step: (hf.Built, Loaded of 0 layers, Loaded of 1 layer)
 
 
 FRONTENDS = ("auto", "torch", "jax", "llm")
@@ -60,6 +61,8 @@ def load(
     if isinstance(model_or_path, (str, Path)):
         if inputs is not None:
             raise UsageError("inputs are taken from the file's get_inputs(); pass inputs=None with a path")
+        if str(model_or_path).startswith("hf:"):
+            raise UsageError("an hf: model is one serving step: solar.api.load_hf(spec, Scenario(...)), or `solar analyze hf:... --scenario`")
         from solar.frontends.detect import framework_of
 
         framework = framework_of(model_or_path)
@@ -107,6 +110,21 @@ def load(
         f"cannot analyse a {type(model_or_path).__name__}; pass a model file path, a torch.nn.Module "
         "or a JAX function / Flax module with inputs, or a solar IR Program"
     )
+
+
+def load_hf(spec: str, step: Any) -> Loaded:
+    """`hf:<model id or config.json>`: one serving step (solar.frontends.torch.hf.Scenario) of the
+    causal LM built from its config, traced as an in-memory module; the same step built with 0
+    and 1 decoder layers gives the per-layer bound."""
+    from solar.frontends.torch import hf
+
+    spec = spec[3:] if spec.startswith("hf:") else spec
+    built = hf.build(spec, step)
+    loaded = _load_torch_module(built.module, built.inputs, "eval", False)
+    small = [hf.build(spec, step, layers=n) for n in (0, 1)]
+    parts = tuple(_load_torch_module(b.module, b.inputs, "eval", False) for b in small)
+    notes = (*loaded.notes, *built.notes())
+    return Loaded(loaded.program, loaded.flags, None, loaded.traced, notes, serving=(built, *parts))
 
 
 def load_ir_file(path: str | Path) -> Program:
@@ -174,7 +192,26 @@ def analyze_loaded(
     assumptions = Assumptions(precision=precision, cache=cache, clock_mhz=clock_mhz, tf32_flags=loaded.flags)
     graph = lift(loaded.program)
     analysis = analyze_graph(graph, spec, assumptions)
-    return _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
+    report = _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
+    if loaded.serving is not None:
+        report = _with_serving(report, loaded.serving, arch, precision, clock_mhz, cache)
+    return report
+
+
+def _with_serving(report: Report, serving: Any, arch: str, precision: str, clock_mhz: float | None, cache: str) -> Report:
+    from solar.frontends.torch.hf import per_layer
+    from solar.report import ServingReport
+
+    built, zero, one = serving
+    b0, b1 = (analyze_loaded(x, arch, precision, clock_mhz, cache).bounds for x in (zero, one))
+    step = built.scenario
+    facts = ServingReport(
+        model=built.name, scenario=step.kind, batch=step.batch, seq=step.seq, context=step.context,
+        layers=built.layers, weight_bytes=built.weight_bytes, kv_cache_bytes=built.kv_cache_bytes,
+        per_layer=per_layer(b0, b1),
+    )
+    line = "per-layer bound: one decoder layer's share (the step built with 0 and with 1 layer; layers identical)"
+    return report.model_copy(update={"serving": facts, "assumptions": [*report.assumptions, line]})
 
 
 def provenance_lines(loaded: Loaded) -> list[str]:

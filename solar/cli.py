@@ -192,6 +192,8 @@ def _print_report(report, per_op: bool, group_by: str | None = None) -> None:
             _fmt_seconds(b.launch_seconds),
         )
     con.print(bt)
+    if report.serving is not None:
+        _print_serving(con, report.serving)
     con.print(
         f"totals: {_fmt_count(t.flops, 'FLOP')} ({_fmt_count(t.contraction_flops, 'FLOP')} in contractions), "
         f"compulsory DRAM {_fmt_count(t.dram_bytes, 'B')}, eager DRAM ≥ {_fmt_count(t.unfused_dram_bytes, 'B')}, "
@@ -230,6 +232,43 @@ class _Progress:
             print(f"solar: analysed in {time.monotonic() - self.start:.1f} s", file=sys.stderr, flush=True)
 
 
+def _add_hf_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("hf:<model id or config.json> (an LLM serving step built from its config)")
+    g.add_argument("--scenario", choices=("prefill", "decode"), default=None, help="one prefill of --seq tokens, or one decode step")
+    g.add_argument("--batch", type=_count(1), default=None, help="sequences in the batch (default 1)")
+    g.add_argument("--seq", type=_count(1), default=None, help="prefill: prompt tokens per sequence")
+    g.add_argument("--context", type=_count(0), default=None, help="decode: tokens already in the KV cache")
+
+
+def _load_hf(args: argparse.Namespace):
+    """The `hf:` form of analyze; --scenario and its flags belong to it alone."""
+    from solar.api import load_hf
+    from solar.frontends.torch.hf import scenario
+
+    hf_flags = (args.scenario, args.batch, args.seq, args.context)
+    if not args.file.startswith("hf:"):
+        if any(f is not None for f in hf_flags):
+            raise UsageError("--scenario, --batch, --seq and --context apply to hf:<model id or config.json>")
+        return None
+    if args.train or args.mode or args.infer_structure:
+        raise UsageError("hf: models are analysed for inference; drop --train, --mode and --infer-structure")
+    return load_hf(args.file, scenario(*hf_flags))
+
+
+def _print_serving(con, s) -> None:
+    from rich.markup import escape
+
+    con.print(
+        f"{escape(s.model)}: {s.layers} layers, weights {_fmt_count(s.weight_bytes, 'B')}, "
+        f"KV cache {_fmt_count(s.kv_cache_bytes, 'B')}", highlight=False,
+    )
+    for level, b in s.per_layer.items():
+        con.print(
+            f"  per layer ({level}): {_fmt_seconds(b['seconds'])} (compute {_fmt_seconds(b['compute_seconds'])}, "
+            f"memory {_fmt_seconds(b['memory_seconds'])})", highlight=False,
+        )
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.api import analyze_loaded, load
     from solar.frontends.llm.cli import config as llm_config
@@ -240,7 +279,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         get_spec(arch)
     progress = _Progress()
     progress(f"tracing and lowering {args.file}")
-    loaded = load(
+    loaded = _load_hf(args) or load(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
         train=args.train, loss=args.loss, optimizer=args.optimizer,
         frontend=args.frontend, llm=llm_config(args),
@@ -459,6 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="roll the op table up by module path, by layer (the path to its first index: "
         "layers.3), or by op type",
     )
+    _add_hf_flags(a)
     _add_train_flags(a)
     _add_mode_flags(a)
     _add_run_flags(a)
@@ -504,7 +544,7 @@ def _preload(path: str) -> None:
     analysis, not on solar's own start-up (importing torch or jax takes seconds on a busy machine)."""
     from solar.frontends.detect import framework_of
 
-    framework = framework_of(path)
+    framework = "torch" if path.startswith("hf:") else framework_of(path)
     if framework == "torch":
         import torch.export._trace  # noqa: F401  - torch.export imports most of torch lazily
 

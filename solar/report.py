@@ -115,6 +115,21 @@ class ProvenanceReport(_Model):
     cached: bool = False
 
 
+class ServingReport(_Model):
+    """An `hf:` serving step: the scenario, the model's weight and KV-cache bytes, and one decoder
+    layer's bound per level (seconds, compute_seconds, memory_seconds, launch_seconds)."""
+
+    model: str
+    scenario: str  # "prefill" | "decode"
+    batch: int
+    seq: int  # new tokens per sequence
+    context: int  # cached tokens before the step
+    layers: int
+    weight_bytes: int
+    kv_cache_bytes: int
+    per_layer: dict[str, dict[str, float]]
+
+
 class Report(_Model):
     solar_version: str = __version__
     program: str
@@ -125,6 +140,7 @@ class Report(_Model):
     ops: list[OpReport]
     traffic: TrafficReport | None = None
     provenance: list[ProvenanceReport] = []
+    serving: ServingReport | None = None
 
     @property
     def sol_seconds(self) -> float:

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from solar.frontends.detect import framework_of
 from benchmarks.suite_tools import (  # noqa: E402
     SHRINK_FLOOR,
     list_problems,
@@ -33,7 +34,10 @@ SUITE = ROOT / "benchmarks" / "suite"
 EXAMPLES = ROOT / "examples"
 HUGE = [p for p in list_problems(SUITE) if "huge" in p.relative_to(SUITE).parts]
 # PyTorch files only: examples/jax/ holds JAX programs, run by tests/frontends/jax.
-TORCH_EXAMPLES = [p for p in list_problems(EXAMPLES) if "jax" not in p.relative_to(EXAMPLES).parts]
+TORCH_EXAMPLES = [
+    p for p in list_problems(EXAMPLES)
+    if "jax" not in p.relative_to(EXAMPLES).parts and framework_of(p) == "torch"
+]
 RUNNABLE = TORCH_EXAMPLES + [p for p in list_problems(SUITE) if p not in HUGE]
 
 

@@ -5,9 +5,13 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+BATCH = 8
+SEQ = 1024
+D_MODEL = 768
+
 
 class Model(nn.Module):
-    def __init__(self, d_model: int = 768, heads: int = 12) -> None:
+    def __init__(self, d_model: int = D_MODEL, heads: int = 12) -> None:
         super().__init__()
         self.heads = heads
         self.ln1 = nn.LayerNorm(d_model)
@@ -27,7 +31,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(8, 1024, 768)]
+    return [torch.randn(BATCH, SEQ, D_MODEL)]
 
 
 def get_init_inputs():

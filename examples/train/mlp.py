@@ -3,9 +3,14 @@
 import torch
 import torch.nn as nn
 
+BATCH = 8192
+D_IN = 1024
+HIDDEN = 4096
+D_OUT = 1024
+
 
 class Model(nn.Module):
-    def __init__(self, d_in: int = 1024, hidden: int = 4096, d_out: int = 1024) -> None:
+    def __init__(self, d_in: int = D_IN, hidden: int = HIDDEN, d_out: int = D_OUT) -> None:
         super().__init__()
         self.net = nn.Sequential(
             nn.Linear(d_in, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, d_out)
@@ -16,7 +21,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(8192, 1024)]
+    return [torch.randn(BATCH, D_IN)]
 
 
 def get_init_inputs():

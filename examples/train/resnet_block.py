@@ -4,9 +4,13 @@
 import torch
 import torch.nn as nn
 
+BATCH = 32
+CHANNELS = 64
+SIZE = 56
+
 
 class Model(nn.Module):
-    def __init__(self, channels: int = 64) -> None:
+    def __init__(self, channels: int = CHANNELS) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(channels)
@@ -19,7 +23,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(32, 64, 56, 56)]
+    return [torch.randn(BATCH, CHANNELS, SIZE, SIZE)]
 
 
 def get_init_inputs():

@@ -9,6 +9,7 @@ dimension."""
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from typing import Callable, Iterable, Mapping
 
@@ -349,7 +350,7 @@ def _enumerate(
 ) -> bool | str | None:
     extents = program.extents(stmt)
     shape = tuple(extents[v] for v in stmt.loop_vars)
-    if int(np.prod(shape, dtype=np.int64)) > ENUMERATION_LIMIT:
+    if math.prod(int(n) for n in shape) > ENUMERATION_LIMIT:  # exact: extents may exceed int64
         return None
     env = {}
     for axis, v in enumerate(stmt.loop_vars):

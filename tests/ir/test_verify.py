@@ -304,3 +304,19 @@ def test_polyhedral_access_in_bounds_is_used_when_present(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "solar.ir.polyhedral", fake)
     verify(_program(GUARDED.format(n=2000), "output C: f32[2000, 1]"))
     assert calls == [("C", (var("i") - var("j"), Affine()))]
+
+
+def test_sizes_beyond_int64_are_checked_exactly():
+    # found by the parser fuzzer: the enumeration limit was computed in int64 and overflowed
+    from solar.ir.parser import parse_program
+
+    text = """program big {
+  sym c = 18446744073709551617
+  input a: f64[c]
+  output y: f64[c]
+  for i in 0..c where i >= 1:
+    y[i] = a[i + 1] * 2.0
+}
+"""
+    with pytest.raises(IRVerifyError, match="a\\[i \\+ 1\\] is out of bounds"):
+        verify(parse_program(text))

@@ -1,0 +1,259 @@
+"""LLM serving scenarios from a Hugging Face config: `hf:<model id or config.json>`.
+
+The causal LM is built from its config by `transformers` (no weights: construction runs under the
+loader's `building()`, so parameters are unallocated) and wrapped in a module that runs one
+serving step:
+
+- prefill: S tokens of each of B sequences, written into an empty static KV cache of S rows;
+- decode: one token of each of B sequences, attending a static KV cache of C tokens already
+  present (C + 1 rows: the new token's key and value are written in place at row C).
+
+The cache tensors are inputs of the step (two per layer, [B, kv_heads, rows, head_dim]), handed
+to HF's own `StaticCache`, so the model's attention code is what is analysed. Facts the report
+states (weight bytes, KV-cache bytes) come from the built module and the config."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from solar.errors import UsageError
+
+SCENARIOS = ("prefill", "decode")
+# Config fields the step needs (head_dim and num_key_value_heads have defaults).
+REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One serving step: `kind` (prefill | decode), batch, the new tokens per sequence (`seq`) and
+    the cached tokens before the step (`context`)."""
+
+    kind: str
+    batch: int
+    seq: int
+    context: int = 0
+
+    @property
+    def cache_rows(self) -> int:
+        return self.seq + self.context
+
+    def describe(self) -> str:
+        if self.kind == "prefill":
+            return f"prefill of {self.seq} tokens x batch {self.batch} (static KV cache of {self.cache_rows} rows)"
+        return (
+            f"decode of {self.seq} token x batch {self.batch} with {self.context} cached tokens "
+            f"(static KV cache of {self.cache_rows} rows)"
+        )
+
+
+@dataclass(frozen=True)
+class Built:
+    """The step module, its inputs, and what the report says about it."""
+
+    name: str
+    module: torch.nn.Module
+    inputs: tuple
+    scenario: Scenario
+    weight_bytes: int
+    kv_cache_bytes: int
+    layers: int
+
+    def notes(self) -> tuple[str, ...]:
+        return (
+            f"HF scenario: {self.name}, {self.scenario.describe()}",
+            f"weight bytes: {self.weight_bytes} (every parameter once, tied weights once)",
+            f"KV-cache bytes: {self.kv_cache_bytes} (K and V of {self.layers} layers, static cache as inputs)",
+        )
+
+
+def scenario(kind: str | None, batch: int | None, seq: int | None, context: int | None) -> Scenario:
+    """The step the CLI flags ask for; a missing or contradictory flag is one usage line."""
+    if kind not in SCENARIOS:
+        raise UsageError(f"an hf: model needs --scenario {' or '.join(SCENARIOS)}")
+    batch = 1 if batch is None else batch
+    if kind == "prefill":
+        if seq is None or context:
+            raise UsageError("--scenario prefill needs --seq S (the prompt length) and no --context")
+        return Scenario("prefill", batch, seq, 0)
+    if seq not in (None, 1):
+        raise UsageError("--scenario decode runs one new token per sequence: leave --seq out (or 1)")
+    if context is None:
+        raise UsageError("--scenario decode needs --context C (the tokens already in the KV cache)")
+    return Scenario("decode", batch, 1, context)
+
+
+def read_config(spec: str) -> Any:
+    """The transformers config named by `spec`: a config.json path (or a folder holding one), or a
+    model id in the local HF cache (no network)."""
+    from transformers import AutoConfig
+
+    path = Path(spec)
+    if path.is_dir():
+        path = path / "config.json"
+    if path.suffix == ".json" or path.exists():
+        if not path.is_file():
+            raise UsageError(f"hf:{spec}: no such config file")
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UsageError(f"hf:{spec}: not a JSON config ({type(exc).__name__}: {exc})") from None
+        if not isinstance(data, dict):
+            raise UsageError(f"hf:{spec}: a config.json holds an object, not a {type(data).__name__}")
+        if "model_type" not in data:
+            raise UsageError(f"hf:{spec}: the config has no model_type (e.g. \"llama\", \"mistral\")")
+        from huggingface_hub.errors import StrictDataclassError
+        from transformers import CONFIG_MAPPING
+
+        if data["model_type"] not in CONFIG_MAPPING:
+            raise UsageError(f"hf:{spec}: unknown model_type {data['model_type']!r} for transformers {_version()}")
+        try:
+            config = AutoConfig.for_model(**data)
+        except (ValueError, KeyError, TypeError, StrictDataclassError) as exc:
+            raise UsageError(f"hf:{spec}: a field of the config is invalid ({_line(exc)})") from None
+        absent = [f for f in REQUIRED if not _given(f, data, config)]
+        if absent:  # a default would silently stand in for the real model's value
+            raise UsageError(f"hf:{spec}: the config lacks {', '.join(absent)}; a causal LM config needs {', '.join(REQUIRED)}")
+    else:
+        try:
+            config = AutoConfig.from_pretrained(spec, local_files_only=True)
+        except (OSError, ValueError, KeyError) as exc:
+            raise UsageError(
+                f"hf:{spec}: not a config file and not a model id in the local HF cache "
+                f"(no network is used; give a path to config.json) ({_line(exc)})"
+            ) from None
+    missing = [f for f in REQUIRED if getattr(config, f, None) is None]
+    if missing:
+        raise UsageError(f"hf:{spec}: the config lacks {', '.join(missing)}; a causal LM config needs {', '.join(REQUIRED)}")
+    return config
+
+
+def _given(field: str, data: dict, config: Any) -> bool:
+    """The config file names `field`, itself or by its model's alias (GPT-2's n_embd)."""
+    names = getattr(config, "attribute_map", {})
+    aliases = [names[field]] if field in names else []
+    return any(data.get(k) is not None for k in (field, *aliases))
+
+
+def _sliding_window(config: Any) -> int | None:
+    """The attention window of the config's sliding-window layers (None: every layer attends all)."""
+    window = getattr(config, "sliding_window", None)
+    types = getattr(config, "layer_types", None)
+    if types is not None and "sliding_attention" not in types:
+        return None
+    if getattr(config, "use_sliding_window", True) is False:
+        return None
+    return window
+
+
+def _version() -> str:
+    import transformers
+
+    return transformers.__version__
+
+
+def _line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _dtype(config: Any) -> torch.dtype:
+    """The config's dtype (`dtype` or `torch_dtype`), bfloat16 when it names none."""
+    value = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+    if isinstance(value, torch.dtype):
+        return value
+    if isinstance(value, str) and isinstance(getattr(torch, value, None), torch.dtype):
+        return getattr(torch, value)
+    return torch.bfloat16
+
+
+class _Step(torch.nn.Module):
+    """One serving step of `lm` with the KV cache as inputs (key_0, value_0, key_1, ...)."""
+
+    def __init__(self, lm: torch.nn.Module, step: Scenario) -> None:
+        super().__init__()
+        self.lm = lm
+        self.context = step.context
+        self.rows = step.cache_rows
+
+    def forward(self, input_ids: torch.Tensor, *kv: torch.Tensor) -> torch.Tensor:
+        from transformers import StaticCache
+
+        cache = StaticCache(config=self.lm.config, max_cache_len=self.rows)
+        for layer, keys, values in zip(cache.layers, kv[0::2], kv[1::2]):
+            layer.max_batch_size, layer.num_heads = keys.shape[:2]
+            layer.k_head_dim = keys.shape[-1]
+            layer.v_head_dim = values.shape[-1]
+            layer.dtype, layer.device = keys.dtype, keys.device
+            layer.keys, layer.values = keys, values
+            layer.cumulative_length = torch.tensor(self.context, dtype=torch.long)
+            layer.is_initialized = True
+        n = input_ids.shape[1]
+        positions = torch.arange(self.context, self.context + n, device=input_ids.device)
+        out = self.lm(input_ids=input_ids, past_key_values=cache, cache_position=positions, use_cache=True)
+        return out.logits
+
+
+def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
+    """The step module and its inputs for `hf:<spec>`, built with nothing large allocated;
+    `layers` overrides the config's num_hidden_layers (the per-layer bound builds 0 and 1)."""
+    from transformers import AutoModelForCausalLM
+
+    from solar.frontends.torch.loader import building
+
+    config = read_config(spec)
+    if layers is not None:
+        config.num_hidden_layers = layers
+        if getattr(config, "layer_types", None):
+            config.layer_types = config.layer_types[:layers]
+    window = _sliding_window(config)
+    if window is not None and window < step.cache_rows:
+        raise UsageError(
+            f"hf:{spec}: sliding-window attention (window {window} < {step.cache_rows} cache rows) is not "
+            "supported by hf: steps yet; use a context that fits the window"
+        )
+    dtype = _dtype(config)
+    layers = config.num_hidden_layers
+    heads = config.num_attention_heads
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    with building():
+        try:
+            lm = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="sdpa")
+        except ValueError as exc:
+            raise UsageError(f"hf:{spec}: {config.model_type!r} is not a causal LM transformers can build ({_line(exc)})") from None
+        lm = lm.eval()
+        shape = (step.batch, kv_heads, step.cache_rows, head_dim)
+        kv = tuple(torch.zeros(shape, dtype=dtype) for _ in range(2 * layers))
+        input_ids = torch.zeros((step.batch, step.seq), dtype=torch.long)
+    unique = {id(p): p for p in lm.parameters()}.values()  # tied weights once
+    weight_bytes = sum(p.numel() * p.element_size() for p in unique)
+    kv_bytes = sum(t.numel() * t.element_size() for t in kv)
+    name = f"{getattr(config, '_name_or_path', '') or Path(spec).stem} {step.kind}".strip()
+    name = name.replace(" ", "_")
+    return Built(name, _Step(lm, step), (input_ids, *kv), step, weight_bytes, kv_bytes, layers)
+
+
+def per_layer(bounds0: dict, bounds1: dict) -> dict[str, dict[str, float]]:
+    """One decoder layer's bound at each level, from the bounds of the same step built with 0 and
+    with 1 layer (the layers of these configs are identical): a fused level is the max of its
+    terms' differences (each term is a sum over the program's ops, so the difference is exactly
+    the layer's share), the unfused level the difference of its sums of per-op times."""
+    out = {}
+    for level, b1 in bounds1.items():
+        b0 = bounds0[level]
+        terms = {
+            "compute_seconds": b1.compute_seconds - b0.compute_seconds,
+            "memory_seconds": b1.memory_seconds - b0.memory_seconds,
+            "launch_seconds": b1.launch_seconds - b0.launch_seconds,
+        }
+        if level == "unfused":
+            seconds = b1.seconds - b0.seconds
+        else:
+            seconds = max(terms.values())
+        out[level] = {"seconds": seconds, **terms}
+    return out

@@ -1,0 +1,156 @@
+"""`hf:<config>` serving steps: a prefill and a decode step of Llama- and Mistral-shaped configs
+(the shipped public configs, shrunk to 2 layers and hidden 64 so each analysis takes seconds),
+their exact weight and KV-cache bytes, the per-layer bound, and the one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from solar.api import analyze_loaded, load_hf
+from solar.errors import UsageError
+from solar.frontends.torch.hf import Scenario, read_config, scenario
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hf"
+SHRINK = dict(num_hidden_layers=2, hidden_size=64, intermediate_size=96, num_attention_heads=4, vocab_size=128)
+DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+
+def shrunk(tmp_path: Path, name: str, kv_heads: int, **extra) -> tuple[Path, dict]:
+    config = json.loads((FIXTURES / name).read_text())
+    config.update(SHRINK, num_key_value_heads=kv_heads, **extra)
+    path = tmp_path / f"{Path(name).stem}-small.json"
+    path.write_text(json.dumps(config))
+    return path, config
+
+
+def params(c: dict) -> int:
+    """Parameter count of a Llama-style causal LM (untied embeddings, no biases)."""
+    h, i, v, layers = c["hidden_size"], c["intermediate_size"], c["vocab_size"], c["num_hidden_layers"]
+    head_dim = h // c["num_attention_heads"]
+    kv = c["num_key_value_heads"] * head_dim
+    attn = h * h + 2 * h * kv + h * h  # q, k, v, o
+    mlp = 3 * h * i  # gate, up, down
+    per_layer = attn + mlp + 2 * h  # two RMSNorm weights
+    embed = v * h * (1 if c.get("tie_word_embeddings") else 2)  # embed_tokens, lm_head
+    return layers * per_layer + embed + h  # final norm
+
+
+CASES = [  # (fixture, kv heads, scenario)
+    ("llama2-7b.json", 4, Scenario("prefill", 2, 16, 0)),
+    ("llama2-7b.json", 4, Scenario("decode", 2, 1, 24)),
+    ("mistral-7b.json", 2, Scenario("prefill", 1, 16, 0)),
+    ("mistral-7b.json", 2, Scenario("decode", 3, 1, 40)),
+]
+
+
+@pytest.mark.parametrize(("name", "kv_heads", "step"), CASES, ids=lambda x: getattr(x, "kind", str(x)))
+def test_step_bytes_and_bounds(tmp_path, name, kv_heads, step):
+    path, c = shrunk(tmp_path, name, kv_heads)
+    loaded = load_hf(f"hf:{path}", step)
+    report = analyze_loaded(loaded, "H100-SXM")
+    s = report.serving
+    dtype = DTYPE_BYTES[c["torch_dtype"]]
+    head_dim = c["hidden_size"] // c["num_attention_heads"]
+    rows = step.seq + step.context  # decode writes the new token's K, V at row `context`
+    kv_bytes = 2 * c["num_hidden_layers"] * step.batch * kv_heads * rows * head_dim * dtype
+    assert (s.scenario, s.batch, s.seq, s.context, s.layers) == (step.kind, step.batch, step.seq, step.context, 2)
+    assert s.kv_cache_bytes == kv_bytes
+    assert s.weight_bytes == params(c) * dtype
+    # every weight is read but the embedding table (only the looked-up rows), and all of the KV cache
+    embed_bytes = c["vocab_size"] * c["hidden_size"] * dtype
+    assert report.totals.dram_bytes >= s.weight_bytes - embed_bytes + kv_bytes
+    # the whole model is L layers plus what is outside them; each layer's bound is positive
+    fused = report.bounds["fused"]
+    layer = s.per_layer["fused"]
+    assert 0 < layer["memory_seconds"] and 0 < layer["compute_seconds"]
+    assert fused.memory_seconds >= s.layers * layer["memory_seconds"] * (1 - 1e-9)
+    assert fused.compute_seconds >= s.layers * layer["compute_seconds"] * (1 - 1e-9)
+    assert set(s.per_layer) == set(report.bounds)
+    assert any(line.startswith("KV-cache bytes: ") for line in report.assumptions)
+    data = json.loads(report.to_json())
+    assert data["serving"]["weight_bytes"] == s.weight_bytes
+
+
+def test_decode_reads_more_with_more_context(tmp_path):
+    """The decode step's bytes grow by exactly the K and V rows added to the cache."""
+    path, c = shrunk(tmp_path, "llama2-7b.json", 4)
+    short, long = (analyze_loaded(load_hf(f"hf:{path}", Scenario("decode", 1, 1, n)), "H100-SXM") for n in (8, 16))
+    added = 2 * 2 * 1 * 4 * 8 * (c["hidden_size"] // c["num_attention_heads"]) * 2
+    assert long.serving.kv_cache_bytes - short.serving.kv_cache_bytes == added
+    assert long.totals.dram_bytes - short.totals.dram_bytes >= added
+
+
+def test_tied_embeddings_count_once(tmp_path):
+    path, c = shrunk(tmp_path, "llama2-7b.json", 4, tie_word_embeddings=True)
+    report = analyze_loaded(load_hf(f"hf:{path}", Scenario("decode", 1, 1, 4)), "H100-SXM")
+    assert report.serving.weight_bytes == params(c) * 2
+
+
+def test_shipped_configs_read():
+    for name, layers, kv in (("llama2-7b.json", 32, 32), ("llama2-70b.json", 80, 8), ("mistral-7b.json", 32, 8)):
+        config = read_config(str(FIXTURES / name))
+        assert (config.num_hidden_layers, config.num_key_value_heads) == (layers, kv)
+
+
+@pytest.mark.parametrize(
+    ("write", "match"),
+    [
+        (None, "no such config file"),
+        ("{not json", "not a JSON config"),
+        ("[1, 2]", "holds an object"),
+        ('{"hidden_size": 64}', "no model_type"),
+        ('{"model_type": "no-such-model"}', "unknown model_type 'no-such-model'"),
+        ('{"model_type": "llama", "num_hidden_layers": "two"}', "a field of the config is invalid"),
+        ('{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 8}', "lacks num_hidden_layers"),
+        ('{"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4}', "lacks vocab_size"),
+    ],
+)
+def test_config_errors(tmp_path, write, match):
+    path = tmp_path / "config.json"
+    if write is not None:
+        path.write_text(write)
+    with pytest.raises(UsageError, match=match):
+        read_config(str(path))
+
+
+def test_unknown_model_id():
+    with pytest.raises(UsageError, match="not a model id in the local HF cache"):
+        read_config("no-such-org/no-such-model-h9")
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((None, 1, 8, None), "needs --scenario prefill or decode"),
+        (("prefill", 1, None, None), "prefill needs --seq"),
+        (("prefill", 1, 8, 4), "and no --context"),
+        (("decode", 1, None, None), "decode needs --context"),
+        (("decode", 1, 4, 8), "one new token"),
+    ],
+)
+def test_scenario_flags(args, match):
+    with pytest.raises(UsageError, match=match):
+        scenario(*args)
+
+
+def test_cli_rejects_hf_flags_on_files(capsys):
+    from solar.cli import main
+
+    assert main(["analyze", "examples/matmul.py", "--scenario", "decode"]) == 2
+    assert "apply to hf:" in capsys.readouterr().err
+
+
+def test_api_points_hf_to_load_hf():
+    from solar.api import load
+
+    with pytest.raises(UsageError, match="load_hf"):
+        load("hf:tests/fixtures/hf/llama2-7b.json")
+
+
+def test_sliding_window_smaller_than_cache_is_one_line(tmp_path):
+    path, _ = shrunk(tmp_path, "mistral-7b.json", 2, sliding_window=16)
+    with pytest.raises(UsageError, match=r"sliding-window attention \(window 16 < 33 cache rows\)"):
+        load_hf(f"hf:{path}", Scenario("decode", 1, 1, 32))
