@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 from dataclasses import dataclass
 from typing import Callable
@@ -21,17 +22,30 @@ def summarise(samples_seconds: list[float]) -> Timing:
     return Timing(statistics.median(samples_seconds), min(samples_seconds), len(samples_seconds))
 
 
-def time_cuda(fn: Callable[[], object], l2_bytes: int, reps: int = 50, warmup: int = 5) -> Timing:
-    """Median and min of `reps` timed calls of `fn`, each after flushing L2."""
+def time_cuda(
+    fn: Callable[[], object],
+    l2_bytes: int,
+    reps: int = 50,
+    warmup: int = 5,
+    before: Callable[[], object] | None = None,
+    no_grad: bool = True,
+) -> Timing:
+    """Median and min of `reps` timed calls of `fn`, each after flushing L2 (and after `before`,
+    e.g. zeroing gradients, which runs outside the timed region); autograd off unless `no_grad` is
+    False (a training step)."""
     import torch
 
     flush = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device="cuda")
-    with torch.no_grad():
+    with torch.no_grad() if no_grad else contextlib.nullcontext():
         for _ in range(warmup):
+            if before is not None:
+                before()
             fn()
         torch.cuda.synchronize()
         pairs = []
         for k in range(reps):
+            if before is not None:
+                before()
             flush.fill_(k & 0xFF)  # writes 2x L2: evicts everything a previous call left there
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()

@@ -11,7 +11,7 @@ from typing import Any
 
 from solar.errors import SolarError
 from solar.validate.run import ModeTiming, ValidationResult, _to_device, assemble
-from solar.validate.timing import Timing, summarise
+from solar.validate.timing import Timing, summarise, time_cuda
 
 
 def torch_optimizer(params: list, opt: Any, torch: Any) -> Any:
@@ -37,25 +37,9 @@ def time_steps(
     reps: int = 20,
     warmup: int = 3,
 ) -> Timing:
-    """Median and min of `reps` timed training steps, each after zeroing gradients and flushing L2."""
-    import torch
-
-    flush = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device="cuda")
-    for _ in range(warmup):
-        zero()
-        step()
-    torch.cuda.synchronize()
-    pairs = []
-    for k in range(reps):
-        zero()
-        flush.fill_(k & 0xFF)  # writes 2x L2: evicts everything the previous step left there
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        pairs.append((start, end))
-    torch.cuda.synchronize()
-    return summarise([s.elapsed_time(e) / 1e3 for s, e in pairs])
+    """Median and min of `reps` timed training steps, each after zeroing gradients (untimed) and
+    flushing L2; gradients are on (a training step needs autograd)."""
+    return time_cuda(step, l2_bytes, reps, warmup, before=zero, no_grad=False)
 
 
 def validate_train_file(
