@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from solar.errors import SolarError, UsageError, message_line
+from solar import render
 from solar.frontends import usercode
 
 EXAMPLES = """examples:
@@ -96,120 +97,6 @@ def _new_file(text: str) -> str:
     return text
 
 
-def _fmt_seconds(s: float) -> str:
-    if s >= 1:
-        return f"{s:.3f} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3f} ms"
-    return f"{s * 1e6:.2f} µs"
-
-
-def _fmt_count(x: float, unit: str) -> str:
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:.3f} {prefix}{unit}"
-    return f"{x:.0f} {unit}"
-
-
-def _console():
-    from rich.console import Console
-
-    return Console(width=max(140, Console().width))
-
-
-COMPACT_OVER, COMPACT_TOP = 40, 20  # above this many op rows the default table shows the top N and a rest
-
-
-def _op_table(report, per_op: bool, group_by: str | None):
-    """The op table: every op (--per-op), a roll-up (--group-by), all ops of a small program, or the
-    slowest COMPACT_TOP of a large one with "other" and "total" rows."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from solar.report import group_ops, top_ops
-
-    def summary_row(table, row, label: str) -> None:
-        table.add_row(
-            escape(label), str(row.count), _fmt_count(row.flops, "FLOP"), _fmt_count(row.dram_bytes, "B"),
-            _fmt_seconds(row.seconds), f"{100 * row.share:.1f}%",
-        )
-
-    if group_by is not None:
-        table = Table(title=f"ops by {group_by} (unfused: one kernel per op)", title_justify="left")
-        for col in (group_by, "ops", "FLOPs", "DRAM bytes", "unfused time", "share"):
-            table.add_column(col, overflow="fold")
-        for row in group_ops(report.ops, group_by):
-            summary_row(table, row, row.name)
-        return table
-    compact = not per_op and len(report.ops) > COMPACT_OVER
-    shown, rest = top_ops(report.ops, COMPACT_TOP if compact else len(report.ops))
-    table = Table(title="per op (unfused: one kernel per op)", title_justify="left")
-    cols = ("op", "module", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "binds", "source")
-    for col in cols:
-        table.add_column(col, overflow="fold")
-    for op in shown:
-        eqs = op.einsum if per_op else [op.headline] if op.einsum else []
-        table.add_row(
-            op.op,
-            escape(op.module),
-            escape("\n".join(eqs)),
-            _fmt_count(op.flops, "FLOP"),
-            _fmt_count(op.dram_bytes, "B"),
-            _fmt_seconds(op.seconds),
-            op.bottleneck,
-            op.binds,
-            op.source.split(": ", 1)[0],
-        )
-    if compact:
-        for row in rest:
-            table.add_row(
-                f"{row.name} ({row.count} ops)", "", f"{100 * row.share:.1f}% of op time",
-                _fmt_count(row.flops, "FLOP"), _fmt_count(row.dram_bytes, "B"), _fmt_seconds(row.seconds),
-                "", "", "",
-            )
-        table.caption = "--per-op shows every op; --group-by module|layer|op rolls them up"
-    return table
-
-
-def _print_report(report, per_op: bool, group_by: str | None = None) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    con = _console()
-    t = report.totals
-    con.print(f"[bold]{escape(report.program)}[/bold] on [bold]{escape(report.arch)}[/bold]")
-    con.print(_op_table(report, per_op, group_by))
-    bt = Table(title="bounds", title_justify="left")
-    for col in ("level", "time", "bottleneck", "compute", "memory", "launch"):
-        bt.add_column(col)
-    for level, b in report.bounds.items():
-        bt.add_row(
-            level,
-            _fmt_seconds(b.seconds),
-            b.bottleneck + (f" ({b.binding_unit})" if b.bottleneck == "compute" and b.binding_unit else ""),
-            _fmt_seconds(b.compute_seconds),
-            _fmt_seconds(b.memory_seconds),
-            _fmt_seconds(b.launch_seconds),
-        )
-    con.print(bt)
-    if report.serving is not None:
-        _print_serving(con, report.serving)
-    con.print(
-        f"totals: {_fmt_count(t.flops, 'FLOP')} ({_fmt_count(t.contraction_flops, 'FLOP')} in contractions), "
-        f"compulsory DRAM {_fmt_count(t.dram_bytes, 'B')}, eager DRAM ≥ {_fmt_count(t.unfused_dram_bytes, 'B')}, "
-        f"intensity {t.arithmetic_intensity:.1f} FLOP/B"
-    )
-    if report.traffic is not None:
-        con.print(escape(report.traffic.summary()), highlight=False)
-        for f in report.traffic.forced:
-            if f.bytes > 0:
-                con.print(f"  - {escape(f.kind)}: {escape(f.detail)} (+{_fmt_count(f.bytes, 'B')})", highlight=False)
-    con.print("assumptions:")
-    for line in report.assumptions:
-        con.print(f"  - {escape(line)}", highlight=False)
-    con.print()
-
-
 class _Progress:
     """Stage lines on stderr ("solar: pricing H100-SXM...") while stderr is a terminal. Never when it
     is not: a successful command's stderr stays empty for scripts (and the bad-input corpus), which a
@@ -255,20 +142,6 @@ def _load_hf(args: argparse.Namespace):
     return load_hf(args.file, scenario(*hf_flags))
 
 
-def _print_serving(con, s) -> None:
-    from rich.markup import escape
-
-    con.print(
-        f"{escape(s.model)}: {s.layers} layers, weights {_fmt_count(s.weight_bytes, 'B')}, "
-        f"KV cache {_fmt_count(s.kv_cache_bytes, 'B')}", highlight=False,
-    )
-    for level, b in s.per_layer.items():
-        con.print(
-            f"  per layer ({level}): {_fmt_seconds(b['seconds'])} (compute {_fmt_seconds(b['compute_seconds'])}, "
-            f"memory {_fmt_seconds(b['memory_seconds'])})", highlight=False,
-        )
-
-
 def cmd_analyze(args: argparse.Namespace) -> int:
     from solar.api import analyze_loaded, load
     from solar.frontends.llm.cli import config as llm_config
@@ -293,7 +166,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         print(reports_to_json(reports))
     else:
         for r in reports:
-            _print_report(r, args.per_op, args.group_by)
+            render.print_report(r, args.per_op, args.group_by)
     return 0
 
 
@@ -322,7 +195,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for c in result.checks:
         status = "unchecked" if c.mode == "unchecked" else ("ok" if c.ok else "MISMATCH")
         table.add_row(c.what, c.shapes, c.mode, f"{c.error:.2e}", f"{c.tolerance:.0e}", status + (f" ({c.note})" if c.note else ""), c.source)
-    _console().print(table)
+    render.console().print(table)
     bad = [c for c in result.checks if c.mode != "unchecked" and not c.ok]
     print(
         f"{len(result.checks) - len(bad) - len(result.unchecked)} checked ok, {len(bad)} mismatched, "
@@ -350,10 +223,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         table.add_column(col)
     for mode, t in result.measured.items():
         table.add_row(
-            mode, _fmt_seconds(t.median_seconds), _fmt_seconds(t.min_seconds),
-            *(_fmt_seconds(b) for b in result.bounds.values()), f"{result.headroom.get(mode, 0):.2f}x",
+            mode, render.fmt_seconds(t.median_seconds), render.fmt_seconds(t.min_seconds),
+            *(render.fmt_seconds(b) for b in result.bounds.values()), f"{result.headroom.get(mode, 0):.2f}x",
         )
-    _console().print(table)
+    render.console().print(table)
     env = ", ".join(f"{k}={v}" for k, v in result.environment.items())
     print(f"environment: {env}")
     if result.error:
@@ -412,7 +285,7 @@ def cmd_specs(args: argparse.Namespace) -> int:
             f"{s.simt_flops_per_s['fp32'].value / 1e12:.1f}",
             *("-" if r is None else f"{r / 1e12:.1f}" for r in rates),
         )
-    _console().print(table)
+    render.console().print(table)
     return 0
 
 

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 import torch
 
-from solar import cli
+from solar import cli, render
 from solar.api import analyze, load
 from solar.errors import SolarError
 from solar.ir.parser import parse_program
@@ -114,12 +114,12 @@ def test_compact_table_for_many_ops(report) -> None:
 
     many = report.model_copy(update={"ops": [_op(k) for k in range(45)]})
     con = Console(width=200, record=True)
-    con.print(cli._op_table(many, per_op=False, group_by=None))
+    con.print(render.op_table(many, per_op=False, group_by=None))
     text = con.export_text()
     assert "other (25 ops)" in text and "total (45 ops)" in text
     assert "aten.op2.default" in text  # instance 44, the slowest
     con = Console(width=200, record=True)
-    con.print(cli._op_table(many, per_op=True, group_by=None))
+    con.print(render.op_table(many, per_op=True, group_by=None))
     assert "other (" not in con.export_text()
 
 

@@ -1,0 +1,131 @@
+"""The terminal rendering of reports: the per-op (or grouped) table, the bounds table, totals,
+traffic and assumptions, as `solar analyze` prints them (rich tables)."""
+
+from __future__ import annotations
+
+def fmt_seconds(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s * 1e6:.2f} µs"
+
+
+def fmt_count(x: float, unit: str) -> str:
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3f} {prefix}{unit}"
+    return f"{x:.0f} {unit}"
+
+
+def console():
+    from rich.console import Console
+
+    return Console(width=max(140, Console().width))
+
+
+COMPACT_OVER, COMPACT_TOP = 40, 20  # above this many op rows the default table shows the top N and a rest
+
+
+def op_table(report, per_op: bool, group_by: str | None):
+    """The op table: every op (--per-op), a roll-up (--group-by), all ops of a small program, or the
+    slowest COMPACT_TOP of a large one with "other" and "total" rows."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from solar.report import group_ops, top_ops
+
+    def summary_row(table, row, label: str) -> None:
+        table.add_row(
+            escape(label), str(row.count), fmt_count(row.flops, "FLOP"), fmt_count(row.dram_bytes, "B"),
+            fmt_seconds(row.seconds), f"{100 * row.share:.1f}%",
+        )
+
+    if group_by is not None:
+        table = Table(title=f"ops by {group_by} (unfused: one kernel per op)", title_justify="left")
+        for col in (group_by, "ops", "FLOPs", "DRAM bytes", "unfused time", "share"):
+            table.add_column(col, overflow="fold")
+        for row in group_ops(report.ops, group_by):
+            summary_row(table, row, row.name)
+        return table
+    compact = not per_op and len(report.ops) > COMPACT_OVER
+    shown, rest = top_ops(report.ops, COMPACT_TOP if compact else len(report.ops))
+    table = Table(title="per op (unfused: one kernel per op)", title_justify="left")
+    cols = ("op", "module", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "binds", "source")
+    for col in cols:
+        table.add_column(col, overflow="fold")
+    for op in shown:
+        eqs = op.einsum if per_op else [op.headline] if op.einsum else []
+        table.add_row(
+            op.op,
+            escape(op.module),
+            escape("\n".join(eqs)),
+            fmt_count(op.flops, "FLOP"),
+            fmt_count(op.dram_bytes, "B"),
+            fmt_seconds(op.seconds),
+            op.bottleneck,
+            op.binds,
+            op.source.split(": ", 1)[0],
+        )
+    if compact:
+        for row in rest:
+            table.add_row(
+                f"{row.name} ({row.count} ops)", "", f"{100 * row.share:.1f}% of op time",
+                fmt_count(row.flops, "FLOP"), fmt_count(row.dram_bytes, "B"), fmt_seconds(row.seconds),
+                "", "", "",
+            )
+        table.caption = "--per-op shows every op; --group-by module|layer|op rolls them up"
+    return table
+
+
+def print_report(report, per_op: bool, group_by: str | None = None) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = console()
+    t = report.totals
+    con.print(f"[bold]{escape(report.program)}[/bold] on [bold]{escape(report.arch)}[/bold]")
+    con.print(op_table(report, per_op, group_by))
+    bt = Table(title="bounds", title_justify="left")
+    for col in ("level", "time", "bottleneck", "compute", "memory", "launch"):
+        bt.add_column(col)
+    for level, b in report.bounds.items():
+        bt.add_row(
+            level,
+            fmt_seconds(b.seconds),
+            b.bottleneck + (f" ({b.binding_unit})" if b.bottleneck == "compute" and b.binding_unit else ""),
+            fmt_seconds(b.compute_seconds),
+            fmt_seconds(b.memory_seconds),
+            fmt_seconds(b.launch_seconds),
+        )
+    con.print(bt)
+    if report.serving is not None:
+        print_serving(con, report.serving)
+    con.print(
+        f"totals: {fmt_count(t.flops, 'FLOP')} ({fmt_count(t.contraction_flops, 'FLOP')} in contractions), "
+        f"compulsory DRAM {fmt_count(t.dram_bytes, 'B')}, eager DRAM ≥ {fmt_count(t.unfused_dram_bytes, 'B')}, "
+        f"intensity {t.arithmetic_intensity:.1f} FLOP/B"
+    )
+    if report.traffic is not None:
+        con.print(escape(report.traffic.summary()), highlight=False)
+        for f in report.traffic.forced:
+            if f.bytes > 0:
+                con.print(f"  - {escape(f.kind)}: {escape(f.detail)} (+{fmt_count(f.bytes, 'B')})", highlight=False)
+    con.print("assumptions:")
+    for line in report.assumptions:
+        con.print(f"  - {escape(line)}", highlight=False)
+    con.print()
+
+
+def print_serving(con, s) -> None:
+    from rich.markup import escape
+
+    con.print(
+        f"{escape(s.model)}: {s.layers} layers, weights {fmt_count(s.weight_bytes, 'B')}, "
+        f"KV cache {fmt_count(s.kv_cache_bytes, 'B')}", highlight=False,
+    )
+    for level, b in s.per_layer.items():
+        con.print(
+            f"  per layer ({level}): {fmt_seconds(b['seconds'])} (compute {fmt_seconds(b['compute_seconds'])}, "
+            f"memory {fmt_seconds(b['memory_seconds'])})", highlight=False,
+        )
