@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One device call of GPU work, step by step, each with its own time budget; every result lands
+# under $OUT (the device tool brings it back). Usage (on the GPU machine, from the repo root):
+#   bash benchmarks/h200_session.sh STEP...   STEP: soundness | train | corpus | kb1 | kb23 | kbc
+# Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
+set -u
+export PYTHONUNBUFFERED=1
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > $OUT/nvidia_smi.csv
+for step in "$@"; do
+  echo "== $step $(date -u +%T)"
+  case $step in
+    soundness) timeout 120 python3 benchmarks/soundness/sweep.py --out $OUT --only slice_inplace index_copy kvcache --modes eager --budget-s 90 ;;
+    train) for f in examples/train/*.py; do
+             timeout 90 python3 -m solar.cli validate $f --train --arch H200-SXM --json >> $OUT/train.jsonl 2>> $OUT/train.err
+             echo "$f rc=$?"; done ;;
+    corpus) ls benchmarks/models/*.py | grep -v -e 70b -e mixtral > /tmp/corpus.txt
+            timeout 360 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models.jsonl --compile --reps 20 --budget-s 320 ;;
+    corpus_eager) ls benchmarks/models/*.py | grep -v -e 70b -e mixtral | grep -v -f <(sed -n 's/.*"problem": "\([^"]*\)".*/\1/p' ${MEASURED:-/dev/null}) > /tmp/corpus.txt
+            timeout 150 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models_eager.jsonl --reps 20 --budget-s 120 ;;
+    kb1) timeout 440 python3 benchmarks/measure_files.py .kb/level1/*.py --out $OUT/kb_level1.jsonl --reps 20 --budget-s ${KB_BUDGET:-400} ;;
+    kb23) timeout 560 python3 benchmarks/measure_files.py .kb/level2/*.py .kb/level3/*.py --out $OUT/kb_level23.jsonl --reps 20 --budget-s 520 ;;
+    *) echo "unknown step $step" ;;
+  esac
+done
+echo "== done $(date -u +%T)"
