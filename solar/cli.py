@@ -150,6 +150,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
         get_spec(arch)
+    if args.symbolic:
+        from solar.symbolic.cli import run
+
+        return run(args)
     progress = _Progress()
     progress(f"tracing and lowering {args.file}")
     loaded = _load_hf(args) or load(
@@ -376,6 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_mode_flags(a)
     _add_run_flags(a)
     add_llm_flags(a)
+    from solar.symbolic.cli import add_flags as add_symbolic_flags
+
+    add_symbolic_flags(a)
     a.set_defaults(fn=cmd_analyze)
     v = sub.add_parser("verify", help="compare the IR's outputs with the program's own outputs")
     v.add_argument("file")
