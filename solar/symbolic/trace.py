@@ -229,6 +229,7 @@ def symbolic_program(
             raise SymbolicError(
                 f"{path.name}: the program's structure changes between {base} and {p} (different "
                 "statements, loops or accesses); symbolic sizes need one structure at every size"
+                + (" (a size of 1 broadcasts: set the global to a larger value)" if 1 in base.values() else "")
             )
     syms = {s: sympy.Symbol(s, integer=True, positive=True) for s in base}
     columns = list(zip(*(ints for ints, _ in trees)))
