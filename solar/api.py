@@ -230,6 +230,7 @@ def analyze(
     train: bool = False,
     loss: str = "sum",
     optimizer: str = "adamw",
+    symbols: Any = None,
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
@@ -238,7 +239,14 @@ def analyze(
     `precision`: "exact" | "fastest"; `clock_mhz`: a locked SM clock; `cache`: "cold" (L2 flushed
     before the run) | "warm". Nothing the size of the model is allocated: tracing runs on fake tensors.
     `mode` ("train" | "eval" | None: as constructed), `infer_structure`, and `train` with `loss`
-    ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`."""
+    ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`.
+    `symbols` ({"BATCH": "B"} or "BATCH=B,SEQ=S"): module-level sizes of a model file as symbols;
+    returns solar.symbolic.SymbolicAnalysis formulas instead of Reports (docs/BOUNDS.md §14)."""
+    if symbols is not None:
+        from solar.symbolic import analyze_file
+
+        out = analyze_file(model_or_path, symbols, arch, precision, clock_mhz, cache, train)
+        return out[0] if isinstance(arch, str) else out
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
     archs = [arch] if isinstance(arch, str) else list(arch)
     if not archs:

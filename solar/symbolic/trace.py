@@ -161,7 +161,11 @@ def _replace_leaves(program: Program, new: Callable[[int, int], Any]) -> Program
                     atom = fn(atom) if isinstance(atom, (FloorDiv, Mod)) else atom
                     k = take(coeff)
                     if not isinstance(k, int):
-                        raise SymbolicError(f"a size multiplies a loop index in {node}; not affine")
+                        raise SymbolicError(
+                            f"the coefficient {coeff} of loop index {atom} changes with the symbols "
+                            "(a stride that is a size); isl needs affine indices, so symbolise a "
+                            "size that is no stride"
+                        )
                     out.append((atom, k))
                 k = take(c)
                 extra = ((k, 1),) if isinstance(k, str) else ()
@@ -170,7 +174,11 @@ def _replace_leaves(program: Program, new: Callable[[int, int], Any]) -> Program
                 e = fn(expr)
                 k = take(d)
                 if not isinstance(k, int):
-                    raise SymbolicError(f"a size divides an index in {node}; not quasi-affine")
+                    raise SymbolicError(
+                        f"the divisor of an index (`// {d}` or `% {d}`) changes with the symbols: a "
+                        "flattened dimension is split again (a reshape of B*S into B, S); isl "
+                        "cannot divide by a parameter, so symbolise only one of those sizes"
+                    )
                 return type(node)(e, k)
             case bool() | str() | float():
                 return node
