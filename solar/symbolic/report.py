@@ -65,6 +65,6 @@ def print_symbolic(r: SymbolicReport) -> None:
     for k, v in r.sizes.items():
         console.print(f"  size {k} = {v}")
     for line in r.crossovers:
-        console.print(f"  crossover: {line}")
+        console.print(f"  binds: {line}")
     for line in r.notes:
         console.print(f"  note: {line}")
