@@ -26,7 +26,7 @@ PREFERRED = ("SEQ", "BATCH", "N", "M", "ROWS", "TOKENS", "LENGTH")
 
 
 def size_global(source: str) -> str | None:
-    names = re.findall(r"^([A-Za-z_]+)[ \t]*=[ \t]*\d+[ \t]*(?:#.*)?$", source, flags=re.M)
+    names = re.findall(r"^([A-Za-z_]+)[ \t]*=[ \t]*\d+[ \t]*(?:#.*)?$", source, flags=re.MULTILINE)
     return next((n for n in PREFERRED if n in names), None)
 
 
@@ -47,14 +47,22 @@ def main() -> int:
                 raise SolarError("no size global")
             sp = trace_file(f, {g: "X"})
             sa = analyze_symbolic(sp, spec)
-            bad = [m for pt, prog in zip(sp.points, sp.traced) for m in mismatches(sa, pt, prog, spec)]
+            bad = [
+                m for pt, prog in zip(sp.points, sp.traced) for m in mismatches(sa, pt, prog, spec)
+            ]
             extra = {"X": 4 * sp.base["X"]}
             with tempfile.TemporaryDirectory() as tmp:
                 copy = Path(tmp) / Path(f).name
                 copy.write_text(with_values(src, {g: extra["X"]}))
                 bad += mismatches(sa, extra, load(copy).program, spec)
-            row.update(ok=not bad, mismatches=bad[:3], flops=str(sa.flops), dram_bytes=str(sa.dram_bytes),
-                       fused=str(sa.fused_seconds)[:300], unfused_complete=sa.unfused_complete)
+            row.update(
+                ok=not bad,
+                mismatches=bad[:3],
+                flops=str(sa.flops),
+                dram_bytes=str(sa.dram_bytes),
+                fused=str(sa.fused_seconds)[:300],
+                unfused_complete=sa.unfused_complete,
+            )
         except Exception as exc:  # noqa: BLE001 - a sweep records every failure and goes on
             row.update(ok=False, error=f"{type(exc).__name__}: {message_line(exc)}"[:300])
         row["seconds"] = round(time.perf_counter() - t0, 2)

@@ -18,10 +18,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from study_output import markdown_table, microseconds, plot_path, write_report
 
 import solar
 from solar.ir.parser import parse_program
-from study_output import markdown_table, microseconds, plot_path, write_report
 
 SIZES = (512, 1024, 2048, 4096, 8192)
 PRECISIONS = (("FP16", "f16", "f16"), ("INT8", "i8", "i32"), ("INT4", "i4", "i32"))
@@ -52,9 +52,17 @@ def main() -> None:
             r = solar.analyze(gemm(n, operand, out), arch=ARCH)
             b = r.bounds["fused"]
             fused[(label, n)] = b.seconds
-            rows.append([label, n, microseconds(b.seconds), microseconds(b.compute_seconds),
-                         microseconds(b.memory_seconds), b.bottleneck,
-                         r.totals.arithmetic_intensity])
+            rows.append(
+                [
+                    label,
+                    n,
+                    microseconds(b.seconds),
+                    microseconds(b.compute_seconds),
+                    microseconds(b.memory_seconds),
+                    b.bottleneck,
+                    r.totals.arithmetic_intensity,
+                ]
+            )
     table = markdown_table(
         ["precision", "N", "fused µs", "compute µs", "memory µs", "binds", "FLOP/byte"], rows
     )
@@ -66,7 +74,8 @@ def main() -> None:
         # so the baseline was at least S / ceiling times slower than the FP16 SOL.
         ratios.append([f"{label}/FP16", ceiling, PUBLISHED[label], PUBLISHED[label] / ceiling])
     ratio_table = markdown_table(
-        ["ratio at N = 8192", "solar ceiling", "published speedup", "baseline >= x FP16 SOL"], ratios
+        ["ratio at N = 8192", "solar ceiling", "published speedup", "baseline >= x FP16 SOL"],
+        ratios,
     )
     worst = max(r[3] for r in ratios)
     body = (

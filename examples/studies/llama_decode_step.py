@@ -6,8 +6,8 @@ are concatenated to it (a real server writes them in place; the bound reads the 
 way)."""
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 BATCH = 4  # the study sweeps 1..256; 4 is the traced size of its symbolic run
 CONTEXT = 1024

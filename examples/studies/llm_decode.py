@@ -19,11 +19,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from study_output import markdown_table, microseconds, plot_path, write_report
 
 import solar
 from solar.symbolic import analyze_file
 from solar.symbolic.trace import with_values
-from study_output import markdown_table, microseconds, plot_path, write_report
 
 FILE = Path(__file__).resolve().parent / "llama_decode_step.py"
 ARCH = "H100-SXM"
@@ -40,9 +40,13 @@ def numeric(batch: int):
 
 def _values(r) -> dict[str, float]:
     f = r.bounds["fused"]
-    return {"fused_seconds": f.seconds, "unfused_seconds": r.bounds["unfused"].seconds,
-            "compute_seconds": f.compute_seconds, "memory_seconds": f.memory_seconds,
-            "launch_seconds": f.launch_seconds}
+    return {
+        "fused_seconds": f.seconds,
+        "unfused_seconds": r.bounds["unfused"].seconds,
+        "compute_seconds": f.compute_seconds,
+        "memory_seconds": f.memory_seconds,
+        "launch_seconds": f.launch_seconds,
+    }
 
 
 def main() -> None:
@@ -55,16 +59,33 @@ def main() -> None:
         curves["fused"].append(v["fused_seconds"])
         curves["unfused"].append(v["unfused_seconds"])
         binds = max(("compute", "memory", "launch"), key=lambda k: v[f"{k}_seconds"])
-        rows.append([b, microseconds(v["fused_seconds"]), microseconds(v["unfused_seconds"]),
-                     binds, microseconds(v["fused_seconds"]) / b,
-                     v["unfused_seconds"] / v["fused_seconds"]])
-    table = markdown_table(["batch", "fused µs", "unfused µs", "fused binds", "fused µs / token",
-                            "unfused / fused"], rows)
+        rows.append(
+            [
+                b,
+                microseconds(v["fused_seconds"]),
+                microseconds(v["unfused_seconds"]),
+                binds,
+                microseconds(v["fused_seconds"]) / b,
+                v["unfused_seconds"] / v["fused_seconds"],
+            ]
+        )
+    table = markdown_table(
+        ["batch", "fused µs", "unfused µs", "fused binds", "fused µs / token", "unfused / fused"],
+        rows,
+    )
     levels = list(reports[NUMERIC[0]].bounds)
-    lrows = [[b, *[microseconds(r.bounds[k].seconds) for k in levels], len(r.ops),
-              microseconds(r.bounds["unfused"].seconds) / len(r.ops)] for b, r in reports.items()]
-    ltable = markdown_table(["batch", *[f"{k} µs" for k in levels], "eager kernels",
-                             "host-bound above µs/op"], lrows)
+    lrows = [
+        [
+            b,
+            *[microseconds(r.bounds[k].seconds) for k in levels],
+            len(r.ops),
+            microseconds(r.bounds["unfused"].seconds) / len(r.ops),
+        ]
+        for b, r in reports.items()
+    ]
+    ltable = markdown_table(
+        ["batch", *[f"{k} µs" for k in levels], "eager kernels", "host-bound above µs/op"], lrows
+    )
     one, big = reports[1], reports[NUMERIC[-1]]
     share = one.bounds["unfused"].launch_seconds / one.bounds["unfused"].seconds
     body = (
@@ -73,7 +94,9 @@ def main() -> None:
         f"(`solar analyze examples/studies/llama_decode_step.py --symbolic BATCH=B --arch {ARCH}`):"
         f"\n\n- FLOPs = `{sa.flops}`\n- DRAM bytes = `{sa.dram_bytes}`\n"
         + "".join(f"- {line}\n" for line in sa.regions())
-        + "\n" + table + "\n"
+        + "\n"
+        + table
+        + "\n"
         "Every level solar has at batch 1 and 256 (numeric analysis; at 256 the formulas give "
         f"fused {microseconds(sa.evaluate({'B': 256})['fused_seconds']):.4g} µs and unfused "
         f"{microseconds(sa.evaluate({'B': 256})['unfused_seconds']):.4g} µs):\n\n" + ltable + "\n"
@@ -96,7 +119,9 @@ def main() -> None:
         ax.loglog(BATCHES, [y * 1e6 for y in ys], marker="o", label=name)
     for k in levels:
         if k not in curves:
-            ax.scatter(NUMERIC, [microseconds(reports[b].bounds[k].seconds) for b in NUMERIC], label=k)
+            ax.scatter(
+                NUMERIC, [microseconds(reports[b].bounds[k].seconds) for b in NUMERIC], label=k
+            )
     ax.set_xlabel("batch (sequences, one token each)")
     ax.set_ylabel("bound (µs)")
     ax.set_title(f"Llama-shaped decode step on {ARCH}")

@@ -19,11 +19,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import torch
-import torch.nn as nn
+from study_output import markdown_table, microseconds, plot_path, write_report
+from torch import nn
 
 import solar
 import solar.api
-from study_output import markdown_table, microseconds, plot_path, write_report
 
 NOTES = 512  # notes of one piece
 FEATURES = 48
@@ -37,8 +37,12 @@ class NoteRegressor(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.net = nn.Sequential(
-            nn.Linear(FEATURES, HIDDEN), nn.GELU(), nn.LayerNorm(HIDDEN),
-            nn.Linear(HIDDEN, HIDDEN), nn.GELU(), nn.LayerNorm(HIDDEN),
+            nn.Linear(FEATURES, HIDDEN),
+            nn.GELU(),
+            nn.LayerNorm(HIDDEN),
+            nn.Linear(HIDDEN, HIDDEN),
+            nn.GELU(),
+            nn.LayerNorm(HIDDEN),
             nn.Linear(HIDDEN, TARGETS),
         )
 
@@ -55,11 +59,27 @@ def main() -> None:
     rows = []
     for (arch, precision), r in by.items():
         launch = r.bounds["unfused"].launch_seconds
-        rows.append([arch, precision, *[microseconds(r.bounds[k].seconds) for k in levels],
-                     r.bounds["fused"].bottleneck, len(r.ops),
-                     f"{100 * launch / r.bounds['unfused'].seconds:.0f}%"])
-    table = markdown_table(["GPU", "precision", *[f"{k} µs" for k in levels], "fused binds",
-                            "eager kernels", "launch share of unfused"], rows)
+        rows.append(
+            [
+                arch,
+                precision,
+                *[microseconds(r.bounds[k].seconds) for k in levels],
+                r.bounds["fused"].bottleneck,
+                len(r.ops),
+                f"{100 * launch / r.bounds['unfused'].seconds:.0f}%",
+            ]
+        )
+    table = markdown_table(
+        [
+            "GPU",
+            "precision",
+            *[f"{k} µs" for k in levels],
+            "fused binds",
+            "eager kernels",
+            "launch share of unfused",
+        ],
+        rows,
+    )
     t = by[(ARCHS[0], "exact")].totals
     fastest = [by[(a, "fastest")] for a in ARCHS]
     launch_bound = [r.arch for r in fastest if r.bounds["fused"].bottleneck == "launch"]
@@ -82,8 +102,12 @@ def main() -> None:
     x = range(len(ARCHS))
     width = 0.8 / len(levels)
     for k, level in enumerate(levels):
-        ax.bar([i + k * width for i in x], [microseconds(r.bounds[level].seconds) for r in fastest],
-               width, label=level)
+        ax.bar(
+            [i + k * width for i in x],
+            [microseconds(r.bounds[level].seconds) for r in fastest],
+            width,
+            label=level,
+        )
     ax.set_xticks([i + width * (len(levels) - 1) / 2 for i in x], [a.split("-")[0] for a in ARCHS])
     ax.set_ylabel("bound (µs), precision fastest")
     ax.set_title(f"note regressor, {NOTES} notes")

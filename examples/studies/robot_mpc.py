@@ -18,10 +18,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from study_output import markdown_table, microseconds, plot_path, write_report
 
 import solar.api
 from solar.symbolic import analyze_file
-from study_output import markdown_table, microseconds, plot_path, write_report
 
 FILE = Path(__file__).resolve().parents[1] / "jax" / "robot_mpc.py"
 ARCHS = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200")
@@ -33,13 +33,25 @@ def main() -> None:
     loaded = solar.api.load(str(FILE))
     reports = [solar.api.analyze_loaded(loaded, a) for a in ARCHS]
     levels = list(reports[0].bounds)
-    rows = [[r.arch, *[microseconds(r.bounds[k].seconds) for k in levels], r.bounds["fused"].bottleneck,
-             r.bounds["fused"].binding_unit or "", len(r.ops)] for r in reports]
-    table = markdown_table(["GPU", *[f"{k} µs" for k in levels], "fused binds", "unit", "kernels"], rows)
+    rows = [
+        [
+            r.arch,
+            *[microseconds(r.bounds[k].seconds) for k in levels],
+            r.bounds["fused"].bottleneck,
+            r.bounds["fused"].binding_unit or "",
+            len(r.ops),
+        ]
+        for r in reports
+    ]
+    table = markdown_table(
+        ["GPU", *[f"{k} µs" for k in levels], "fused binds", "unit", "kernels"], rows
+    )
 
     clocked = [solar.api.analyze_loaded(loaded, "L4", clock_mhz=c) for c in CLOCKS_MHZ]
-    crows = [[c, *[microseconds(r.bounds[k].seconds) for k in levels], r.bounds["fused"].bottleneck]
-             for c, r in zip(CLOCKS_MHZ, clocked)]
+    crows = [
+        [c, *[microseconds(r.bounds[k].seconds) for k in levels], r.bounds["fused"].bottleneck]
+        for c, r in zip(CLOCKS_MHZ, clocked)
+    ]
     ctable = markdown_table(["L4 SM clock MHz", *[f"{k} µs" for k in levels], "fused binds"], crows)
     # Compute terms scale as 1/clock, DRAM and launch terms not: the least clock at which the fused
     # bound stays <= TARGET_S is boost * compute(boost) / TARGET_S (when the other terms fit).
@@ -54,9 +66,11 @@ def main() -> None:
     body = (
         f"{FILE.name}: {reports[0].totals.flops / 1e6:.1f} MFLOP, "
         f"{reports[0].totals.dram_bytes / 1e6:.2f} MB compulsory DRAM traffic per plan.\n\n"
-        + table + "\n"
+        + table
+        + "\n"
         "On an L4-class part at locked SM clocks (DRAM bandwidth and launch floor as the L4's):\n\n"
-        + ctable + "\n"
+        + ctable
+        + "\n"
         f"The rollout is memory-bound on every GPU: the sampled controls (HORIZON x ROLLOUTS x "
         f"JOINTS fp32) are read once from DRAM and dominate the traffic. Compute terms scale as "
         f"1/clock, DRAM and launch terms do not, so on the L4 the clock only starts to matter "
@@ -74,8 +88,12 @@ def main() -> None:
     )
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for level in levels:
-        ax.plot(CLOCKS_MHZ, [microseconds(r.bounds[level].seconds) for r in clocked], marker="o",
-                label=level)
+        ax.plot(
+            CLOCKS_MHZ,
+            [microseconds(r.bounds[level].seconds) for r in clocked],
+            marker="o",
+            label=level,
+        )
     ax.axhline(TARGET_S * 1e6, color="gray", ls="--", label="1 kHz loop")
     ax.set_xlabel("L4 SM clock (MHz)")
     ax.set_ylabel("bound (µs)")

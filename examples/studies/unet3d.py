@@ -20,14 +20,18 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import torch
+from study_output import markdown_table, microseconds, plot_path, write_report
 
 import solar.api
 from solar.symbolic.trace import with_values
-from study_output import markdown_table, microseconds, plot_path, write_report
 
 FILE = Path(__file__).resolve().parent / "unet3d_step.py"
 ARCHS = ("A100-SXM4-80GB", "H100-SXM", "H200-SXM")
-PRECISIONS = {"FP32": {"TF32": 0, "BF16": 0}, "TF32": {"TF32": 1, "BF16": 0}, "BF16": {"TF32": 1, "BF16": 1}}
+PRECISIONS = {
+    "FP32": {"TF32": 0, "BF16": 0},
+    "TF32": {"TF32": 1, "BF16": 0},
+    "BF16": {"TF32": 1, "BF16": 1},
+}
 FORMATS = {"contiguous": 0, "channels-last": 1}
 
 
@@ -53,13 +57,25 @@ def main() -> None:
     rows = []
     for (arch, pname, fname), r in results.items():
         b = r.bounds["fused"]
-        rows.append([arch, pname, fname, *[microseconds(r.bounds[k].seconds) for k in levels],
-                     f"{b.bottleneck} ({b.binding_unit or '-'})", r.totals.dram_bytes / 1e6])
-    table = markdown_table(["GPU", "precision", "layout", *[f"{k} µs" for k in levels],
-                            "fused binds", "DRAM MB"], rows)
+        rows.append(
+            [
+                arch,
+                pname,
+                fname,
+                *[microseconds(r.bounds[k].seconds) for k in levels],
+                f"{b.bottleneck} ({b.binding_unit or '-'})",
+                r.totals.dram_bytes / 1e6,
+            ]
+        )
+    table = markdown_table(
+        ["GPU", "precision", "layout", *[f"{k} µs" for k in levels], "fused binds", "DRAM MB"], rows
+    )
     same_layout = all(
-        results[(a, p, "contiguous")].bounds[k].seconds == results[(a, p, "channels-last")].bounds[k].seconds
-        for a in ARCHS for p in PRECISIONS for k in levels
+        results[(a, p, "contiguous")].bounds[k].seconds
+        == results[(a, p, "channels-last")].bounds[k].seconds
+        for a in ARCHS
+        for p in PRECISIONS
+        for k in levels
     )
     h = {p: results[("H100-SXM", p, "contiguous")].bounds["fused"].seconds for p in PRECISIONS}
     t = results[("H100-SXM", "FP32", "contiguous")].totals
@@ -69,7 +85,11 @@ def main() -> None:
         f"Precision moves the bound: on the H100 FP32 -> TF32 is {h['FP32'] / h['TF32']:.1f}x and "
         f"TF32 -> BF16 {h['TF32'] / h['BF16']:.1f}x (the convolutions are compute-bound, so "
         "the tensor-core rate of the operand type decides). The memory format "
-        + ("does not move any bound (identical numbers): " if same_layout else "moves some bounds: ")
+        + (
+            "does not move any bound (identical numbers): "
+            if same_layout
+            else "moves some bounds: "
+        )
         + "channels-last vs contiguous changes how a kernel walks memory, not what must be "
         "computed or moved, so it can only move the implementation toward the bound. "
         "H200 vs H100: the same tensor rates, so the compute-bound forward gains nothing from the "
@@ -78,7 +98,9 @@ def main() -> None:
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     width = 0.25
     for k, pname in enumerate(PRECISIONS):
-        ys = [microseconds(results[(a, pname, "contiguous")].bounds["fused"].seconds) for a in ARCHS]
+        ys = [
+            microseconds(results[(a, pname, "contiguous")].bounds["fused"].seconds) for a in ARCHS
+        ]
         ax.bar([i + k * width for i in range(len(ARCHS))], ys, width, label=pname)
     ax.set_xticks([i + width for i in range(len(ARCHS))], [a.split("-")[0] for a in ARCHS])
     ax.set_ylabel("fused bound (µs)")

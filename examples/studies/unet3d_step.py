@@ -9,8 +9,8 @@ BF16: 1 runs the model in bf16; CHANNELS_LAST: 1 gives inputs and weights the ch
 import math
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 BATCH = 1
 VOLUME = 64

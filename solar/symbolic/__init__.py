@@ -11,11 +11,21 @@ from solar.errors import UsageError
 from solar.symbolic.bounds import SymbolicAnalysis, analyze_symbolic
 from solar.symbolic.trace import SymbolicError, SymbolicProgram, parse_symbols, symbolic_program
 
-__all__ = ["SymbolicAnalysis", "SymbolicError", "SymbolicProgram", "analyze_file", "parse_symbols",
-           "symbolic_program", "analyze_symbolic", "trace_file"]
+__all__ = [
+    "SymbolicAnalysis",
+    "SymbolicError",
+    "SymbolicProgram",
+    "analyze_file",
+    "analyze_symbolic",
+    "parse_symbols",
+    "symbolic_program",
+    "trace_file",
+]
 
 
-def trace_file(path: str | Path, symbols: Mapping[str, str] | str, train: bool = False) -> SymbolicProgram:
+def trace_file(
+    path: str | Path, symbols: Mapping[str, str] | str, train: bool = False
+) -> SymbolicProgram:
     """The model file's program with the named module globals (GLOBAL -> SYMBOL) as symbols."""
     from solar.api import load
 

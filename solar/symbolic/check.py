@@ -34,7 +34,10 @@ def numeric(program: Program, spec: HardwareSpec, a: Assumptions) -> dict[str, f
 
 
 def mismatches(
-    sa: SymbolicAnalysis, point: Mapping[str, int], program: Program, spec: HardwareSpec,
+    sa: SymbolicAnalysis,
+    point: Mapping[str, int],
+    program: Program,
+    spec: HardwareSpec,
     a: Assumptions = Assumptions(),
 ) -> list[str]:
     """Every quantity whose formula at `point` differs from the numeric analysis of `program`."""

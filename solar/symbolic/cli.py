@@ -8,7 +8,9 @@ import json
 
 def add_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--symbolic", default=None, metavar="GLOBAL=SYM,...",
+        "--symbolic",
+        default=None,
+        metavar="GLOBAL=SYM,...",
         help="sizes as symbols: module-level integers of the file (e.g. batch_size=B,seq_len=S); "
         "prints FLOPs, bytes and bounds as formulas",
     )
@@ -19,7 +21,9 @@ def run(args: argparse.Namespace) -> int:
     from solar.symbolic.report import print_symbolic, symbolic_report
 
     names = parse_symbols(args.symbolic)
-    out = analyze_file(args.file, names, args.arch, args.precision, args.clock_mhz, args.cache, args.train)
+    out = analyze_file(
+        args.file, names, args.arch, args.precision, args.clock_mhz, args.cache, args.train
+    )
     reports = [symbolic_report(sa) for sa in out]
     if args.json:
         data = [json.loads(r.to_json()) for r in reports]

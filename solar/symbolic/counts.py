@@ -8,7 +8,6 @@ only the union of images and the card are computed here."""
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -27,6 +26,7 @@ class Counter:
 
     def __init__(self, sp: SymbolicProgram) -> None:
         self.sp = sp
+        self._memo: dict = {}  # isl text -> count (one Counter per symbolic program)
         self.users = sorted(sp.symbols)
         self.affine: dict[str, str] = {}  # _zK -> isl text of its affine definition
         self.free: dict[str, sympy.Expr] = {}  # _zK kept as an isl parameter (a product)
@@ -45,13 +45,19 @@ class Counter:
     # ---- isl text --------------------------------------------------------------------------------
     def _rewrite(self, text: str) -> str:
         """Replace the `_zK` names by their definitions and the parameter list by ours."""
-        body = text.split("->", 1)[1] if text.lstrip().startswith("[") and "] ->" in text.split("{")[0] else text
+        body = (
+            text.split("->", 1)[1]
+            if text.lstrip().startswith("[") and "] ->" in text.split("{")[0]
+            else text
+        )
         for name, t in self.affine.items():
             body = re.sub(rf"\b{name}\b", f"({t})", body)
         return f"[{', '.join(self.params)}] -> {body.strip()}"
 
     def domain(self, stmt: Stmt) -> sympy.Expr:
-        return self._card(self._rewrite(polyhedral.domain_text(self.sp.program, stmt, parametric=True)))
+        return self._card(
+            self._rewrite(polyhedral.domain_text(self.sp.program, stmt, parametric=True))
+        )
 
     def footprint(self, tensor: str, kind: str, stmts: Iterable[Stmt] | None = None) -> sympy.Expr:
         """Distinct elements of `tensor` read or written by `stmts` (default all), as in
@@ -63,22 +69,27 @@ class Counter:
             if kind == "read":
                 accesses = [ld for ld in stmt.loads() if ld.tensor == tensor]
             for a in accesses:
-                maps.append(self._rewrite(polyhedral.access_text(program, stmt, a, parametric=True)))
+                maps.append(
+                    self._rewrite(polyhedral.access_text(program, stmt, a, parametric=True))
+                )
         if not maps:
             return sympy.Integer(0)
         return self._image_card(tuple(sorted(maps)))
 
-    @functools.lru_cache(maxsize=4096)
     def _image_card(self, maps: tuple[str, ...]) -> sympy.Expr:
+        if maps in self._memo:
+            return self._memo[maps]
         image = None
         for m in maps:
             r = isl.Map(m).range()
             image = r if image is None else image.union(r)
-        return self._pw(image.card())
+        self._memo[maps] = out = self._pw(image.card())
+        return out
 
-    @functools.lru_cache(maxsize=4096)
     def _card(self, text: str) -> sympy.Expr:
-        return self._pw(isl.Set(text).card())
+        if text not in self._memo:
+            self._memo[text] = self._pw(isl.Set(text).card())
+        return self._memo[text]
 
     # ---- isl -> sympy ----------------------------------------------------------------------------
     def _pw(self, count: isl.PwQPolynomial) -> sympy.Expr:
@@ -102,7 +113,9 @@ class Counter:
         terms = []
         for bs in dom.get_basic_sets():
             if bs.dim(isl.dim_type.div):
-                raise SolarError(f"a count's piece has a quasi-affine condition ({dom}); not supported")
+                raise SolarError(
+                    f"a count's piece has a quasi-affine condition ({dom}); not supported"
+                )
             cons = []
             for c in bs.get_constraints():
                 lhs = sympy.Integer(0)

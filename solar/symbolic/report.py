@@ -25,11 +25,15 @@ class SymbolicReport(BaseModel):
 
 
 NOTES = [
-    "sizes: the file is traced at multiples of the traced values; each varying size is fitted "
-    "exactly there (see `sizes`)",
+    (
+        "sizes: the file is traced at multiples of the traced values; each varying size is fitted "
+        "exactly there (see `sizes`)"
+    ),
     "counts: isl-barvinok parametric card of domains and footprints, as sympy",
-    "compute: Max over LP dual weightings found at the traced sizes (a lower bound at every size, "
-    "equal to the numeric LP at the traced sizes)",
+    (
+        "compute: Max over LP dual weightings found at the traced sizes (a lower bound at every "
+        "size, equal to the numeric LP at the traced sizes)"
+    ),
     "cache_aware: numeric only (not symbolic yet)",
 ]
 
@@ -40,11 +44,15 @@ def symbolic_report(sa: SymbolicAnalysis) -> SymbolicReport:
     if not sa.unfused_complete:
         notes.append("unfused: the cache-aware remainder is not in the formula (a lower bound)")
     return SymbolicReport(
-        program=sa.program, arch=sa.spec,
+        program=sa.program,
+        arch=sa.spec,
         symbols={s: f"{g} (traced {v})" for s, (g, v) in sa.symbols.items()},
         sizes={k: str(v) for k, v in sa.defs.items()},
-        formulas=sa.formulas(), at_traced=sa.evaluate(base), crossovers=sa.regions(),
-        unfused_complete=sa.unfused_complete, notes=notes,
+        formulas=sa.formulas(),
+        at_traced=sa.evaluate(base),
+        crossovers=sa.regions(),
+        unfused_complete=sa.unfused_complete,
+        notes=notes,
     )
 
 

@@ -17,7 +17,6 @@ import re
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import sympy
 from solar.errors import SolarError, UsageError
 from solar.frontends.llm.symbolic import rewrite
 from solar.ir.affine import Affine, FloorDiv, Mod
-from solar.ir.nodes import Const, Loop, Origin, Program, TensorDecl
+from solar.ir.nodes import Const, Origin, Program
 
 PREFIX = "_z"  # fresh size symbols: _z0, _z1, ... (never a name a frontend emits)
 
@@ -78,7 +77,7 @@ def file_values(source: str, names: Mapping[str, str], path: str) -> dict[str, i
     """The traced value of each named module global: its one `NAME = <int>` line."""
     values = {}
     for name in names:
-        found = re.findall(_GLOBAL.format(name=re.escape(name)), source, flags=re.M)
+        found = re.findall(_GLOBAL.format(name=re.escape(name)), source, flags=re.MULTILINE)
         if len(found) != 1:
             raise UsageError(
                 f"{Path(path).name}: --symbolic {name}=...: expected one module-level line "
@@ -90,7 +89,9 @@ def file_values(source: str, names: Mapping[str, str], path: str) -> dict[str, i
 
 def with_values(source: str, values: Mapping[str, int]) -> str:
     for name, v in values.items():
-        source = re.sub(_GLOBAL.format(name=re.escape(name)), f"{name} = {v}", source, flags=re.M)
+        source = re.sub(
+            _GLOBAL.format(name=re.escape(name)), f"{name} = {v}", source, flags=re.MULTILINE
+        )
     return source
 
 
@@ -199,7 +200,9 @@ def _monomials(syms: list[sympy.Symbol]) -> list[sympy.Expr]:
     return out
 
 
-def _fit(values: list[int], points: list[dict[str, int]], syms: dict[str, sympy.Symbol]) -> sympy.Expr:
+def _fit(
+    values: list[int], points: list[dict[str, int]], syms: dict[str, sympy.Symbol]
+) -> sympy.Expr:
     """The polynomial of `_monomials` through (point, value) for every point (exact rationals)."""
     monos = _monomials(list(syms.values()))
     rows = [[m.subs({syms[n]: v for n, v in p.items()}) for m in monos] for p in points]
@@ -228,16 +231,22 @@ def symbolic_program(
     programs: list[Program] = []
     with tempfile.TemporaryDirectory(prefix="solar-symbolic-") as tmp:
         copy = Path(tmp) / path.name
-        for p in points:
+        trees = []
+        for p in points:  # each trace is compared at once: a changing structure fails fast
             copy.write_text(with_values(source, {g: p[s] for g, s in names.items()}))
             programs.append(load(copy))
-    trees = [_leaves(pr) for pr in programs]
-    for p, (ints, shape) in zip(points[1:], trees[1:]):
-        if shape != trees[0][1] or len(ints) != len(trees[0][0]):
+            trees.append(_leaves(programs[-1]))
+            ints, shape = trees[-1]
+            if shape == trees[0][1] and len(ints) == len(trees[0][0]):
+                continue
             raise SymbolicError(
                 f"{path.name}: the program's structure changes between {base} and {p} (different "
                 "statements, loops or accesses); symbolic sizes need one structure at every size"
-                + (" (a size of 1 broadcasts: set the global to a larger value)" if 1 in base.values() else "")
+                + (
+                    " (a size of 1 broadcasts: set the global to a larger value)"
+                    if 1 in base.values()
+                    else ""
+                )
             )
     syms = {s: sympy.Symbol(s, integer=True, positive=True) for s in base}
     columns = list(zip(*(ints for ints, _ in trees)))
@@ -264,7 +273,11 @@ def symbolic_program(
         return name
 
     program = _replace_leaves(programs[0], new)
-    bound = tuple(sorted({n: int(e.subs({syms[s]: v for s, v in base.items()})) for n, e in defs.items()}.items()))
+    bound = tuple(
+        sorted(
+            {n: int(e.subs({syms[s]: v for s, v in base.items()})) for n, e in defs.items()}.items()
+        )
+    )
     program = dataclasses.replace(program, symbols=tuple(program.symbols) + bound)
     symbols = {s: (g, traced[g]) for g, s in names.items()}
     return SymbolicProgram(program, defs, symbols, tuple(points), tuple(programs))
