@@ -23,8 +23,8 @@ from solar.symbolic.check import mismatches
 SUITE = Path(__file__).resolve().parents[2] / "benchmarks" / "suite"
 H100 = get_spec("H100-SXM")
 
-# (problem, GLOBAL=SYMBOL): a guarded triangle, strided rounding, an in-order recurrence, an
-# and attention with two symbols.
+# (problem, GLOBAL=SYMBOL): a cubic count, a guarded triangle with two symbols, strided rounding,
+# and an in-order recurrence.
 CASES = [
     ("level1/1_Square_matmul.py", "N=N"),
     ("level1/50_SDPA_causal.py", "BATCH=B,SEQ=S"),
@@ -139,3 +139,21 @@ def test_whole_suite(request, path, name):
     if "slow" not in (request.config.getoption("markexpr") or ""):
         pytest.skip("the whole suite runs with -m slow")
     _check(path, f"{name}=X")
+
+
+def test_cli_and_api(tmp_path, capsys):
+    import json
+
+    import solar
+    from solar.cli import main
+
+    body = "        return x @ x\n"
+    f = _model_file(tmp_path, "N = 16", body, "N, N")
+    assert main(["analyze", str(f), "--symbolic", "N=N", "--arch", "L4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["formulas"]["flops"] == "2*N**3" and out["formulas"]["dram_bytes"] == "8*N**2"
+    assert out["at_traced"]["flops"] == 2 * 16**3
+    sa = solar.analyze(str(f), symbols="N=N", arch="L4")
+    assert sa.evaluate({"N": 32})["flops"] == 2 * 32**3
+    assert main(["analyze", str(f), "--symbolic", "N"]) == 2  # one line, exit 2
+    assert "GLOBAL=SYMBOL" in capsys.readouterr().err
