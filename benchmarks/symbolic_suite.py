@@ -61,7 +61,6 @@ def main() -> int:
                 flops=str(sa.flops),
                 dram_bytes=str(sa.dram_bytes),
                 fused=str(sa.fused_seconds)[:300],
-                unfused_complete=sa.unfused_complete,
             )
         except Exception as exc:  # noqa: BLE001 - a sweep records every failure and goes on
             row.update(ok=False, error=f"{type(exc).__name__}: {message_line(exc)}"[:300])

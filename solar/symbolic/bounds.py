@@ -1,22 +1,21 @@
-"""Symbolic bounds: FLOPs, DRAM bytes and the compute, memory, fused and unfused bounds of a
-SymbolicProgram as sympy formulas in the user's size symbols, from the same structure the numeric
-backends read (solar.backends.work / memory / bounds) with isl's parametric counts in place of
-integers.
+"""Symbolic bounds: FLOPs, DRAM bytes and the compute, memory, fused, cache-aware and unfused bounds
+of a SymbolicProgram as sympy formulas in the user's size symbols, from the same structure the
+numeric backends read (solar.backends.work / memory / cache / bounds) with isl's parametric counts
+in place of integers.
 
 - work per class: Σ over einsum nodes of (work per domain point) × |D|(symbols); the work per point
   is the numeric node work at the traced size divided by its domain size (an integer: it is the op
   count of the statement's value, which does not depend on sizes);
 - bytes: footprints(symbols) × dtype width, with the L2 rules of the numeric backend as Max(0, ·);
+  the cache-aware extras from solar.symbolic.traffic;
 - compute: the LP of solar.backends.compute is convex, piecewise linear and homogeneous in the work
   amounts n. Any unit weighting y (Σ y = 1) gives T >= Σ_i n_i min_u y_u / r_iu for EVERY n (weak
   duality), and the weighting the LP finds at one size is tight there. The formula is the Max of
   the functionals of the optimal weightings at every traced size and of each class alone: a lower
   bound at every size, equal to the numeric one at the traced sizes;
-- fused = Max(compute, bytes / BW, launch); unfused = Σ_kernels Max(compute_g, bytes_g / BW, launch).
-
-Not symbolic yet: the cache-aware traffic (re-reads, contraction I/O); where it adds traffic to the
-unfused bound at a traced size, `unfused_complete` is False and the unfused formula is the sum over
-kernels alone (still a lower bound)."""
+- fused = Max(compute, bytes / BW, launch), cache_aware likewise with the cache-aware bytes;
+  unfused = Σ_kernels Max(compute_g, bytes_g / BW, launch) + the uncharged remainder, as in
+  solar.backends.bounds._unfused."""
 
 from __future__ import annotations
 
@@ -30,7 +29,6 @@ import sympy
 from scipy.optimize import linprog
 
 from solar.backends.assumptions import Assumptions
-from solar.backends.bounds import analyze_graph
 from solar.backends.compute import UNITS, clock_scale, unit_rates
 from solar.backends.memory import READ_ROLES, inplace_copies, op_groups
 from solar.backends.work import graph_work
@@ -42,6 +40,7 @@ from solar.ir.nodes import Program, Role, Stmt
 from solar.lift.einsum import lift
 from solar.symbolic.counts import Counter
 from solar.symbolic.trace import SymbolicError, SymbolicProgram
+from solar.symbolic.traffic import cache_aware_bytes
 
 TERMS = ("compute", "memory", "launch")
 
@@ -58,13 +57,14 @@ class SymbolicAnalysis:
     flops: sympy.Expr
     contraction_flops: sympy.Expr
     dram_bytes: sympy.Expr
+    cache_aware_dram_bytes: sympy.Expr
     unfused_dram_bytes: sympy.Expr
     compute_seconds: sympy.Expr
     memory_seconds: sympy.Expr
     launch_seconds: sympy.Expr
     fused_seconds: sympy.Expr
+    cache_aware_seconds: sympy.Expr
     unfused_seconds: sympy.Expr
-    unfused_complete: bool
     points: tuple[Mapping[str, int], ...]
 
     def evaluate(self, values: Mapping[str, int]) -> dict[str, float]:
@@ -97,14 +97,16 @@ FORMULAS = (
     "flops",
     "contraction_flops",
     "dram_bytes",
+    "cache_aware_dram_bytes",
     "unfused_dram_bytes",
     "compute_seconds",
     "memory_seconds",
     "launch_seconds",
     "fused_seconds",
+    "cache_aware_seconds",
     "unfused_seconds",
 )
-EXACT = {"flops", "contraction_flops", "dram_bytes", "unfused_dram_bytes"}
+EXACT = {"flops", "contraction_flops", "dram_bytes"}  # integers (or halves: 4-bit types)
 
 
 def binding_regions(
@@ -250,13 +252,18 @@ def _bytes(program: Program, tensor: str, elements: sympy.Expr) -> sympy.Expr:
     return elements * sympy.Rational(dtype.bits, 8)
 
 
-def _compulsory(program: Program, c: Counter) -> tuple[sympy.Expr, sympy.Expr]:
+def _compulsory(
+    program: Program, c: Counter, tensors: frozenset[str] | None = None
+) -> tuple[sympy.Expr, sympy.Expr]:
+    """(read, write) compulsory bytes, as solar.backends.memory.compulsory_bytes."""
     if any(t.updates for t in program.tensors):
         raise SymbolicError(
             "in-place updates (an output that updates an input) are not symbolic yet"
         )
     reads = writes = sympy.Integer(0)
     for t in program.tensors:
+        if tensors is not None and t.name not in tensors:
+            continue
         if t.role in READ_ROLES:
             reads += _bytes(program, t.name, c.footprint(t.name, "read"))
         elif t.role is Role.OUTPUT:
@@ -327,29 +334,29 @@ def analyze_symbolic(
     bw = sympy.Float(spec.dram_bytes_per_s)
     launch = sympy.Float(spec.min_kernel_seconds.value if a.count_launch and program.stmts else 0.0)
     reads, writes = _compulsory(program, counter)
-    warm = a.cache == "warm"
-    dram = (
-        sympy.Max(0, reads - sympy.Float(spec.l2_bytes)) + writes
-        if warm
-        else sympy.expand(reads + writes)
+    dram, dependency, capacity = cache_aware_bytes(
+        sp, spec, reads, writes, lambda ts: _compulsory(program, counter, ts)[0], a.cache
     )
+    cab = dram + sympy.Max(dependency, capacity)
     compute = _compute(amounts, spec, a, sp.points, syms)
     memory = dram / bw
     fused = sympy.Max(compute, memory, launch)
+    cache_aware = sympy.Max(compute, cab / bw, launch)
 
     groups = op_groups(program)
     copies = inplace_copies(program)
-    group_bytes = _unfused_bytes(program, groups, counter, spec.l2_bytes, warm)
-    ops = []
+    group_bytes = _unfused_bytes(program, groups, counter, spec.l2_bytes, a.cache == "warm")
+    ops, slack = [], []
     for g, nbytes in zip(groups, group_bytes):
         ga = _classes(per_point, g.node_ids)
         runs = not copies.issuperset(g.node_ids)
-        ops.append(
-            sympy.Max(_compute(ga, spec, a, sp.points, syms), nbytes / bw, launch if runs else 0)
-        )
-    unfused = sympy.Add(*ops)
-    unfused_bytes = sympy.Add(*group_bytes)
-    complete = _unfused_complete(sp, spec, a)
+        op = sympy.Max(_compute(ga, spec, a, sp.points, syms), nbytes / bw, launch if runs else 0)
+        ops.append(op)
+        slack.append(op - nbytes / bw)
+    # solar.backends.bounds._unfused: traffic any implementation moves that no kernel was charged
+    charged = sympy.Add(*group_bytes)
+    extra_bytes = sympy.Max(0, cab - charged)
+    extra = sympy.Max(0, extra_bytes / bw - sympy.Add(*slack))
     return SymbolicAnalysis(
         program.name,
         spec.name,
@@ -358,27 +365,17 @@ def analyze_symbolic(
         flops,
         sympy.expand(2 * mac_total),
         dram,
-        unfused_bytes,
+        cab,
+        charged + extra_bytes,
         compute,
         memory,
         launch,
         fused,
-        unfused,
-        complete,
+        cache_aware,
+        sympy.Add(*ops) + extra,
         sp.points,
     )
 
 
 def _is_mac(key) -> bool:
     return isinstance(key[0], DType)
-
-
-def _unfused_complete(sp: SymbolicProgram, spec: HardwareSpec, a: Assumptions) -> bool:
-    """True when the numeric unfused bound at every traced size is the plain sum over kernels (the
-    cache-aware remainder, not symbolic yet, adds nothing there)."""
-    for program in sp.traced or (sp.program,):
-        an = analyze_graph(lift(program), spec, a)
-        plain = sum(op.seconds for op in an.ops)
-        if abs(an.unfused.seconds - plain) > 1e-12 * max(an.unfused.seconds, 1e-30):
-            return False
-    return True

@@ -14,22 +14,24 @@ from solar.ir.nodes import Program
 from solar.lift.einsum import lift
 from solar.symbolic.bounds import EXACT, SymbolicAnalysis
 
-REL = 1e-9  # seconds: the formulas' float coefficients are rounded once more than the backend's
+REL = 1e-9  # seconds and the bytes with Max(0, x - capacity) terms: the formulas' float coefficients are rounded once more than the backend's
 
 
 def numeric(program: Program, spec: HardwareSpec, a: Assumptions) -> dict[str, float]:
-    """The numeric quantities the formulas stand for (unfused: the sum over kernels)."""
+    """The numeric quantities the formulas stand for."""
     an = analyze_graph(lift(program), spec, a)
     return {
         "flops": an.totals.flops,
         "contraction_flops": an.totals.contraction_flops,
         "dram_bytes": an.totals.dram_bytes,
-        "unfused_dram_bytes": sum(op.dram_bytes for op in an.ops),
+        "cache_aware_dram_bytes": an.totals.cache_aware_dram_bytes,
+        "unfused_dram_bytes": an.totals.unfused_dram_bytes,
         "compute_seconds": an.fused.compute_seconds,
         "memory_seconds": an.fused.memory_seconds,
         "launch_seconds": an.fused.launch_seconds,
         "fused_seconds": an.fused.seconds,
-        "unfused_seconds": sum(op.seconds for op in an.ops),
+        "cache_aware_seconds": an.cache_aware.seconds,
+        "unfused_seconds": an.unfused.seconds,
     }
 
 

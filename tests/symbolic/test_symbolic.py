@@ -111,8 +111,9 @@ def _model_file(tmp_path: Path, globals_: str, body: str, shape: str) -> Path:
 
 
 def test_a_size_inside_a_flattened_index_is_refused(tmp_path):
-    f = _model_file(tmp_path, "SEQ = 8", "        return x.reshape(-1, 4).t() @ x.reshape(-1, 4)\n",
-                    "2, SEQ, 4")
+    f = _model_file(
+        tmp_path, "SEQ = 8", "        return x.reshape(-1, 4).t() @ x.reshape(-1, 4)\n", "2, SEQ, 4"
+    )
     with pytest.raises(SymbolicError, match="changes with the symbols"):
         trace_file(f, "SEQ=S")
 
@@ -157,3 +158,21 @@ def test_cli_and_api(tmp_path, capsys):
     assert sa.evaluate({"N": 32})["flops"] == 2 * 32**3
     assert main(["analyze", str(f), "--symbolic", "N"]) == 2  # one line, exit 2
     assert "GLOBAL=SYMBOL" in capsys.readouterr().err
+
+
+def test_cache_aware_reread_term_beyond_the_traced_sizes(tmp_path):
+    """Train-mode batch norm re-reads x when a channel's slice exceeds on-chip storage: at the
+    traced batches (16, 32, 48) it fits, at 512 it does not; the formula holds at both."""
+    from solar.api import load
+    from solar.symbolic.trace import with_values
+
+    path = SUITE / "level1/25_BatchNorm2d_batch_statistics.py"
+    sp, sa = _check(path, "BATCH=B")
+    assert isinstance(sa.cache_aware_dram_bytes, sympy.Add) and sa.cache_aware_dram_bytes.has(
+        sympy.Max
+    )
+    f = tmp_path / path.name
+    f.write_text(with_values(path.read_text(), {"BATCH": 512}))
+    program = load(f).program
+    assert sa.evaluate({"B": 512})["cache_aware_dram_bytes"] > sa.evaluate({"B": 512})["dram_bytes"]
+    assert not mismatches(sa, {"B": 512}, program, H100)
