@@ -30,6 +30,18 @@ def _plt():
     return plt
 
 
+def _log(ax: Any) -> None:
+    """Log axes with plain labels and no minor ticks (mathtext labels and minor tick objects cost
+    seconds per figure, as solar.kernelbench.plots found)."""
+    from matplotlib.ticker import LogFormatter, NullLocator
+
+    for name in "xy":
+        getattr(ax, f"set_{name}scale")("log")
+        axis = getattr(ax, f"{name}axis")
+        axis.set_major_formatter(LogFormatter(labelOnlyBase=True))
+        axis.set_minor_locator(NullLocator())
+
+
 def _save(fig: Any, path: str) -> None:
     fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Date": None} if path.endswith(".svg") else None)
     _plt().close(fig)
@@ -62,8 +74,7 @@ def roofline(comparison: Any, path: str) -> None:
         ca = row.levels.get("cache_aware")
         if ai_ca and ca and ca.seconds:
             ax.plot([ai_ca], [flops / ca.seconds], "o", color=color, markersize=9, markerfacecolor="none")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    _log(ax)
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
     ax.set_ylabel("attainable FLOP/s for this program's work mix")
     ax.set_title(f"{comparison.program}: roofline per GPU (filled: fused SOL, hollow: cache-aware)")
@@ -106,8 +117,7 @@ def provision_plane(prov: Any, path: str) -> None:
         ax.plot([s.dram_bytes_per_s], [s.compute_scale], "o", color=color)
         ax.annotate(s.arch, (s.dram_bytes_per_s, s.compute_scale), fontsize=8, xytext=(4, 3),
                     textcoords="offset points")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    _log(ax)
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
     ax.set_xlabel("DRAM bandwidth (bytes/s)")
