@@ -101,7 +101,10 @@ class Provision(_Model):
 
 
 def _blocked(terms: dict[str, float], target: float, skip: str) -> str:
-    over = [f"{k} term {v:.4g} s" for k, v in terms.items() if k != skip and v > target]
+    """Which other terms alone exceed the target (then no amount of this resource meets it)."""
+    from solar.render import fmt_seconds
+
+    over = [f"{k} term {fmt_seconds(v)} > target" for k, v in terms.items() if k != skip and v > target]
     return "; ".join(over)
 
 

@@ -99,6 +99,15 @@ def test_onchip_capacity_is_the_least_whole_byte() -> None:
     assert s == s_star
     assert cache_aware_bytes_at(prog, tr, int(s)) / H100.dram_bytes_per_s <= target
     assert cache_aware_bytes_at(prog, tr, int(s) - 1) / H100.dram_bytes_per_s > target
+    # a contraction's capacity-forced I/O (Smith et al.): the least S is a whole byte, exactly
+    prog = matmul(4096, 4096, 256, DType.BF16)  # memory-bound on an H100
+    tr = cache_aware_traffic(lift(prog), H100)
+    assert tr.contractions and cache_aware_bytes_at(prog, tr, int(H100.onchip_bytes)) == tr.cache_aware_bytes
+    bw = H100.dram_bytes_per_s
+    target = 1.0001 * tr.compulsory_bytes / bw
+    p = provision_loaded(load(prog), target, "H100-SXM")
+    s = int(p.requirement("on-chip capacity").value)
+    assert cache_aware_bytes_at(prog, tr, s) / bw <= target < cache_aware_bytes_at(prog, tr, s - 1) / bw
 
 
 def test_launch_floors_and_unfused_frontier() -> None:
