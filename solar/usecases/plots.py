@@ -112,11 +112,11 @@ def provision_plane(prov: Any, path: str) -> None:
     if eager:
         ax.plot([p.bandwidth_bytes_per_s for p in eager], [p.compute_scale for p in eager], "-",
                 color="#c62828", linewidth=1.5, label="unfused (eager) bound = target")
-    for s in specs:
+    for k, s in enumerate(sorted(specs, key=lambda v: (v.dram_bytes_per_s, v.compute_scale))):
         color = "#2e7d32" if s.meets else "#555555"
         ax.plot([s.dram_bytes_per_s], [s.compute_scale], "o", color=color)
-        ax.annotate(s.arch, (s.dram_bytes_per_s, s.compute_scale), fontsize=8, xytext=(4, 3),
-                    textcoords="offset points")
+        ax.annotate(s.arch, (s.dram_bytes_per_s, s.compute_scale), fontsize=8, color=color,
+                    xytext=(5, 4 if k % 2 else -11), textcoords="offset points")  # alternate: near specs overlap
     _log(ax)
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
