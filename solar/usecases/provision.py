@@ -162,6 +162,15 @@ def provision_loaded(loaded: Any, target_seconds: float, like: str = "H100-SXM",
                             like_value=spec.min_kernel_seconds.value, note=blocked or "one kernel: the floor itself"))
     c, d, lf = _ops(a)
     eager = a.totals.unfused_dram_bytes
+    beta = largest_x(d, np.maximum(c, lf), T)  # the eager bound's least bandwidth: largest 1/BW
+    if beta is not None and eager > 0:
+        beta = min(beta, T / eager)
+    eager_bw = None if beta is None else (0.0 if beta == math.inf else 1 / beta)
+    reqs.append(Requirement(
+        resource="dram bandwidth (unfused)", unit="bytes/s", limit="min", value=eager_bw, like_value=bw,
+        note="" if eager_bw is not None else "the eager kernels' compute and launches alone exceed the target",
+        check_seconds=None if not eager_bw else max(np.maximum(np.maximum(c, d / eager_bw), lf).sum(), eager / eager_bw),
+    ))
     unfused_l = _unfused_launch(c, d / bw, lf > 0, eager / bw, T)
     reqs.append(Requirement(resource="launch floor (unfused)", unit="s", limit="max", value=unfused_l,
                             like_value=spec.min_kernel_seconds.value,

@@ -136,6 +136,10 @@ def test_launch_floors_and_unfused_frontier() -> None:
     bws = [q.bandwidth_bytes_per_s for q in p.unfused_frontier]
     scales = [q.compute_scale for q in p.unfused_frontier]
     assert bws == sorted(bws, reverse=True) and scales == sorted(scales)  # a trade-off
+    # the eager bound's least bandwidth alone: re-analysed with it, the unfused bound is the target
+    eager_bw = p.requirement("dram bandwidth (unfused)").value
+    assert f(1.0, 1 / eager_bw) == pytest.approx(target, rel=1e-12)
+    assert analyze(prog, _with_bw(H100, eager_bw)).unfused.seconds == pytest.approx(target, rel=1e-12)
     corner = p.frontier[0]
     assert corner.compute_scale == a.fused.compute_seconds / target
 
