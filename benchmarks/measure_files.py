@@ -72,7 +72,7 @@ def warm(paths: list[Path], jobs: int, timeout_s: float, deadline: float) -> Non
             return f"{path.name}: warm skipped (time budget)"
         try:
             done = subprocess.run([sys.executable, __file__, "--warm-only", str(path)],
-                                  capture_output=True, text=True, timeout=min(timeout_s, left))
+                                  capture_output=True, text=True, timeout=min(timeout_s, left), check=False)
             return f"{path.name}: warm rc={done.returncode}"
         except subprocess.TimeoutExpired:
             return f"{path.name}: warm timed out"
