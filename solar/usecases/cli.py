@@ -56,7 +56,7 @@ def show_analysis(args: argparse.Namespace, loaded: Any, reports: list) -> bool:
     if several or args.plot:
         from solar.usecases.compare import build_comparison
 
-        comparison = build_comparison(loaded.program, reports, args.precision, args.clock_mhz, args.cache)
+        comparison = build_comparison(loaded, reports, args.precision, args.clock_mhz, args.cache)
     if args.plot:
         from solar.usecases.plots import roofline
 
@@ -83,7 +83,8 @@ def print_comparison(c: Any) -> None:
         table.add_column(col, overflow="fold")
     for row in c.rows:
         cells = [
-            f"{render.fmt_seconds(cell.seconds)} ({cell.ratio:.3g}x)\n{cell.binds}" for cell in row.levels.values()
+            f"{render.fmt_seconds(cell.seconds)} ({'-' if cell.ratio is None else f'{cell.ratio:.3g}'}x)\n{cell.binds}"
+            for cell in row.levels.values()
         ]
         paths = " ".join(row.tensor_paths) or "none"
         prec = "\n".join([*row.precision, f"tensor: {paths}"])
@@ -137,6 +138,8 @@ def print_provision(p: Any) -> None:
 def _amount(x: float, unit: str) -> str:
     if unit == "s":
         return render.fmt_seconds(x)
+    if unit == "MHz":
+        return f"{x:.6g} MHz"
     if unit == "bytes":
         return render.fmt_count(x, "B")
     return render.fmt_count(x, unit.replace("bytes/s", "B/s"))
@@ -147,7 +150,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     loaded = _load(args)
     reports = analyze_archs(loaded, args.arch, args.precision, args.clock_mhz, args.cache)
-    comparison = build_comparison(loaded.program, reports, args.precision, args.clock_mhz, args.cache)
+    comparison = build_comparison(loaded, reports, args.precision, args.clock_mhz, args.cache)
     if args.plot:
         from solar.usecases.plots import roofline
 

@@ -16,7 +16,9 @@ from solar.hardware import HardwareSpec, get_spec
 from solar.report import Report
 from solar.usecases.resources import least_rate, resource_of
 
-LEVELS = ("fused", "cache_aware", "unfused")
+# Levels that are max(compute, memory, launch) of one execution: their binding term has a "next".
+# Other levels (unfused, and levels other modules add) are shown with their bottleneck only.
+MAX_LEVELS = ("fused", "cache_aware")
 # The tensor path of a dtype's own width, to say when a GPU lacks it (fp8 on an A100).
 NATIVE_PATH = {
     "f16": "fp16", "bf16": "bf16", "f8e4m3": "fp8", "f8e5m2": "fp8", "mxf8e4m3": "fp8", "mxf8e5m2": "fp8",
@@ -38,7 +40,7 @@ class LevelCell(_Model):
     seconds: float
     bottleneck: str
     binds: str
-    ratio: float
+    ratio: float | None  # None: the first GPU has no such level, or a zero bound below a nonzero one
     compute_seconds: float
     memory_seconds: float
     launch_seconds: float
@@ -77,11 +79,20 @@ class Comparison(_Model):
         raise UsageError(f"{arch!r} is not in this comparison ({', '.join(r.arch for r in self.rows)})")
 
 
-def program_work(program: Any) -> Work:
-    """The program's total work (arch-independent)."""
-    from solar.lift import lift
+def loaded_graph(loaded: Any) -> Any:
+    """The einsum graph of a loaded program: the one solar.api shares between GPUs where it keeps
+    one (`Loaded.graph`), else lifted here."""
+    graph = getattr(loaded, "graph", None)
+    if graph is None:
+        from solar.lift import lift
 
-    return total(graph_work(lift(program)).values())
+        graph = lift(loaded.program)
+    return graph
+
+
+def program_work(graph: Any) -> Work:
+    """The program's total work (arch-independent)."""
+    return total(graph_work(graph).values())
 
 
 def precision_lines(work: Work, spec: HardwareSpec, precision: str) -> list[str]:
@@ -132,13 +143,17 @@ def what_changes(bound: Any, work: Work, spec: HardwareSpec, precision: str, clo
     return f"{res.label} x{rate / now:.3g} -> {nxt} binds"
 
 
-def build_comparison(program: Any, reports: Sequence[Report], precision: str = "exact",
-                     clock_mhz: float | None = None, cache: str = "cold", work: Work | None = None) -> Comparison:
-    """The comparison of the per-GPU `reports` of one program (in the order given: the first is
-    the reference)."""
+def build_comparison(loaded: Any, reports: Sequence[Report], precision: str = "exact",
+                     clock_mhz: float | None = None, cache: str = "cold") -> Comparison:
+    """The comparison of the per-GPU `reports` of one loaded program (solar.api.Loaded, or an IR
+    Program), in the order given: the first is the reference."""
     if not reports:
         raise UsageError("no GPU given; name at least one (see `solar specs`)")
-    work = program_work(program) if work is None else work
+    if not hasattr(loaded, "program"):  # an IR Program
+        from solar.api import load
+
+        loaded = load(loaded)
+    work = program_work(loaded_graph(loaded))
     first = reports[0].bounds
     rows = []
     for rep in reports:
@@ -147,13 +162,13 @@ def build_comparison(program: Any, reports: Sequence[Report], precision: str = "
         levels = {}
         change = {}
         for level, b in rep.bounds.items():
-            ref = first[level].seconds
+            ref = first[level].seconds if level in first else None
             levels[level] = LevelCell(
-                seconds=b.seconds, bottleneck=b.bottleneck, binds=_binds(b, path if level != "unfused" else None),
-                ratio=b.seconds / ref if ref else (1.0 if b.seconds == 0 else float("inf")),
+                seconds=b.seconds, bottleneck=b.bottleneck, binds=_binds(b, path if level in MAX_LEVELS else None),
+                ratio=None if ref is None else b.seconds / ref if ref else (1.0 if b.seconds == 0 else None),
                 compute_seconds=b.compute_seconds, memory_seconds=b.memory_seconds, launch_seconds=b.launch_seconds,
             )
-            if level != "unfused" and b.seconds > 0:
+            if level in MAX_LEVELS and b.seconds > 0:
                 change[level] = what_changes(b, work, spec, precision, clock_mhz, path)
         boost = spec.boost_clock_mhz.value
         rows.append(CompareRow(
@@ -197,4 +212,4 @@ def compare(model_or_path: Any, inputs: Sequence[Any] | None = None,
     clock_mhz = check_clock_mhz(clock_mhz)
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
     reports = analyze_archs(loaded, archs, precision, clock_mhz, cache)
-    return build_comparison(loaded.program, reports, precision, clock_mhz, cache)
+    return build_comparison(loaded, reports, precision, clock_mhz, cache)

@@ -94,27 +94,32 @@ def unfused_frontier(c: np.ndarray, d: np.ndarray, launch: np.ndarray, eager_byt
     return sorted(out.items())
 
 
-def cache_aware_bytes_at(program, traffic, onchip: int) -> float:
+def _compulsory(graph, tensors: frozenset[str] | None = None) -> tuple[float, float]:
+    """solar.backends.memory.compulsory_bytes, of the graph's program."""
+    return compulsory_bytes(graph.program, tensors)
+
+
+def cache_aware_bytes_at(graph, traffic, onchip: int) -> float:
     """The cache-aware DRAM bytes of solar.backends.cache at on-chip capacity `onchip` bytes, from
     the same patterns (`traffic.rereads`, `traffic.contractions`; they do not depend on S)."""
-    reads, writes = compulsory_bytes(program)
+    reads, writes = _compulsory(graph)
     dep = max((replace(r, onchip_bytes=float(onchip)).bytes for r in traffic.rereads), default=0.0)
     cap_total = 0.0
     for io in traffic.contractions:
-        ab, _ = compulsory_bytes(program, frozenset({io.a, io.b}))
+        ab, _ = _compulsory(graph, frozenset({io.a, io.b}))
         moved = replace(io, onchip_words=onchip_words(float(onchip), io.word_bits)).bytes
         cap_total = max(cap_total, max(moved, ab) + (reads - ab) + writes - traffic.l2_resident_bytes)
     cap = max(0.0, cap_total - traffic.compulsory_bytes)
     return traffic.compulsory_bytes + max(dep, cap)
 
 
-def least_onchip(program, traffic, bandwidth: float, target_s: float) -> int | None:
+def least_onchip(graph, traffic, bandwidth: float, target_s: float) -> int | None:
     """The least whole number of bytes S >= MIN_ONCHIP_BYTES with cache-aware bytes(S) / bandwidth
     <= target_s (None: the compulsory bytes alone exceed it). The bytes are nonincreasing in S
     (each re-read term is Σ max(0, |E|·w − S); the Smith et al. term ceil(2mnk/√S) − 2S falls with
     S), so bisection over the integers finds the exact least S."""
     def fits(s: int) -> bool:
-        return cache_aware_bytes_at(program, traffic, s) / bandwidth <= target_s
+        return cache_aware_bytes_at(graph, traffic, s) / bandwidth <= target_s
 
     if traffic.compulsory_bytes / bandwidth > target_s:
         return None

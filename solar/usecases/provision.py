@@ -28,6 +28,7 @@ from solar.usecases.frontier import (
     unfused_frontier,
     largest_x,
 )
+from solar.usecases.compare import loaded_graph
 from solar.usecases.resources import compute_seconds, least_rate, used_resources
 
 LEVELS = ("fused", "cache_aware")
@@ -111,15 +112,13 @@ def _blocked(terms: dict[str, float], target: float, skip: str) -> str:
 def provision_loaded(loaded: Any, target_seconds: float, like: str = "H100-SXM", level: str = "cache_aware",
                      precision: str = "exact", clock_mhz: float | None = None) -> Provision:
     """The provisioning of a loaded program (solar.api.Loaded) for a target time, cold cache."""
-    from solar.lift import lift
-
     if level not in LEVELS:
         raise UsageError(f"unknown level {level!r}; provision inverts one of {', '.join(LEVELS)}")
     if not (isinstance(target_seconds, (int, float)) and math.isfinite(target_seconds) and target_seconds > 0):
         raise UsageError(f"target {target_seconds!r} s is not a positive time; give e.g. --target-ms 1.5")
     spec = get_spec(like)
     program = loaded.program
-    graph = lift(program)
+    graph = loaded_graph(loaded)
     work = total(graph_work(graph).values())
     assumptions = Assumptions(precision=precision, cache="cold", clock_mhz=clock_mhz, tf32_flags=loaded.flags)
     a = analyze_graph(graph, spec, assumptions)
@@ -148,12 +147,18 @@ def provision_loaded(loaded: Any, target_seconds: float, like: str = "H100-SXM",
         unit = "op/s" if res.key.startswith("int") or res.kind == "sfu" else "flop/s"
         reqs.append(Requirement(resource=res.label, unit=unit, limit="min", value=rate, like_value=res.rate(spec),
                                 note=note, check_seconds=check))
+    # the SM clock: every compute rate scales with it, so the LP's optimum scales by its inverse
+    clock = spec.boost_clock_mhz.value if clock_mhz is None else clock_mhz
+    least_clock = None if blocked else clock * C / T
+    reqs.append(Requirement(resource="SM clock (all compute rates)", unit="MHz", limit="min", value=least_clock,
+                            like_value=clock, note=blocked,
+                            check_seconds=None if not least_clock else max(C * clock / least_clock, M, L)))
     # on-chip capacity: through the cache-aware traffic, whatever the level
     ca_terms = {"compute": C, "launch": L}
     blocked = _blocked(ca_terms, T, "")
-    onchip = None if blocked else least_onchip(program, a.traffic, bw, T)
+    onchip = None if blocked else least_onchip(graph, a.traffic, bw, T)
     note = blocked or ("" if onchip is not None else "the compulsory bytes alone exceed the target")
-    check = None if onchip is None else max(C, cache_aware_bytes_at(program, a.traffic, onchip) / bw, L)
+    check = None if onchip is None else max(C, cache_aware_bytes_at(graph, a.traffic, onchip) / bw, L)
     reqs.append(Requirement(resource="on-chip capacity", unit="bytes", limit="min",
                             value=None if onchip is None else float(onchip), like_value=spec.onchip_bytes,
                             note=note + (" (cache-aware traffic)" if not note else ""), check_seconds=check))

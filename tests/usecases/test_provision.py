@@ -57,6 +57,11 @@ def test_tensor_and_simt_rates_are_the_closed_forms() -> None:
     simt = p.requirement("SIMT rates").value
     tensor = H100.tensor_rate("bf16") / 2
     assert simt == pytest.approx(max(0.0, n / target - tensor) * 2 * H100.simt_rate("fp32") / H100.simt_rate("bf16"), rel=1e-9, abs=1e-3)
+    # the least SM clock: the compute term scales with 1 / clock (rates scale with it)
+    clock = p.requirement("SM clock (all compute rates)").value
+    assert clock == 1980 * p.compute_seconds / target
+    locked = provision_loaded(load(matmul(2048, 2048, 2048, DType.BF16)), target, "H100-SXM", "fused", clock_mhz=clock)
+    assert locked.compute_seconds == pytest.approx(target, rel=1e-12)
     p = provision_loaded(load(matmul(2048, 2048, 2048)), 1e-4, "H100-SXM", "fused")
     assert p.requirement("SIMT rates").value == pytest.approx(2 * n / 1e-4, rel=1e-9)
     assert not any(r.resource.startswith("tensor") for r in p.requirements)  # f32 exact: no path
@@ -83,31 +88,32 @@ def test_fp8_path_on_a_gpu_without_one() -> None:
 
 
 def test_onchip_capacity_is_the_least_whole_byte() -> None:
-    """Rows of 2^20 fp32 elements exceed nothing at S = 4 MiB... the re-read pattern forces
-    groups·max(0, row bytes − S); with budget E above the compulsory bytes the least S is
-    row bytes − E / groups."""
+    """Softmax rows of 2^22 fp32 elements (16 MiB) are needed again after their statistics: the
+    re-read pattern forces groups·max(0, row bytes − S); with a budget of E bytes above the
+    compulsory ones the least S is row bytes − E / groups."""
     rows, cols = 4, 1 << 22
     prog = softmax(rows, cols)
     graph = lift(prog)
     tr = cache_aware_traffic(graph, H100)
-    assert cache_aware_bytes_at(prog, tr, int(H100.onchip_bytes)) == tr.cache_aware_bytes
+    assert cache_aware_bytes_at(graph, tr, int(H100.onchip_bytes)) == tr.cache_aware_bytes
     row_bytes = cols * 4
     s_star = row_bytes - 3_000_000
     target = (tr.compulsory_bytes + rows * (row_bytes - s_star)) / H100.dram_bytes_per_s
     p = provision_loaded(load(prog), target, "H100-SXM")
     s = p.requirement("on-chip capacity").value
     assert s == s_star
-    assert cache_aware_bytes_at(prog, tr, int(s)) / H100.dram_bytes_per_s <= target
-    assert cache_aware_bytes_at(prog, tr, int(s) - 1) / H100.dram_bytes_per_s > target
+    assert cache_aware_bytes_at(graph, tr, int(s)) / H100.dram_bytes_per_s <= target
+    assert cache_aware_bytes_at(graph, tr, int(s) - 1) / H100.dram_bytes_per_s > target
     # a contraction's capacity-forced I/O (Smith et al.): the least S is a whole byte, exactly
     prog = matmul(4096, 4096, 256, DType.BF16)  # memory-bound on an H100
-    tr = cache_aware_traffic(lift(prog), H100)
-    assert tr.contractions and cache_aware_bytes_at(prog, tr, int(H100.onchip_bytes)) == tr.cache_aware_bytes
+    graph = lift(prog)
+    tr = cache_aware_traffic(graph, H100)
+    assert tr.contractions and cache_aware_bytes_at(graph, tr, int(H100.onchip_bytes)) == tr.cache_aware_bytes
     bw = H100.dram_bytes_per_s
     target = 1.0001 * tr.compulsory_bytes / bw
     p = provision_loaded(load(prog), target, "H100-SXM")
     s = int(p.requirement("on-chip capacity").value)
-    assert cache_aware_bytes_at(prog, tr, s) / bw <= target < cache_aware_bytes_at(prog, tr, s - 1) / bw
+    assert cache_aware_bytes_at(graph, tr, s) / bw <= target < cache_aware_bytes_at(graph, tr, s - 1) / bw
 
 
 def test_launch_floors_and_unfused_frontier() -> None:
