@@ -5,7 +5,8 @@ GPU. Built from the per-GPU Reports (no second analysis) and the program's arch-
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,8 +22,18 @@ from solar.usecases.resources import least_rate, resource_of
 MAX_LEVELS = ("fused", "cache_aware")
 # The tensor path of a dtype's own width, to say when a GPU lacks it (fp8 on an A100).
 NATIVE_PATH = {
-    "f16": "fp16", "bf16": "bf16", "f8e4m3": "fp8", "f8e5m2": "fp8", "mxf8e4m3": "fp8", "mxf8e5m2": "fp8",
-    "fp4": "fp4", "mxfp4": "fp4", "nvfp4": "fp4", "i8": "int8", "u8": "int8", "i4": "int4",
+    "f16": "fp16",
+    "bf16": "bf16",
+    "f8e4m3": "fp8",
+    "f8e5m2": "fp8",
+    "mxf8e4m3": "fp8",
+    "mxf8e5m2": "fp8",
+    "fp4": "fp4",
+    "mxfp4": "fp4",
+    "nvfp4": "fp4",
+    "i8": "int8",
+    "u8": "int8",
+    "i4": "int4",
 }
 
 
@@ -40,7 +51,9 @@ class LevelCell(_Model):
     seconds: float
     bottleneck: str
     binds: str
-    ratio: float | None  # None: the first GPU has no such level, or a zero bound below a nonzero one
+    ratio: (
+        float | None
+    )  # None: the first GPU has no such level, or a zero bound below a nonzero one
     compute_seconds: float
     memory_seconds: float
     launch_seconds: float
@@ -76,7 +89,9 @@ class Comparison(_Model):
         for r in self.rows:
             if r.arch == arch:
                 return r
-        raise UsageError(f"{arch!r} is not in this comparison ({', '.join(r.arch for r in self.rows)})")
+        raise UsageError(
+            f"{arch!r} is not in this comparison ({', '.join(r.arch for r in self.rows)})"
+        )
 
 
 def loaded_graph(loaded: Any) -> Any:
@@ -103,11 +118,19 @@ def precision_lines(work: Work, spec: HardwareSpec, precision: str) -> list[str]
         path = tensor_path(spec, (dtype, tf32), precision)
         name = dtype.text + (" (TF32 allowed)" if tf32 else "")
         if path is None:
-            why = f"{precision} policy: no TF32 for this op" if dtype.text == "f32" else "no legal tensor path"
+            why = (
+                f"{precision} policy: no TF32 for this op"
+                if dtype.text == "f32"
+                else "no legal tensor path"
+            )
             out.append(f"{name} -> fma ({why})")
             continue
         native = NATIVE_PATH.get(dtype.text)
-        note = f" (no {native} path)" if native and native != path and spec.tensor_rate(native) is None else ""
+        note = (
+            f" (no {native} path)"
+            if native and native != path and spec.tensor_rate(native) is None
+            else ""
+        )
         out.append(f"{name} -> tensor {path}{note}")
     return out
 
@@ -118,12 +141,22 @@ def _binds(bound: Any, path: str | None) -> str:
     return {"memory": "memory (dram)"}.get(bound.bottleneck, bound.bottleneck)
 
 
-def what_changes(bound: Any, work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None,
-                 path: str | None) -> str:
+def what_changes(
+    bound: Any,
+    work: Work,
+    spec: HardwareSpec,
+    precision: str,
+    clock_mhz: float | None,
+    path: str | None,
+) -> str:
     """How much of the binding resource makes the next term bind, for a max(compute, memory,
     launch) level; the factor is exact: memory and launch terms are linear in their resource, the
     compute factor is the inverse LP's least rate (solar.usecases.inverse)."""
-    terms = {"compute": bound.compute_seconds, "memory": bound.memory_seconds, "launch": bound.launch_seconds}
+    terms = {
+        "compute": bound.compute_seconds,
+        "memory": bound.memory_seconds,
+        "launch": bound.launch_seconds,
+    }
     top = bound.bottleneck
     others = {k: v for k, v in terms.items() if k != top}
     nxt = max(others, key=others.__getitem__)
@@ -143,8 +176,13 @@ def what_changes(bound: Any, work: Work, spec: HardwareSpec, precision: str, clo
     return f"{res.label} x{rate / now:.3g} -> {nxt} binds"
 
 
-def build_comparison(loaded: Any, reports: Sequence[Report], precision: str = "exact",
-                     clock_mhz: float | None = None, cache: str = "cold") -> Comparison:
+def build_comparison(
+    loaded: Any,
+    reports: Sequence[Report],
+    precision: str = "exact",
+    clock_mhz: float | None = None,
+    cache: str = "cold",
+) -> Comparison:
     """The comparison of the per-GPU `reports` of one loaded program (solar.api.Loaded, or an IR
     Program), in the order given: the first is the reference."""
     if not reports:
@@ -164,31 +202,56 @@ def build_comparison(loaded: Any, reports: Sequence[Report], precision: str = "e
         for level, b in rep.bounds.items():
             ref = first[level].seconds if level in first else None
             levels[level] = LevelCell(
-                seconds=b.seconds, bottleneck=b.bottleneck, binds=_binds(b, path if level in MAX_LEVELS else None),
-                ratio=None if ref is None else b.seconds / ref if ref else (1.0 if b.seconds == 0 else None),
-                compute_seconds=b.compute_seconds, memory_seconds=b.memory_seconds, launch_seconds=b.launch_seconds,
+                seconds=b.seconds,
+                bottleneck=b.bottleneck,
+                binds=_binds(b, path if level in MAX_LEVELS else None),
+                ratio=None
+                if ref is None
+                else b.seconds / ref
+                if ref
+                else (1.0 if b.seconds == 0 else None),
+                compute_seconds=b.compute_seconds,
+                memory_seconds=b.memory_seconds,
+                launch_seconds=b.launch_seconds,
             )
             if level in MAX_LEVELS and b.seconds > 0:
                 change[level] = what_changes(b, work, spec, precision, clock_mhz, path)
         boost = spec.boost_clock_mhz.value
-        rows.append(CompareRow(
-            arch=rep.arch, architecture=spec.architecture,
-            clock_mhz=boost if clock_mhz is None else clock_mhz,
-            clock=f"boost {boost:g} MHz" if clock_mhz is None else f"locked {clock_mhz:g} MHz (boost {boost:g})",
-            dram_bytes_per_s=spec.dram_bytes_per_s,
-            tensor_paths={k: v.value for k, v in spec.tensor_core_flops_per_s.items()},
-            precision=precision_lines(work, spec, precision),
-            levels=levels, change=change,
-        ))
+        rows.append(
+            CompareRow(
+                arch=rep.arch,
+                architecture=spec.architecture,
+                clock_mhz=boost if clock_mhz is None else clock_mhz,
+                clock=f"boost {boost:g} MHz"
+                if clock_mhz is None
+                else f"locked {clock_mhz:g} MHz (boost {boost:g})",
+                dram_bytes_per_s=spec.dram_bytes_per_s,
+                tensor_paths={k: v.value for k, v in spec.tensor_core_flops_per_s.items()},
+                precision=precision_lines(work, spec, precision),
+                levels=levels,
+                change=change,
+            )
+        )
     t = reports[0].totals
     return Comparison(
-        program=reports[0].program, precision=precision, cache=cache, reference=reports[0].arch,
-        flops=t.flops, dram_bytes=t.dram_bytes, cache_aware_dram_bytes=t.cache_aware_dram_bytes, rows=rows,
+        program=reports[0].program,
+        precision=precision,
+        cache=cache,
+        reference=reports[0].arch,
+        flops=t.flops,
+        dram_bytes=t.dram_bytes,
+        cache_aware_dram_bytes=t.cache_aware_dram_bytes,
+        rows=rows,
     )
 
 
-def analyze_archs(loaded: Any, archs: Sequence[str], precision: str = "exact", clock_mhz: float | None = None,
-                  cache: str = "cold") -> list[Report]:
+def analyze_archs(
+    loaded: Any,
+    archs: Sequence[str],
+    precision: str = "exact",
+    clock_mhz: float | None = None,
+    cache: str = "cold",
+) -> list[Report]:
     """One Report per GPU of a loaded program, through solar.api's analysis."""
     from solar.api import analyze_loaded
 
@@ -197,11 +260,19 @@ def analyze_archs(loaded: Any, archs: Sequence[str], precision: str = "exact", c
     return [analyze_loaded(loaded, a, precision, clock_mhz, cache) for a in archs]
 
 
-def compare(model_or_path: Any, inputs: Sequence[Any] | None = None,
-            arch: Sequence[str] = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200"),
-            precision: str = "exact", clock_mhz: float | None = None, cache: str = "cold",
-            mode: str | None = None, infer_structure: bool = False, train: bool = False,
-            loss: str = "sum", optimizer: str = "adamw") -> Comparison:
+def compare(
+    model_or_path: Any,
+    inputs: Sequence[Any] | None = None,
+    arch: Sequence[str] = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200"),
+    precision: str = "exact",
+    clock_mhz: float | None = None,
+    cache: str = "cold",
+    mode: str | None = None,
+    infer_structure: bool = False,
+    train: bool = False,
+    loss: str = "sum",
+    optimizer: str = "adamw",
+) -> Comparison:
     """The program's bounds on every GPU in `arch` as one Comparison (see solar.api.analyze for
     the other arguments)."""
     from solar.api import check_clock_mhz, load

@@ -60,8 +60,9 @@ def largest_x(a: np.ndarray, b: np.ndarray, target: float) -> float | None:
     return float((target - rest[j]) / slope[j])
 
 
-def unfused_frontier(c: np.ndarray, d: np.ndarray, launch: np.ndarray, eager_bytes: float,
-                     target_s: float) -> list[tuple[float, float]]:
+def unfused_frontier(
+    c: np.ndarray, d: np.ndarray, launch: np.ndarray, eager_bytes: float, target_s: float
+) -> list[tuple[float, float]]:
     """(β, σ) points on the boundary of {f(σ, β) <= target} (see the module docstring), sorted by
     β, σ finite and positive; β = 1/bandwidth, σ = 1/compute scale."""
     # identical kernels (the layers of a model) are one term times their count: same f, fewer lines
@@ -108,7 +109,9 @@ def cache_aware_bytes_at(graph, traffic, onchip: int) -> float:
     for io in traffic.contractions:
         ab, _ = _compulsory(graph, frozenset({io.a, io.b}))
         moved = replace(io, onchip_words=onchip_words(float(onchip), io.word_bits)).bytes
-        cap_total = max(cap_total, max(moved, ab) + (reads - ab) + writes - traffic.l2_resident_bytes)
+        cap_total = max(
+            cap_total, max(moved, ab) + (reads - ab) + writes - traffic.l2_resident_bytes
+        )
     cap = max(0.0, cap_total - traffic.compulsory_bytes)
     return traffic.compulsory_bytes + max(dep, cap)
 
@@ -118,6 +121,7 @@ def least_onchip(graph, traffic, bandwidth: float, target_s: float) -> int | Non
     <= target_s (None: the compulsory bytes alone exceed it). The bytes are nonincreasing in S
     (each re-read term is Σ max(0, |E|·w − S); the Smith et al. term ceil(2mnk/√S) − 2S falls with
     S), so bisection over the integers finds the exact least S."""
+
     def fits(s: int) -> bool:
         return cache_aware_bytes_at(graph, traffic, s) / bandwidth <= target_s
 

@@ -47,7 +47,12 @@ class Row:
 def least_unit_scale(rows: tuple[Row, ...], target_s: float, units: frozenset[str]) -> float | None:
     """The least α such that the work meets `target_s` when every rate on `units` is multiplied
     by α (None: the other units alone cannot meet it; 0.0: `units` need do nothing)."""
-    cols = [(i, u, r.amount / rate / target_s) for i, r in enumerate(rows) for u, rate in r.rates if rate > 0]
+    cols = [
+        (i, u, r.amount / rate / target_s)
+        for i, r in enumerate(rows)
+        for u, rate in r.rates
+        if rate > 0
+    ]
     if any(not any(c[0] == i for c in cols) for i in range(len(rows))):
         raise SolarError("a work class has no unit that can run it")
     nvar = len(cols) + 1  # fractions f_iu of each class on each unit, then α
@@ -64,8 +69,16 @@ def least_unit_scale(rows: tuple[Row, ...], target_s: float, units: frozenset[st
             a_ub[k, -1] = -1.0
         else:
             b_ub[k] = 1.0
-    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(len(rows)),
-                  bounds=[(0.0, None)] * nvar, method="highs", options=HIGHS)
+    res = linprog(
+        c,
+        A_ub=a_ub,
+        b_ub=b_ub,
+        A_eq=a_eq,
+        b_eq=np.ones(len(rows)),
+        bounds=[(0.0, None)] * nvar,
+        method="highs",
+        options=HIGHS,
+    )
     if res.status == 2:
         return None
     if res.status != 0:
@@ -77,7 +90,9 @@ def least_path_rate(rows: tuple[Row, ...], target_s: float, unit: str) -> float 
     """The least rate ρ of the scaled path on `unit` (Row.scaled gives each class's work per second
     per unit of ρ) with which the work meets `target_s` (None: unreachable however fast the path;
     0.0: the path need do nothing)."""
-    cols: list[tuple[int, str, float, bool]] = []  # (class, unit, time fraction or ρ-coefficient, scaled)
+    cols: list[
+        tuple[int, str, float, bool]
+    ] = []  # (class, unit, time fraction or ρ-coefficient, scaled)
     for i, r in enumerate(rows):
         cols += [(i, u, r.amount / rate / target_s, False) for u, rate in r.rates if rate > 0]
         if r.scaled > 0:
@@ -107,8 +122,16 @@ def least_path_rate(rows: tuple[Row, ...], target_s: float, unit: str) -> float 
     a_eq[-1, -1] = 1.0
     b_eq = np.zeros(len(rows) + 1)
     b_eq[-1] = 1.0
-    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(len(UNITS)), A_eq=a_eq, b_eq=b_eq,
-                  bounds=[(0.0, None)] * nvar, method="highs", options=HIGHS)
+    res = linprog(
+        c,
+        A_ub=a_ub,
+        b_ub=np.zeros(len(UNITS)),
+        A_eq=a_eq,
+        b_eq=b_eq,
+        bounds=[(0.0, None)] * nvar,
+        method="highs",
+        options=HIGHS,
+    )
     if res.status == 2:
         return None
     if res.status != 0:

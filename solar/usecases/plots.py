@@ -43,7 +43,12 @@ def _log(ax: Any) -> None:
 
 
 def _save(fig: Any, path: str) -> None:
-    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Date": None} if path.endswith(".svg") else None)
+    fig.savefig(
+        path,
+        dpi=110,
+        bbox_inches="tight",
+        metadata={"Date": None} if path.endswith(".svg") else None,
+    )
     _plt().close(fig)
 
 
@@ -68,12 +73,25 @@ def roofline(comparison: Any, path: str) -> None:
         peak = flops / fused.compute_seconds if fused.compute_seconds else None
         grid = [lo * (hi / lo) ** (t / 200) for t in range(201)]
         roof = [min(bw * x, peak) if peak else bw * x for x in grid]
-        ax.plot(grid, roof, color=color, linewidth=1.6, label=f"{row.arch} ({fused.binds}, {_fmt(fused.seconds)})")
+        ax.plot(
+            grid,
+            roof,
+            color=color,
+            linewidth=1.6,
+            label=f"{row.arch} ({fused.binds}, {_fmt(fused.seconds)})",
+        )
         if ai and fused.seconds:
             ax.plot([ai], [flops / fused.seconds], "o", color=color, markersize=7)
         ca = row.levels.get("cache_aware")
         if ai_ca and ca and ca.seconds:
-            ax.plot([ai_ca], [flops / ca.seconds], "o", color=color, markersize=9, markerfacecolor="none")
+            ax.plot(
+                [ai_ca],
+                [flops / ca.seconds],
+                "o",
+                color=color,
+                markersize=9,
+                markerfacecolor="none",
+            )
     _log(ax)
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
     ax.set_ylabel("attainable FLOP/s for this program's work mix")
@@ -106,17 +124,35 @@ def provision_plane(prov: Any, path: str) -> None:
     y0, y1 = min(cs) / 3, max(cs) * 3
     if pts:
         bw, c = pts[0].bandwidth_bytes_per_s, pts[0].compute_scale
-        ax.fill_between([bw, x1], [c, c], [y1, y1], color="#2e7d32", alpha=0.15,
-                        label=f"{prov.level} bound <= target: BW >= {bw / 1e9:.4g} GB/s, compute >= {c:.3g}x")
+        ax.fill_between(
+            [bw, x1],
+            [c, c],
+            [y1, y1],
+            color="#2e7d32",
+            alpha=0.15,
+            label=f"{prov.level} bound <= target: BW >= {bw / 1e9:.4g} GB/s, compute >= {c:.3g}x",
+        )
         ax.plot([bw], [c], "s", color="#2e7d32")
     if eager:
-        ax.plot([p.bandwidth_bytes_per_s for p in eager], [p.compute_scale for p in eager], "-",
-                color="#c62828", linewidth=1.5, label="unfused (eager) bound = target")
+        ax.plot(
+            [p.bandwidth_bytes_per_s for p in eager],
+            [p.compute_scale for p in eager],
+            "-",
+            color="#c62828",
+            linewidth=1.5,
+            label="unfused (eager) bound = target",
+        )
     for k, s in enumerate(sorted(specs, key=lambda v: (v.dram_bytes_per_s, v.compute_scale))):
         color = "#2e7d32" if s.meets else "#555555"
         ax.plot([s.dram_bytes_per_s], [s.compute_scale], "o", color=color)
-        ax.annotate(s.arch, (s.dram_bytes_per_s, s.compute_scale), fontsize=8, color=color,
-                    xytext=(5, 4 if k % 2 else -11), textcoords="offset points")  # alternate: near specs overlap
+        ax.annotate(
+            s.arch,
+            (s.dram_bytes_per_s, s.compute_scale),
+            fontsize=8,
+            color=color,
+            xytext=(5, 4 if k % 2 else -11),
+            textcoords="offset points",
+        )  # alternate: near specs overlap
     _log(ax)
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)

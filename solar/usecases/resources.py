@@ -52,7 +52,10 @@ class Resource:
             return spec.model_copy(update={"tensor_core_flops_per_s": rates})
         if self.kind == "simt":
             alpha = rate / spec.simt_rate("fp32")  # type: ignore[operator]
-            rates = {k: Sourced(value=v.value * alpha, source=PROVISIONED) for k, v in spec.simt_flops_per_s.items()}
+            rates = {
+                k: Sourced(value=v.value * alpha, source=PROVISIONED)
+                for k, v in spec.simt_flops_per_s.items()
+            }
             return spec.model_copy(update={"simt_flops_per_s": rates})
         return spec.model_copy(update={"sfu_ops_per_s": Sourced(value=rate, source=PROVISIONED)})
 
@@ -80,7 +83,9 @@ def used_resources(work: Work, spec: HardwareSpec, precision: str) -> tuple[Reso
     return tuple(out)
 
 
-def rows(work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None, res: Resource) -> tuple[Row, ...]:
+def rows(
+    work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None, res: Resource
+) -> tuple[Row, ...]:
     """The compute LP's rows on `spec`, with `res` (a tensor path) split off as the scaled path:
     a MAC class that may take it gets Row.scaled = clock scale / 2 (MACs per flop/s of the path) and
     keeps, as its fixed tensor rate, the fastest of its OTHER legal paths."""
@@ -106,7 +111,12 @@ def rows(work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None
 
 
 def least_rate(
-    work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None, res: Resource, target_s: float
+    work: Work,
+    spec: HardwareSpec,
+    precision: str,
+    clock_mhz: float | None,
+    res: Resource,
+    target_s: float,
 ) -> float | None:
     """The least rate of `res` (in the spec's unit) with which the compute term meets `target_s`,
     every other rate as in `spec` (None: unreachable; 0.0: the resource need do nothing)."""
@@ -120,5 +130,7 @@ def least_rate(
     return None if alpha is None else alpha * res.rate(spec)  # type: ignore[operator]
 
 
-def compute_seconds(work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None) -> float:
+def compute_seconds(
+    work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None
+) -> float:
     return compute_time(work, spec, precision, clock_mhz).seconds

@@ -18,7 +18,9 @@ from tests.backends.test_cache_aware import softmax
 ARCHS = ["L4", "A100-SXM4-80GB", "H100-SXM"]
 
 
-@pytest.mark.parametrize("program", [matmul(256, 128, 512, DType.BF16), softmax(64, 4096)], ids=["mm", "softmax"])
+@pytest.mark.parametrize(
+    "program", [matmul(256, 128, 512, DType.BF16), softmax(64, 4096)], ids=["mm", "softmax"]
+)
 def test_table_equals_single_arch_analyses(program) -> None:
     c = compare(program, arch=ARCHS)
     assert [r.arch for r in c.rows] == ARCHS and c.reference == "L4"
@@ -63,7 +65,8 @@ def test_what_changes_the_binding_is_exact() -> None:
     assert cell.bottleneck == "memory"
     nxt = max(cell.compute_seconds, cell.launch_seconds)
     assert c.rows[0].change["fused"] == f"DRAM bandwidth x{cell.memory_seconds / nxt:.3g} -> " + (
-        "compute binds" if cell.compute_seconds >= cell.launch_seconds else "launch binds")
+        "compute binds" if cell.compute_seconds >= cell.launch_seconds else "launch binds"
+    )
     # compute-bound bf16 matmul: the MACs spread over the tensor cores (rate ρ/2 MAC/s) and the
     # FMA pipe (bf16 SIMT rate / 2), so memory binds once n / (ρ/2 + fma) = memory term
     c = compare(matmul(2048, 2048, 2048, DType.BF16), arch=["A100-SXM4-80GB"])
@@ -110,7 +113,9 @@ def test_python_api() -> None:
     import solar
 
     c = solar.compare(softmax(8, 64), arch=["L4", "B200"])
-    assert [r.arch for r in c.rows] == ["L4", "B200"] and c.row("B200").levels["fused"].binds == "launch"  # tiny: the launch floor binds everywhere
+    assert [r.arch for r in c.rows] == ["L4", "B200"] and c.row("B200").levels[
+        "fused"
+    ].binds == "launch"  # tiny: the launch floor binds everywhere
     assert c.row("B200").levels["fused"].ratio == 1.0
     p = solar.provision(softmax(8, 64), target_ms=0.001, like="L4")
     assert p.like == "L4" and p.target_seconds == 1e-6

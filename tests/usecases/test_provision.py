@@ -56,11 +56,17 @@ def test_tensor_and_simt_rates_are_the_closed_forms() -> None:
     # the SIMT pipes alone: the tensor cores carry their share, so less SIMT is needed
     simt = p.requirement("SIMT rates").value
     tensor = H100.tensor_rate("bf16") / 2
-    assert simt == pytest.approx(max(0.0, n / target - tensor) * 2 * H100.simt_rate("fp32") / H100.simt_rate("bf16"), rel=1e-9, abs=1e-3)
+    assert simt == pytest.approx(
+        max(0.0, n / target - tensor) * 2 * H100.simt_rate("fp32") / H100.simt_rate("bf16"),
+        rel=1e-9,
+        abs=1e-3,
+    )
     # the least SM clock: the compute term scales with 1 / clock (rates scale with it)
     clock = p.requirement("SM clock (all compute rates)").value
     assert clock == 1980 * p.compute_seconds / target
-    locked = provision_loaded(load(matmul(2048, 2048, 2048, DType.BF16)), target, "H100-SXM", "fused", clock_mhz=clock)
+    locked = provision_loaded(
+        load(matmul(2048, 2048, 2048, DType.BF16)), target, "H100-SXM", "fused", clock_mhz=clock
+    )
     assert locked.compute_seconds == pytest.approx(target, rel=1e-12)
     p = provision_loaded(load(matmul(2048, 2048, 2048)), 1e-4, "H100-SXM", "fused")
     assert p.requirement("SIMT rates").value == pytest.approx(2 * n / 1e-4, rel=1e-9)
@@ -108,12 +114,19 @@ def test_onchip_capacity_is_the_least_whole_byte() -> None:
     prog = matmul(4096, 4096, 256, DType.BF16)  # memory-bound on an H100
     graph = lift(prog)
     tr = cache_aware_traffic(graph, H100)
-    assert tr.contractions and cache_aware_bytes_at(graph, tr, int(H100.onchip_bytes)) == tr.cache_aware_bytes
+    assert (
+        tr.contractions
+        and cache_aware_bytes_at(graph, tr, int(H100.onchip_bytes)) == tr.cache_aware_bytes
+    )
     bw = H100.dram_bytes_per_s
     target = 1.0001 * tr.compulsory_bytes / bw
     p = provision_loaded(load(prog), target, "H100-SXM")
     s = int(p.requirement("on-chip capacity").value)
-    assert cache_aware_bytes_at(graph, tr, s) / bw <= target < cache_aware_bytes_at(graph, tr, s - 1) / bw
+    assert (
+        cache_aware_bytes_at(graph, tr, s) / bw
+        <= target
+        < cache_aware_bytes_at(graph, tr, s - 1) / bw
+    )
 
 
 def test_launch_floors_and_unfused_frontier() -> None:
@@ -138,14 +151,18 @@ def test_launch_floors_and_unfused_frontier() -> None:
     assert f(1.0, 1 / H100.dram_bytes_per_s) == pytest.approx(a.unfused.seconds, rel=1e-12)
     assert len(p.unfused_frontier) >= 3
     for q in p.unfused_frontier:
-        assert f(1 / q.compute_scale, 1 / q.bandwidth_bytes_per_s) == pytest.approx(target, rel=1e-9)
+        assert f(1 / q.compute_scale, 1 / q.bandwidth_bytes_per_s) == pytest.approx(
+            target, rel=1e-9
+        )
     bws = [q.bandwidth_bytes_per_s for q in p.unfused_frontier]
     scales = [q.compute_scale for q in p.unfused_frontier]
     assert bws == sorted(bws, reverse=True) and scales == sorted(scales)  # a trade-off
     # the eager bound's least bandwidth alone: re-analysed with it, the unfused bound is the target
     eager_bw = p.requirement("dram bandwidth (unfused)").value
     assert f(1.0, 1 / eager_bw) == pytest.approx(target, rel=1e-12)
-    assert analyze(prog, _with_bw(H100, eager_bw)).unfused.seconds == pytest.approx(target, rel=1e-12)
+    assert analyze(prog, _with_bw(H100, eager_bw)).unfused.seconds == pytest.approx(
+        target, rel=1e-12
+    )
     corner = p.frontier[0]
     assert corner.compute_scale == a.fused.compute_seconds / target
 
@@ -175,4 +192,8 @@ def test_errors_and_cli(tmp_path, capsys) -> None:
     assert main(["provision", str(f), "--target-ms", "0.01", "--like", "L4", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["like"] == "L4" and data["target_seconds"] == 1e-5
-    assert {r["resource"] for r in data["requirements"]} >= {"dram bandwidth", "SIMT rates", "on-chip capacity"}
+    assert {r["resource"] for r in data["requirements"]} >= {
+        "dram bandwidth",
+        "SIMT rates",
+        "on-chip capacity",
+    }
