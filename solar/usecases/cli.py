@@ -89,7 +89,7 @@ def print_comparison(c: Any) -> None:
         "GPU",
         "clock",
         *(LEVEL_TITLES.get(lv, lv) for lv in levels),
-        "what changes the fused binding",
+        "what changes the binding (fused)",
         "precision paths",
     ):
         table.add_column(col, overflow="fold")
@@ -100,9 +100,11 @@ def print_comparison(c: Any) -> None:
         ]
         paths = " ".join(row.tensor_paths) or "none"
         prec = "\n".join([*row.precision, f"tensor: {paths}"])
-        table.add_row(
-            escape(row.arch), row.clock, *cells, escape(row.change.get("fused", "-")), escape(prec)
-        )
+        change = row.change.get("fused", "-")
+        ca = row.change.get("cache_aware")
+        if ca and ca != change:  # forced traffic moved the binding term
+            change += f"\ncache-aware: {ca}"
+        table.add_row(escape(row.arch), row.clock, *cells, escape(change), escape(prec))
     con.print(table)
     con.print(
         f"totals: {render.fmt_count(c.flops, 'FLOP')}, compulsory DRAM {render.fmt_count(c.dram_bytes, 'B')}, "
