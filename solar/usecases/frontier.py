@@ -15,6 +15,7 @@ the frontier is the polyline through them (each point solved in closed form, `la
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import replace
 
@@ -96,8 +97,11 @@ def unfused_frontier(
 
 
 def _compulsory(graph, tensors: frozenset[str] | None = None) -> tuple[float, float]:
-    """solar.backends.memory.compulsory_bytes, of the graph's program."""
-    return compulsory_bytes(graph.program, tensors)
+    """solar.backends.memory.compulsory_bytes of the graph. It took the Program and takes the
+    EinsumGraph once footprints are read from the graph (the backend speed work): both are served
+    until that lands everywhere, then this reduces to `compulsory_bytes(graph, tensors)`."""
+    first = next(iter(inspect.signature(compulsory_bytes).parameters))
+    return compulsory_bytes(graph if first == "graph" else graph.program, tensors)
 
 
 def cache_aware_bytes_at(graph, traffic, onchip: int) -> float:
