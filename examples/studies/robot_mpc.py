@@ -62,6 +62,38 @@ def main() -> None:
     crossover = 2040 * f.compute_seconds / f.memory_seconds  # below it, compute binds
     least_bw = clocked[0].totals.dram_bytes / TARGET_S
 
+    # `solar provision` (when this solar has it): the least of each resource for the 1 ms target,
+    # for an L4-class part locked at 1000 MHz, per level.
+    ptable = ""
+    try:
+        from solar.usecases.provision import provision_loaded
+    except ImportError:
+        provision_loaded = None
+    if provision_loaded is not None:
+        prow = []
+        for level in ("cache_aware",):
+            prov = provision_loaded(loaded, TARGET_S, like="L4", level=level, clock_mhz=1000)
+            for q in prov.requirements:
+                ratio = q.ratio
+                prow.append(
+                    [
+                        level,
+                        q.resource,
+                        q.limit,
+                        "none alone" if q.value is None else f"{q.value:.4g} {q.unit}",
+                        "" if q.like_value is None else f"{q.like_value:.4g}",
+                        "" if ratio is None else f"{ratio:.3g}",
+                    ]
+                )
+        ptable = (
+            "`solar provision examples/jax/robot_mpc.py --target-ms 1 --like L4 --clock-mhz 1000` "
+            "(each resource alone, the others as the L4's at 1000 MHz):\n\n"
+            + markdown_table(
+                ["level", "resource", "limit", "needed", "L4 @ 1000 MHz", "ratio"], prow
+            )
+            + "\n"
+        )
+
     sym = analyze_file(FILE, {"ROLLOUTS": "R"}, arch="L4")[0]
     body = (
         f"{FILE.name}: {reports[0].totals.flops / 1e6:.1f} MFLOP, "
@@ -79,7 +111,8 @@ def main() -> None:
         f"{least_unfused:.1f} MHz) and DRAM bandwidths below {least_bw / 1e9:.2f} GB/s: an "
         f"embedded part has {TARGET_S / f.seconds:.0f}x headroom over the L4's speed of light, "
         "and generating the samples on chip (in-kernel RNG) would remove most of the traffic.\n\n"
-        "As a formula in the number of rollouts R (`solar analyze examples/jax/robot_mpc.py "
+        + ptable
+        + "As a formula in the number of rollouts R (`solar analyze examples/jax/robot_mpc.py "
         "--symbolic ROLLOUTS=R --arch L4`):\n\n"
         f"- FLOPs = `{sym.flops}`\n- DRAM bytes = `{sym.dram_bytes}`\n"
         f"- fused seconds = `{sym.fused_seconds}`\n"
