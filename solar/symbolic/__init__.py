@@ -8,8 +8,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from solar.errors import UsageError
-from solar.symbolic.bounds import SymbolicAnalysis, analyze_symbolic
-from solar.symbolic.trace import SymbolicError, SymbolicProgram, parse_symbols, symbolic_program
 
 __all__ = [
     "SymbolicAnalysis",
@@ -21,6 +19,24 @@ __all__ = [
     "symbolic_program",
     "trace_file",
 ]
+# sympy, isl and the backends load on first use: `solar --help` and every other command import
+# this package (the CLI registers --symbolic) and must not pay for them.
+_LAZY = {
+    "SymbolicAnalysis": "solar.symbolic.bounds",
+    "analyze_symbolic": "solar.symbolic.bounds",
+    "SymbolicError": "solar.symbolic.trace",
+    "SymbolicProgram": "solar.symbolic.trace",
+    "parse_symbols": "solar.symbolic.trace",
+    "symbolic_program": "solar.symbolic.trace",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'solar.symbolic' has no attribute {name!r}")
 
 
 def trace_file(
@@ -28,6 +44,7 @@ def trace_file(
 ) -> SymbolicProgram:
     """The model file's program with the named module globals (GLOBAL -> SYMBOL) as symbols."""
     from solar.api import load
+    from solar.symbolic.trace import parse_symbols, symbolic_program
 
     if isinstance(symbols, str):
         symbols = parse_symbols(symbols)
@@ -44,11 +61,12 @@ def analyze_file(
     clock_mhz: float | None = None,
     cache: str = "cold",
     train: bool = False,
-) -> list[SymbolicAnalysis]:
+):
     """Formulas of the file's bounds on each GPU of `arch` (see solar.symbolic.bounds)."""
     from solar.api import check_clock_mhz
     from solar.backends.assumptions import Assumptions
     from solar.hardware import get_spec
+    from solar.symbolic.bounds import analyze_symbolic
 
     archs = [arch] if isinstance(arch, str) else list(arch)
     specs = [get_spec(a) for a in archs]
