@@ -6,7 +6,6 @@ OUT/bounds.jsonl (one line per definition, workload and GPU) beside the kernelbe
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
