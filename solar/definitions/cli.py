@@ -25,7 +25,7 @@ with workloads/**.jsonl (FlashInfer-Trace). Each workload becomes a KernelBench-
 OUT/problems/DEFINITION/UUID.py (the reference source, then a harness calling run(...) at the
 workload's shapes) bounded by `solar analyze` in a process of its own. Results: OUT/results.jsonl
 (the runner's rows; a re-run resumes), OUT/bounds.jsonl (one line per definition, workload, GPU with
-every bound level and, with --measured, the score), summary.json, results.csv, report.html, and
+every bound level and, with --measured, the score; the definitions of this run only), summary.json, results.csv, report.html, and
 scores.csv with --measured.
 
 --clock-mhz scales the clock-bound rates (tensor cores, SIMT and SFU pipes) by MHZ / boost clock, which
@@ -60,7 +60,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--retry-timeouts", action="store_true", help="redo timed-out workloads")
     p.add_argument("--retry-errors", action="store_true", help="redo crashed workloads")
     p.add_argument("--isolation", choices=("fork", "subprocess"), default="fork", help="how workers start (as for kernelbench)")
-    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS", help="run the workers as Ray tasks (no ADDRESS: a local cluster; 'auto': the running one)")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS", help="run the workers as Ray tasks (no ADDRESS: a local cluster; 'auto': the running one; put it last or write --ray=ADDRESS)")
     p.add_argument("--measured", nargs="+", default=[], metavar="FILE", help="measured kernel and baseline times (see below)")
     p.add_argument("--measured-arch", metavar="NAME", help="GPU of every --measured time (overrides the files)")
     p.add_argument("--suspicious-ratio", type=float, default=None, metavar="R", help="flag kernels below R x T_SOL (default 1.25)")

@@ -156,7 +156,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=None,
         metavar="ADDRESS",
         help="run the workers (and --measure) as Ray tasks: no ADDRESS starts a local cluster, "
-        "'auto' joins the running one (pip install 'solar-sol[ray]')",
+        "'auto' joins the running one; put it last or write --ray=ADDRESS (pip install 'solar-sol[ray]')",
     )
     p.add_argument(
         "--measured",

@@ -88,3 +88,8 @@ def test_without_ray_the_flag_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_ray)
     with pytest.raises(Exception, match=r"pip install 'solar-sol\[ray\]'"):
         ray_runner._ray()
+
+
+def test_measure_on_a_cluster_without_gpus_says_so_at_once(tmp_path):
+    stats = ray_runner.measure_on_ray([], tmp_path, 10.0, False, "")
+    assert stats.measured == 0 and "no GPUs" in stats.stopped
