@@ -23,7 +23,7 @@ m·n reads and m·n writes, so per batch element
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solar.backends.access import extent_product, is_box, plain_load, plain_store
 from solar.ir.defuse import defuse
@@ -80,18 +80,20 @@ def onchip_words(onchip_bytes: float, word_bits: int) -> int:
 
 
 def contraction_io(graph: EinsumGraph, onchip_bytes: float) -> tuple[ContractionIO, ...]:
-    """The Smith et al. bound of every contraction node that meets its conditions."""
-    program = graph.program
-    dram = defuse(program).dram
-    out: list[ContractionIO] = []
-    for node in graph.nodes():
-        found = _one(program, node.id, dram, onchip_bytes) if node.is_contraction else None
-        if found is not None:
-            out.append(found)
-    return tuple(out)
+    """The Smith et al. bound of every contraction node that meets its conditions (the shapes are
+    found once per graph; only the on-chip words depend on the GPU)."""
+    if "contractions" not in graph.memo:
+        program = graph.program
+        dram = defuse(program).dram
+        found = (_one(program, n.id, dram) for n in graph.nodes() if n.is_contraction)
+        graph.memo["contractions"] = tuple(io for io in found if io is not None)
+    return tuple(
+        replace(io, onchip_words=onchip_words(onchip_bytes, io.word_bits))
+        for io in graph.memo["contractions"]
+    )
 
 
-def _one(program: Program, i: int, dram: frozenset[str], onchip: float) -> ContractionIO | None:
+def _one(program: Program, i: int, dram: frozenset[str]) -> ContractionIO | None:
     stmt = program.stmts[i]
     pair = contraction_loads(stmt)
     if pair is None or not is_box(stmt):
@@ -118,5 +120,5 @@ def _one(program: Program, i: int, dram: frozenset[str], onchip: float) -> Contr
         n=extent_product(program, stmt, (vb & vc) - va),
         k=extent_product(program, stmt, (va & vb) - vc),
         word_bits=bits,
-        onchip_words=onchip_words(onchip, bits),
+        onchip_words=0,
     )

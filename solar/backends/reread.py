@@ -22,7 +22,7 @@ only lowers the bound."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solar.backends.access import (
     Plain,
@@ -34,6 +34,7 @@ from solar.backends.access import (
 )
 from solar.ir.defuse import defuse
 from solar.ir.nodes import Cast, Program, Role, walk
+from solar.lift.einsum import EinsumGraph
 
 # How the elements of q relate to X: for each dimension of q, the dimension of X that it equals
 # (None: not tied to X, i.e. q's element along it does not select X's). Every element pair that
@@ -166,9 +167,16 @@ def _pattern(
     )
 
 
-def find_rereads(program: Program, onchip_bytes: float) -> tuple[Reread, ...]:
+def find_rereads(graph: EinsumGraph, onchip_bytes: float) -> tuple[Reread, ...]:
     """Every dependency-forced re-read pattern of the program (including those whose slices fit
-    on chip and so force nothing), in statement order."""
+    on chip and so force nothing), in statement order. The patterns are found once per graph; only
+    their pricing depends on the on-chip storage."""
+    if "rereads" not in graph.memo:
+        graph.memo["rereads"] = _find_rereads(graph.program)
+    return tuple(replace(r, onchip_bytes=onchip_bytes) for r in graph.memo["rereads"])
+
+
+def _find_rereads(program: Program) -> tuple[Reread, ...]:
     a = _Analysis(program)
     out: dict[Reread, None] = {}
     for c, stmt in enumerate(program.stmts):
@@ -182,7 +190,7 @@ def find_rereads(program: Program, onchip_bytes: float) -> tuple[Reread, ...]:
             for qload, qa in qs:
                 for x, link in a.links(qload.tensor, c):
                     if x == xa.tensor:
-                        found = _pattern(program, c, xa, qa, link, onchip_bytes, path_bits)
+                        found = _pattern(program, c, xa, qa, link, 0.0, path_bits)
                         if found is not None:
                             out[found] = None
     return tuple(out)

@@ -4,6 +4,7 @@ costs from these nodes; nothing here knows a FLOP formula."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -15,6 +16,7 @@ from solar.ir.dtypes import DType
 from solar.ir.nodes import Call, Cast, Expr, IndexTerm, Indirect, Load, Origin, Program, Stmt, walk
 from solar.ir.printer import format_constraint, format_expr, format_store
 from solar.ir.scalar_ops import ScalarOp, Update
+from solar.lift.footprint import Footprints
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,10 @@ class EinsumGraph:
     graph: nx.DiGraph
 
     def nodes(self) -> tuple[EinsumNode, ...]:
+        return self._nodes
+
+    @functools.cached_property
+    def _nodes(self) -> tuple[EinsumNode, ...]:
         return tuple(self.graph.nodes[i]["node"] for i in sorted(self.graph.nodes))
 
     def node(self, node_id: int) -> EinsumNode:
@@ -75,6 +81,17 @@ class EinsumGraph:
 
     def __len__(self) -> int:
         return self.graph.number_of_nodes()
+
+    @functools.cached_property
+    def footprints(self) -> Footprints:
+        """Accesses, footprints and domain sizes of the graph's statements, derived once."""
+        return Footprints(self.program)
+
+    @functools.cached_property
+    def memo(self) -> dict:
+        """Arch-independent results of backend passes over this graph, keyed by the pass (so
+        that each further GPU costs only the pricing)."""
+        return {}
 
 
 # ---- lifting -------------------------------------------------------------------------------------

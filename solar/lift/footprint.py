@@ -1,0 +1,129 @@
+"""Footprints and domain sizes of an einsum graph, derived once per graph: which statements read and
+write each tensor (one pass over the program), the number of distinct elements a set of them
+touches, and each statement's number of points. Backends ask the graph (`graph.footprints`) instead
+of scanning the program once per tensor, and every extra GPU reuses the counts.
+
+Counts are exact and equal to solar.ir.polyhedral's (which is called for everything not below):
+  - a *box* access (no guards, every index dimension a constant, an indirect index — one element in
+    polyhedral's "min" mode — or c*v + d with one loop variable v and c != 0) touches exactly
+    Π extent(v) elements over its distinct variables v: the map from those variables to elements
+    is injective, each variable being recovered from a dimension it indexes;
+  - a union of accesses one of which touches as many elements as the tensor has covers the whole
+    tensor (every access stays inside it: the verifier checks that), so it is the tensor's size;
+  - everything else goes to isl, memoised on a key without tensor names (identical layers differ
+    only in their tensors' names: one count serves all of them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Literal
+
+from solar.ir import polyhedral
+from solar.ir.affine import Affine
+from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Stmt, Store
+
+Kind = Literal["read", "write"]
+Access = Load | Store
+# One access, with tensor names left out: the statement's loops (extents resolved), guards, index.
+AccessKey = tuple
+
+
+class Footprints:
+    """Readers and writers of every tensor of `program` with their accesses, and memoised counts."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._access: dict[Kind, dict[str, list[tuple[int, Access]]]] = {"read": {}, "write": {}}
+        for i, stmt in enumerate(program.stmts):
+            self._access["write"].setdefault(stmt.target.tensor, []).append((i, stmt.target))
+            for load in dict.fromkeys(stmt.loads()):
+                self._access["read"].setdefault(load.tensor, []).append((i, load))
+        self._box: dict[tuple[int, Access], int | None] = {}
+        self._points: dict[int, int] = {}
+        self._isl: dict[tuple, int] = {}
+
+    # ---- queries ---------------------------------------------------------------------------------
+
+    def accesses(self, tensor: str, kind: Kind) -> tuple[tuple[int, Access], ...]:
+        """(statement position, access) of every read (each distinct Load, including loads inside
+        indirect indices) or write (the Store) of `tensor`, in program order."""
+        self.program.tensor(tensor)  # raises for an unknown name
+        return tuple(self._access[kind].get(tensor, ()))
+
+    def elements(self, tensor: str, kind: Kind, stmts: Iterable[int] | None = None) -> int:
+        """Distinct elements of `tensor` read or written by the statements at positions `stmts`
+        (default: all); the same number as polyhedral.tensor_footprint over those statements."""
+        found = self._access[kind].get(tensor, [])
+        if stmts is not None:
+            keep = stmts if isinstance(stmts, (set, frozenset)) else frozenset(stmts)
+            found = [(i, a) for i, a in found if i in keep]
+        return self._union(tensor, found)
+
+    def storage_bytes(self, tensor: str, kind: Kind, stmts: Iterable[int] | None = None) -> float:
+        """`elements` times the tensor's storage width (block scales included)."""
+        return self.program.tensor(tensor).dtype.storage_bytes(self.elements(tensor, kind, stmts))
+
+    def points(self, position: int) -> int:
+        """Points of statement `position`'s iteration domain (guards included)."""
+        if position not in self._points:
+            stmt = self.program.stmts[position]
+            extents = [self.program.size(lp.extent) for lp in stmt.loops]
+            if stmt.guards:
+                self._points[position] = int(polyhedral.domain_size(self.program, stmt))
+            else:
+                self._points[position] = math.prod(max(0, n) for n in extents)
+        return self._points[position]
+
+    # ---- counting --------------------------------------------------------------------------------
+
+    def _union(self, tensor: str, found: list[tuple[int, Access]]) -> int:
+        if not found:
+            return 0
+        numel = self.program.numel(tensor)
+        boxes = [self._box_count(i, a) for i, a in found]
+        if any(b == numel for b in boxes):
+            return numel
+        if len(found) == 1 and boxes[0] is not None:
+            return boxes[0]
+        key = (self.program.shape(tensor), frozenset(self._key(i, a) for i, a in found))
+        if key not in self._isl:
+            stmts = self.program.stmts
+            pairs = [(stmts[i], a) for i, a in found]
+            self._isl[key] = int(polyhedral.tensor_footprint_of(self.program, pairs))
+        return self._isl[key]
+
+    def _box_count(self, position: int, access: Access) -> int | None:
+        """The exact footprint of one access over a box domain (see the module docstring), or
+        None when the access is not of that form."""
+        memo = (position, access)
+        if memo not in self._box:
+            stmt = self.program.stmts[position]
+            self._box[memo] = None if stmt.guards else _box(self.program, stmt, access.index)
+        return self._box[memo]
+
+    def _key(self, position: int, access: Access) -> AccessKey:
+        stmt = self.program.stmts[position]
+        loops = tuple((lp.var, self.program.size(lp.extent)) for lp in stmt.loops)
+        index = tuple(None if isinstance(t, Indirect) else t for t in access.index)
+        return (loops, stmt.guards, index, self.program.symbols)
+
+
+def _box(program: Program, stmt: Stmt, index: tuple[IndexTerm, ...]) -> int | None:
+    extents = {lp.var: program.size(lp.extent) for lp in stmt.loops}
+    if any(n <= 0 for n in extents.values()):
+        return 0
+    used: set[str] = set()
+    for term in index:
+        if isinstance(term, Indirect):
+            continue  # one element in "min" mode
+        assert isinstance(term, Affine)
+        if not term.terms:
+            continue
+        if len(term.terms) != 1:
+            return None
+        atom, coeff = term.terms[0]
+        if not isinstance(atom, str) or atom not in extents or coeff == 0:
+            return None
+        used.add(atom)
+    return math.prod(extents[v] for v in used)
