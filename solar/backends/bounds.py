@@ -174,9 +174,14 @@ def _op_costs(
     if group_works is None:
         group_works = tuple(total(works[i] for i in g.node_ids) for g in groups)
         graph.memo["group_works"] = group_works
+    # Identical op instances (the same op in every layer) have equal Work: each distinct one is
+    # priced once, with the number of instances that share it as its multiplicity.
+    priced: dict[Work, ComputeTime] = {}
     rows: list[OpCost] = []
     for group, nbytes, work in zip(groups, group_bytes, group_works):
-        ct = _compute(work, spec, assumptions)
+        ct = priced.get(work)
+        if ct is None:
+            ct = priced[work] = _compute(work, spec, assumptions)
         mem = nbytes / spec.dram_bytes_per_s
         # an op made only of in-place identity copies runs no kernel (they move nothing)
         runs = not copies.issuperset(group.node_ids)

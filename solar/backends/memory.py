@@ -35,8 +35,7 @@ def inplace_copies(graph: EinsumGraph) -> frozenset[int]:
 
 
 def _inplace_copies(graph: EinsumGraph) -> frozenset[int]:
-    program = graph.program
-    updates = {t.name: t.updates for t in program.tensors if t.updates}
+    updates = {t.name: t.updates for t in graph.tensors if t.updates}
     if not updates:
         return frozenset()
     out = set()
@@ -45,7 +44,7 @@ def _inplace_copies(graph: EinsumGraph) -> frozenset[int]:
         if source is None or node.reduce is not Update.ASSIGN:
             continue
         value = node.stmt.value
-        if isinstance(value, Cast) and value.dtype is program.tensor(source).dtype:
+        if isinstance(value, Cast) and value.dtype is graph.tensor(source).dtype:
             value = value.arg
         if isinstance(value, Load) and value.tensor == source and value.index == node.output_index:
             out.add(node.id)
@@ -73,7 +72,7 @@ def inplace_bytes(
     least |output elements read| − |W| of them; the larger of the two is a lower bound on their
     union. For `x.mul_(2)` this is |x| each way; for a KV-cache row write followed by attention
     over the cache, |cache| − |rows| read and |rows| written."""
-    source = graph.program.tensor(output).updates
+    source = graph.tensor(output).updates
     assert source is not None
     written = footprint_bytes(graph, output, "write", kept)
     read_source = footprint_bytes(graph, source, "read", kept)
@@ -86,11 +85,10 @@ def compulsory_by_tensor(graph: EinsumGraph) -> dict[str, tuple[float, float]]:
     output that updates an input in place carries the bytes of both (`inplace_bytes`), and that
     input none of its own."""
     if "compulsory" not in graph.memo:
-        program = graph.program
         kept = priced_stmts(graph)
-        updated = {t.updates for t in program.tensors if t.updates}
+        updated = {t.updates for t in graph.tensors if t.updates}
         out: dict[str, tuple[float, float]] = {}
-        for t in program.tensors:
+        for t in graph.tensors:
             if t.role in READ_ROLES and t.name not in updated:
                 out[t.name] = (footprint_bytes(graph, t.name, "read"), 0.0)
             elif t.role is Role.OUTPUT and t.updates:
@@ -167,7 +165,6 @@ def unfused_charges(graph: EinsumGraph, groups: tuple[Group, ...]) -> tuple[tupl
     memo = ("unfused_charges", groups)
     if memo in graph.memo:
         return graph.memo[memo]
-    program = graph.program
     readers: dict[str, list[int]] = {}
     writers: dict[str, list[int]] = {}
     copies = inplace_copies(graph)
@@ -182,14 +179,14 @@ def unfused_charges(graph: EinsumGraph, groups: tuple[Group, ...]) -> tuple[tupl
     for gi, (ids, reads, writes) in enumerate(per_group):
         charges: list[Charge] = []
         for name in sorted(reads):
-            role = program.tensor(name).role
+            role = graph.tensor(name).role
             if role in READ_ROLES:
                 fp = footprint_bytes(graph, name, "read", ids)
                 charges.append(("dram_first" if readers[name][0] == gi else "beyond_l2", fp))
             elif writers.get(name, [gi])[0] < gi:  # produced by an earlier kernel
                 charges.append(("beyond_l2", footprint_bytes(graph, name, "read", ids)))
         for name in sorted(writes):
-            role = program.tensor(name).role
+            role = graph.tensor(name).role
             if role is Role.OUTPUT:
                 charges.append(("full", footprint_bytes(graph, name, "write", ids)))
             elif role is Role.TEMP and readers.get(name, [gi])[-1] > gi:

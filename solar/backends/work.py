@@ -87,7 +87,14 @@ def _simt_sort(item: tuple[SimtKey, int]) -> tuple:
 
 
 def total(works: Iterable[Work]) -> Work:
-    return sum(works, Work())
+    macs: Counter = Counter()
+    simt: Counter = Counter()
+    for w in works:
+        for k, n in w.macs:
+            macs[k] += n
+        for k, n in w.simt:
+            simt[k] += n
+    return Work.make(dict(macs), dict(simt))
 
 
 # ---- derivation ----------------------------------------------------------------------------------
@@ -106,8 +113,14 @@ def instance_simt_keys(graph: EinsumGraph) -> dict[int, str]:
     keys: dict[int, set[str]] = {}
     for node in graph.nodes():
         if node.origin is not None:
-            keys.setdefault(node.origin.instance, set()).add(node_simt_key(node))
+            keys.setdefault(node.origin.instance, set()).add(_node_keys(graph)[node.id])
     return {k: _narrowest(v) for k, v in keys.items()}
+
+
+def _node_keys(graph: EinsumGraph) -> dict[int, str]:
+    if "simt_keys" not in graph.memo:
+        graph.memo["simt_keys"] = {node.id: node_simt_key(node) for node in graph.nodes()}
+    return graph.memo["simt_keys"]
 
 
 def node_simt_key(node: EinsumNode) -> str:
@@ -137,7 +150,7 @@ def node_work(graph: EinsumGraph, node: EinsumNode, instance_key: str | None = N
     points = graph.footprints.points(node.id)
     if points == 0:
         return Work()
-    key = node_simt_key(node)
+    key = _node_keys(graph)[node.id]
     if instance_key is not None:
         key = _narrowest((key, instance_key))
     skip: Call | None = strip_casts(stmt.value) if node.is_contraction else None  # type: ignore[assignment]

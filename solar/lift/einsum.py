@@ -11,9 +11,21 @@ from dataclasses import dataclass, replace
 import networkx as nx
 
 from solar.ir.affine import Constraint
-from solar.ir.defuse import defuse
+from solar.ir.defuse import DefUse, defuse
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Call, Cast, Expr, IndexTerm, Indirect, Load, Origin, Program, Stmt, walk
+from solar.ir.nodes import (
+    Call,
+    Cast,
+    Expr,
+    IndexTerm,
+    Indirect,
+    Load,
+    Origin,
+    Program,
+    Stmt,
+    TensorDecl,
+    walk,
+)
 from solar.ir.printer import format_constraint, format_expr, format_store
 from solar.ir.scalar_ops import ScalarOp, Update
 from solar.lift.footprint import Footprints
@@ -82,10 +94,34 @@ class EinsumGraph:
     def __len__(self) -> int:
         return self.graph.number_of_nodes()
 
+    @property
+    def tensors(self) -> tuple[TensorDecl, ...]:
+        """The tensors the nodes read and write (names, shapes, dtypes, roles)."""
+        return self.program.tensors
+
+    def tensor(self, name: str) -> TensorDecl:
+        return self.program.tensor(name)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        """The shape of tensor `name` with every size symbol resolved."""
+        shapes = self._shapes
+        if name not in shapes:
+            shapes[name] = self.program.shape(name)
+        return shapes[name]
+
+    @functools.cached_property
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        return {}
+
+    @functools.cached_property
+    def defuse(self) -> DefUse:
+        """Writers and readers of every tensor by node id (node ids are statement positions)."""
+        return defuse(self.program)
+
     @functools.cached_property
     def footprints(self) -> Footprints:
         """Accesses, footprints and domain sizes of the graph's statements, derived once."""
-        return Footprints(self.program)
+        return Footprints(self.program, self.nodes())
 
     @functools.cached_property
     def memo(self) -> dict:

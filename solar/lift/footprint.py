@@ -15,13 +15,13 @@ Counts are exact and equal to solar.ir.polyhedral's (which is called for everyth
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from typing import Literal
 
 from solar.ir import polyhedral
-from solar.ir.affine import Affine
-from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Stmt, Store
+from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Store
 
 Kind = Literal["read", "write"]
 Access = Load | Store
@@ -30,16 +30,21 @@ AccessKey = tuple
 
 
 class Footprints:
-    """Readers and writers of every tensor of `program` with their accesses, and memoised counts."""
+    """Readers and writers of every tensor with their accesses, and memoised counts, for the
+    statements of `program` (lifted as `nodes`: their operands and extents are read, not rebuilt)."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, nodes: Iterable) -> None:
         self.program = program
         self._access: dict[Kind, dict[str, list[tuple[int, Access]]]] = {"read": {}, "write": {}}
-        for i, stmt in enumerate(program.stmts):
-            self._access["write"].setdefault(stmt.target.tensor, []).append((i, stmt.target))
-            for load in dict.fromkeys(stmt.loads()):
-                self._access["read"].setdefault(load.tensor, []).append((i, load))
-        self._box: dict[tuple[int, Access], int | None] = {}
+        self._extents: list[tuple[tuple[str, int], ...]] = []
+        self._guarded: list[bool] = []
+        for node in nodes:
+            write = Store(node.output, node.output_index)
+            self._access["write"].setdefault(node.output, []).append((node.id, write))
+            for load in dict.fromkeys(Load(o.tensor, o.index) for o in node.operands):
+                self._access["read"].setdefault(load.tensor, []).append((node.id, load))
+            self._extents.append(node.extents)
+            self._guarded.append(bool(node.guards))
         self._points: dict[int, int] = {}
         self._isl: dict[tuple, int] = {}
 
@@ -67,12 +72,11 @@ class Footprints:
     def points(self, position: int) -> int:
         """Points of statement `position`'s iteration domain (guards included)."""
         if position not in self._points:
-            stmt = self.program.stmts[position]
-            extents = [self.program.size(lp.extent) for lp in stmt.loops]
-            if stmt.guards:
+            if self._guarded[position]:
+                stmt = self.program.stmts[position]
                 self._points[position] = int(polyhedral.domain_size(self.program, stmt))
             else:
-                self._points[position] = math.prod(max(0, n) for n in extents)
+                self._points[position] = math.prod(max(0, n) for _, n in self._extents[position])
         return self._points[position]
 
     # ---- counting --------------------------------------------------------------------------------
@@ -81,8 +85,10 @@ class Footprints:
         if not found:
             return 0
         numel = self.program.numel(tensor)
-        boxes = [self._box_count(i, a) for i, a in found]
-        if any(b == numel for b in boxes):
+        boxes = [
+            None if self._guarded[i] else _box(self._extents[i], a.index) for i, a in found
+        ]
+        if numel in boxes:
             return numel
         if len(found) == 1 and boxes[0] is not None:
             return boxes[0]
@@ -93,37 +99,29 @@ class Footprints:
             self._isl[key] = int(polyhedral.tensor_footprint_of(self.program, pairs))
         return self._isl[key]
 
-    def _box_count(self, position: int, access: Access) -> int | None:
-        """The exact footprint of one access over a box domain (see the module docstring), or
-        None when the access is not of that form."""
-        memo = (position, access)
-        if memo not in self._box:
-            stmt = self.program.stmts[position]
-            self._box[memo] = None if stmt.guards else _box(self.program, stmt, access.index)
-        return self._box[memo]
-
     def _key(self, position: int, access: Access) -> AccessKey:
-        stmt = self.program.stmts[position]
-        loops = tuple((lp.var, self.program.size(lp.extent)) for lp in stmt.loops)
+        guards = self.program.stmts[position].guards if self._guarded[position] else ()
         index = tuple(None if isinstance(t, Indirect) else t for t in access.index)
-        return (loops, stmt.guards, index, self.program.symbols)
+        return (self._extents[position], guards, index, self.program.symbols)
 
 
-def _box(program: Program, stmt: Stmt, index: tuple[IndexTerm, ...]) -> int | None:
-    extents = {lp.var: program.size(lp.extent) for lp in stmt.loops}
-    if any(n <= 0 for n in extents.values()):
+@functools.lru_cache(maxsize=1 << 16)
+def _box(extents: tuple[tuple[str, int], ...], index: tuple[IndexTerm, ...]) -> int | None:
+    """The exact footprint of one access over the box of `extents` (see the module docstring), or
+    None when the access is not of that form. Keyed by value: identical layers share it."""
+    sizes = dict(extents)
+    if any(n <= 0 for n in sizes.values()):
         return 0
     used: set[str] = set()
     for term in index:
         if isinstance(term, Indirect):
             continue  # one element in "min" mode
-        assert isinstance(term, Affine)
         if not term.terms:
             continue
         if len(term.terms) != 1:
             return None
         atom, coeff = term.terms[0]
-        if not isinstance(atom, str) or atom not in extents or coeff == 0:
+        if not isinstance(atom, str) or atom not in sizes or coeff == 0:
             return None
         used.add(atom)
-    return math.prod(extents[v] for v in used)
+    return math.prod(sizes[v] for v in used)
