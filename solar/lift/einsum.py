@@ -56,7 +56,6 @@ class EinsumNode:
     output: str
     output_index: tuple[IndexTerm, ...]
     operands: tuple[Operand, ...]
-    combine: ScalarOp | None
     reduce: Update
     reduced_vars: tuple[str, ...]
     extents: tuple[tuple[str, int], ...]
@@ -65,8 +64,16 @@ class EinsumNode:
     origin: Origin | None
     is_contraction: bool
     contraction_dtype: DType | None
-    equation: str
     in_order: tuple[str, ...] = ()  # variables of the enclosing in-order loops, outermost first
+
+    @property
+    def combine(self) -> ScalarOp | None:
+        return top_op(self.stmt.value)
+
+    @property
+    def equation(self) -> str:
+        """The statement as text (see `equation`), printed when asked (reports, `solar einsum`)."""
+        return equation(self.stmt)
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,6 +131,11 @@ class EinsumGraph:
         return Footprints(self.program, self.nodes())
 
     @functools.cached_property
+    def equations(self) -> tuple[str, ...]:
+        """Every node's equation by id, printed once for all the reports on this graph."""
+        return tuple(node.equation for node in self.nodes())
+
+    @functools.cached_property
     def memo(self) -> dict:
         """Arch-independent results of backend passes over this graph, keyed by the pass (so
         that each further GPU costs only the pricing)."""
@@ -163,7 +175,6 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
         Operand(load.tensor, load.index, _dtype(program, load))
         for load in stmt.loads()
     )
-    combine = top_op(stmt.value)
     contraction = is_contraction(stmt)
     return EinsumNode(
         id=node_id,
@@ -171,7 +182,6 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
         output=stmt.target.tensor,
         output_index=stmt.target.index,
         operands=operands,
-        combine=combine,
         reduce=stmt.update,
         reduced_vars=stmt.reduced_vars,
         extents=tuple(program.extents(stmt).items()),
@@ -180,7 +190,6 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
         origin=stmt.origin,
         is_contraction=contraction,
         contraction_dtype=contraction_dtype(program, stmt) if contraction else None,
-        equation=equation(stmt),
     )
 
 
