@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from solar.backends import Assumptions, Work, analyze, compute_time
+from solar.backends import Assumptions, Work, analyze, analyze_graph, compute_time
 from solar.backends.memory import fused_dram_bytes, op_groups, unfused_dram_bytes
 from solar.backends.work import graph_work, total
 from solar.errors import UsageError
@@ -385,3 +385,14 @@ def test_no_origin_statements_are_their_own_groups() -> None:
     groups = op_groups(lift(bare))
     assert [g.node_ids for g in groups] == [(0,), (1,), (2,)]
     assert analyze(bare, H100).ops[0].op == "<no origin>"
+
+
+def test_one_graph_priced_on_several_gpus_equals_fresh_analyses() -> None:
+    """What a graph keeps from one GPU's analysis (footprints, work, charges) holds for the next:
+    pricing one lifted graph on several GPUs and cache states gives what fresh graphs give."""
+    programs = [chain(1 << 22), matmul(256, 128, 512, BF16)]
+    cases = [(s, Assumptions(cache=c)) for s in (H100, get_spec("L4"), A100) for c in ("cold", "warm")]
+    for prog in programs:
+        shared = lift(prog)
+        for spec, assumptions in cases:
+            assert analyze_graph(shared, spec, assumptions) == analyze_graph(lift(prog), spec, assumptions)
