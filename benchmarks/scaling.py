@@ -6,7 +6,7 @@ cache of an earlier size helps a later one and peak RSS is per size):
             --seq tokens, batch 1) at 1, 2, 4, ... --max-layers layers;
   densenet  a DenseNet-style chain: layer k concatenates the input and the k earlier layers'
             outputs, then batch norm, ReLU and a 3x3 convolution; depth 2, 4, ... --max-depth.
-Per size: wall seconds of each stage (import, build, export, decomposition, lowering without the
+Per size: CPU seconds of each stage (import, build, export, decomposition, lowering without the
 passes, passes, lifting, the first GPU's backends + report, each further GPU's), peak RSS; then a
 least-squares fit of log(seconds) against log(size) over the sizes >= --fit-from: the growth
 exponent (1.0 = linear). Stage times come from wrapping the stage entry points (torch.export.export,

@@ -50,12 +50,6 @@ class Footprints:
 
     # ---- queries ---------------------------------------------------------------------------------
 
-    def accesses(self, tensor: str, kind: Kind) -> tuple[tuple[int, Access], ...]:
-        """(statement position, access) of every read (each distinct Load, including loads inside
-        indirect indices) or write (the Store) of `tensor`, in program order."""
-        self.program.tensor(tensor)  # raises for an unknown name
-        return tuple(self._access[kind].get(tensor, ()))
-
     def elements(self, tensor: str, kind: Kind, stmts: Iterable[int] | None = None) -> int:
         """Distinct elements of `tensor` read or written by the statements at positions `stmts`
         (default: all); the same number as polyhedral.tensor_footprint over those statements."""
