@@ -111,16 +111,18 @@ def instance_simt_keys(graph: EinsumGraph) -> dict[int, str]:
     precision, so every statement of the instance is priced at least as fast (docs/BOUNDS.md §2).
     An upcast the user wrote (`x.float()`) is its own op, and its consumers keep their dtype."""
     keys: dict[int, set[str]] = {}
+    scans = _scans(graph)
     for node in graph.nodes():
         if node.origin is not None:
-            keys.setdefault(node.origin.instance, set()).add(_node_keys(graph)[node.id])
+            keys.setdefault(node.origin.instance, set()).add(scans[node.id][0])
     return {k: _narrowest(v) for k, v in keys.items()}
 
 
-def _node_keys(graph: EinsumGraph) -> dict[int, str]:
-    if "simt_keys" not in graph.memo:
-        graph.memo["simt_keys"] = {node.id: node_simt_key(node) for node in graph.nodes()}
-    return graph.memo["simt_keys"]
+def _scans(graph: EinsumGraph) -> dict[int, tuple[str, tuple[ScalarOp, ...]]]:
+    """(SIMT key, the ops its points evaluate) of every node, from one walk of each value."""
+    if "work_scans" not in graph.memo:
+        graph.memo["work_scans"] = {node.id: _scan(node) for node in graph.nodes()}
+    return graph.memo["work_scans"]
 
 
 def node_simt_key(node: EinsumNode) -> str:
@@ -128,14 +130,24 @@ def node_simt_key(node: EinsumNode) -> str:
     its casts (fp32 when none has a key of its own). For a node of one type this is that type's
     key (fp64 for f64, fp16 for f16, bf16 for bf16, else fp32); pricing a mixed statement at its
     narrowest type can only make the bound lower, so it stays sound."""
+    return _scan(node)[0]
+
+
+def _scan(node: EinsumNode) -> tuple[str, tuple[ScalarOp, ...]]:
+    """The node's SIMT key and the scalar ops of its value, less the product of a contraction (a
+    MAC with the += update)."""
     of = {o.tensor: o.dtype for o in node.operands}
+    skip = strip_casts(node.stmt.value) if node.is_contraction else None
     dtypes = [node.out_dtype]
+    ops: list[ScalarOp] = []
     for e in walk(node.stmt.value):
         if isinstance(e, Load):
             dtypes.append(of[e.tensor])
         elif isinstance(e, Cast):
             dtypes.append(e.dtype)
-    return _narrowest(simt_key(d) for d in dtypes)
+        elif isinstance(e, Call) and e is not skip:
+            ops.append(e.op)
+    return _narrowest(simt_key(d) for d in dtypes), tuple(ops)
 
 
 def node_work(graph: EinsumGraph, node: EinsumNode, instance_key: str | None = None) -> Work:
@@ -150,14 +162,12 @@ def node_work(graph: EinsumGraph, node: EinsumNode, instance_key: str | None = N
     points = graph.footprints.points(node.id)
     if points == 0:
         return Work()
-    key = _node_keys(graph)[node.id]
+    key, ops = _scans(graph)[node.id]
     if instance_key is not None:
         key = _narrowest((key, instance_key))
-    skip: Call | None = strip_casts(stmt.value) if node.is_contraction else None  # type: ignore[assignment]
     simt: Counter = Counter()
-    for e in walk(stmt.value):
-        if isinstance(e, Call) and e is not skip:
-            _count_op(simt, e.op, key, points)
+    for op in ops:
+        _count_op(simt, op, key, points)
     macs: dict[MacKey, int] = {}
     if node.is_contraction:
         assert node.contraction_dtype is not None
