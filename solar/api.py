@@ -3,6 +3,7 @@ The CLI is a thin layer over these functions."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -23,6 +24,14 @@ class Loaded:
     notes: tuple[str, ...] = ()  # assumption lines from the frontend (module mode, structure used)
     provenance: tuple[Any, ...] = ()  # where each part of the IR came from (frontends.llm.Provenance)
     serving: Any = None  # an hf: step: (hf.Built, Loaded of 0 layers, Loaded of 1 layer)
+
+    @functools.cached_property
+    def graph(self) -> Any:
+        """The einsum graph of `program`, lifted once: every GPU it is bounded on reuses it and
+        what the backends derived from it (footprints, work), so a further GPU costs the pricing."""
+        from solar.lift import lift
+
+        return lift(self.program)
 
 
 FRONTENDS = ("auto", "torch", "jax", "llm")
@@ -183,14 +192,13 @@ def analyze_loaded(
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
     from solar.hardware import get_spec
-    from solar.lift import lift
 
     clock_mhz = check_clock_mhz(clock_mhz)
     if not isinstance(arch, str):
         raise UsageError(f"a GPU is named by a string (see `solar specs`), got {type(arch).__name__}")
     spec = get_spec(arch)
     assumptions = Assumptions(precision=precision, cache=cache, clock_mhz=clock_mhz, tf32_flags=loaded.flags)
-    graph = lift(loaded.program)
+    graph = loaded.graph
     analysis = analyze_graph(graph, spec, assumptions)
     report = _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
     if loaded.serving is not None:

@@ -56,9 +56,10 @@ def _model(kind, layers, bidi, bf, state, steps=4, batch=3):
 
 
 def _counts(program):
-    work = total(graph_work(lift(program)).values())
-    unfused = unfused_dram_bytes(program, op_groups(program), L2_BYTES)
-    return work, fused_dram_bytes(program), unfused
+    graph = lift(program)
+    work = total(graph_work(graph).values())
+    unfused = unfused_dram_bytes(graph, op_groups(graph), L2_BYTES)
+    return work, fused_dram_bytes(graph), unfused
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c)))
