@@ -15,7 +15,6 @@ the frontier is the polyline through them (each point solved in closed form, `la
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import replace
 
@@ -96,22 +95,14 @@ def unfused_frontier(
     return sorted(out.items())
 
 
-def _compulsory(graph, tensors: frozenset[str] | None = None) -> tuple[float, float]:
-    """solar.backends.memory.compulsory_bytes of the graph. It took the Program and takes the
-    EinsumGraph once footprints are read from the graph (the backend speed work): both are served
-    until that lands everywhere, then this reduces to `compulsory_bytes(graph, tensors)`."""
-    first = next(iter(inspect.signature(compulsory_bytes).parameters))
-    return compulsory_bytes(graph if first == "graph" else graph.program, tensors)
-
-
 def cache_aware_bytes_at(graph, traffic, onchip: int) -> float:
     """The cache-aware DRAM bytes of solar.backends.cache at on-chip capacity `onchip` bytes, from
     the same patterns (`traffic.rereads`, `traffic.contractions`; they do not depend on S)."""
-    reads, writes = _compulsory(graph)
+    reads, writes = compulsory_bytes(graph)
     dep = max((replace(r, onchip_bytes=float(onchip)).bytes for r in traffic.rereads), default=0.0)
     cap_total = 0.0
     for io in traffic.contractions:
-        ab, _ = _compulsory(graph, frozenset({io.a, io.b}))
+        ab, _ = compulsory_bytes(graph, frozenset({io.a, io.b}))
         moved = replace(io, onchip_words=onchip_words(float(onchip), io.word_bits)).bytes
         cap_total = max(
             cap_total, max(moved, ab) + (reads - ab) + writes - traffic.l2_resident_bytes
