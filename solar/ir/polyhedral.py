@@ -28,7 +28,7 @@ from typing import Literal
 import islpy as isl
 
 from solar.errors import NotAffineError, SolarError
-from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod
+from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod, var
 from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store
 
 IndirectMode = Literal["min", "max"]
@@ -184,7 +184,7 @@ def _to_int(count: isl.PwQPolynomial, what: str) -> int:
     return int(value.to_str())  # via text: no round trip through a C long or a float
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)
 def count_points(set_text: str) -> int:
     """Exact number of integer points of an isl set given as text (no parameters)."""
     return _to_int(isl.Set(set_text).card(), set_text)
@@ -215,8 +215,53 @@ def _count(set_text: str, parametric: bool) -> int | str:
 
 
 def domain_size(program: Program, stmt: Stmt, parametric: bool = False) -> int | str:
-    """Number of integer points of the statement's iteration domain, guards included."""
-    return _count(domain_text(program, stmt, parametric), parametric)
+    """Number of integer points of the statement's iteration domain, guards included. A box (no
+    guard, or guards that each bound one variable) is the product of its ranges; any other domain
+    is counted by isl, once per canonical domain (loop variables named by position, so the
+    statements of identical layers share one count)."""
+    if parametric:
+        return _count(domain_text(program, stmt, parametric), parametric)
+    box = _box_size(program, stmt)
+    return box if box is not None else count_points(_canonical_domain_text(program, stmt))
+
+
+def _box_size(program: Program, stmt: Stmt) -> int | None:
+    """The point count when every guard is linear in at most one loop variable (None otherwise)."""
+    lo = {v: 0 for v in stmt.loop_vars}
+    hi = {lp.var: program.size(lp.extent) - 1 for lp in stmt.loops}
+    for g in stmt.guards:
+        if not g.expr.is_linear or len(g.expr.terms) > 1:
+            return None
+        if not g.expr.terms:  # a constant condition
+            if (g.expr.const != 0) if g.equality else (g.expr.const < 0):
+                return 0
+            continue
+        (v, a), c = g.expr.terms[0], g.expr.const
+        if v not in hi:
+            return None  # a program symbol in a guard: isl decides
+        if g.equality:  # a*v + c == 0
+            if c % a:
+                return 0
+            lo[v], hi[v] = max(lo[v], -c // a), min(hi[v], -c // a)
+        elif a > 0:  # v >= ceil(-c / a)
+            lo[v] = max(lo[v], -(c // a))
+        else:  # v <= floor(c / -a)
+            hi[v] = min(hi[v], c // -a)
+    n = 1
+    for v in stmt.loop_vars:
+        n *= max(0, hi[v] - lo[v] + 1)
+    return n
+
+
+def _canonical_domain_text(program: Program, stmt: Stmt) -> str:
+    """`domain_text` with the loop variables renamed `_v0, _v1, ...` in loop order."""
+    rename = {v: f"_v{k}" for k, v in enumerate(stmt.loop_vars)}
+    mapping = {v: var(n) for v, n in rename.items()}
+    names = _Names(program, stmt, parametric=False)
+    names.loop = {n: n for n in rename.values()}
+    bounds = [f"0 <= {rename[lp.var]} < {names.size(lp.extent)}" for lp in stmt.loops]
+    guards = [_constraint(g.substitute(mapping), names) for g in stmt.guards]
+    return _braces("[" + ", ".join(rename.values()) + "]", bounds + guards)
 
 
 def access_footprint(
