@@ -140,8 +140,11 @@ def _access_text(
     index: tuple[IndexTerm, ...],
     names: _Names,
     indirect: IndirectMode,
+    tuple_name: str | None = None,
 ) -> str:
-    """The body of the isl map from the domain to the elements an access touches (no parameters)."""
+    """The body of the isl map from the domain to the elements an access touches (no parameters).
+    `tuple_name` replaces the tensor's name: counts do not depend on it, and the texts of the
+    same access pattern on different tensors (identical layers) then share one cached count."""
     shape = program.tensor(tensor).shape
     outs = [f"_o{d}" for d in range(len(index))]
     cons = []
@@ -151,7 +154,8 @@ def _access_text(
         else:
             cons.append(f"{o} = {_affine(term, names)}")
     cons += _domain_constraints(stmt, names)
-    return _braces(f"{_space(stmt, names)} -> {_tuple_name(tensor)}[{', '.join(outs)}]", cons)
+    name = tuple_name or _tuple_name(tensor)
+    return _braces(f"{_space(stmt, names)} -> {name}[{', '.join(outs)}]", cons)
 
 
 def access_text(
@@ -196,7 +200,7 @@ def count_points_parametric(set_text: str) -> str:
     return str(isl.Set(set_text).card().coalesce())
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)
 def _image_text(map_texts: tuple[str, ...]) -> str:
     """The union of the ranges of some maps into one tensor, as the text of one isl set."""
     image: isl.Set | None = None
@@ -317,7 +321,7 @@ def tensor_footprint_of(
     tensors: set[str] = set()
     for stmt, access in accesses:
         names = _Names(program, stmt, parametric)
-        bodies.append(_access_text(program, stmt, access.tensor, access.index, names, indirect))
+        bodies.append(_access_text(program, stmt, access.tensor, access.index, names, indirect, "T"))
         params |= names.params
         tensors.add(access.tensor)
     if len(tensors) != 1:
@@ -348,16 +352,14 @@ def out_of_bounds_point(
     shape = program.shape(tensor)
     if len(index) != len(shape):
         raise SolarError(f"{tensor} has rank {len(shape)}, indexed with {len(index)} indices")
-    body = _access_text(program, stmt, tensor, index, names, "max")
+    body = _access_text(program, stmt, tensor, index, names, "max", "T")
     outs = ", ".join(f"_o{d}" for d in range(len(shape)))
-    box = _braces(
-        f"{_tuple_name(tensor)}[{outs}]", [f"0 <= _o{d} < {s}" for d, s in enumerate(shape)]
-    )
+    box = _braces(f"T[{outs}]", [f"0 <= _o{d} < {s}" for d, s in enumerate(shape)])
     point = _outside_point(body, box)
     return None if point is None else dict(zip(stmt.loop_vars, point))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)
 def _outside_point(map_text: str, box_text: str) -> tuple[int, ...] | None:
     """Coordinates of one domain point of the map whose image lies outside the box, if any."""
     outside = isl.Map(map_text).intersect_range(isl.Set(box_text).complement()).domain()
