@@ -338,3 +338,42 @@ def lt(a: Affine | int, b: Affine | int) -> Constraint:
 
 def eq(a: Affine | int, b: Affine | int) -> Constraint:
     return Constraint(as_affine(a) - as_affine(b), equality=True)
+
+
+def clip_ranges(ranges: Ranges, guards: tuple[Constraint, ...]) -> dict[str, tuple[int, int]] | None:
+    """`ranges` narrowed by the guards that are linear in one variable of `ranges` (a*v + c >= 0
+    or == 0; constant guards are decided); other guards are ignored, so the result is a box that
+    contains every point satisfying the guards, and is exactly that set when no guard was
+    ignored. None when the box is empty."""
+    box = dict(ranges)
+    for g in guards:
+        e = g.expr
+        if not e.terms:
+            if (e.const != 0) if g.equality else (e.const < 0):
+                return None
+            continue
+        if len(e.terms) > 1 or not isinstance(e.terms[0][0], str) or e.terms[0][0] not in box:
+            continue
+        (v, a), c = e.terms[0], e.const
+        lo, hi = box[v]
+        if g.equality:  # a*v + c == 0
+            if c % a:
+                return None
+            lo, hi = max(lo, -c // a), min(hi, -c // a)
+        elif a > 0:  # v >= ceil(-c / a)
+            lo = max(lo, -(c // a))
+        else:  # v <= floor(c / -a)
+            hi = min(hi, c // -a)
+        if lo > hi:
+            return None
+        box[v] = (lo, hi)
+    return box
+
+
+def is_box(guards: tuple[Constraint, ...], variables: frozenset[str] | set[str]) -> bool:
+    """True when every guard is constant or linear in one of `variables` (the domain is a box)."""
+    return all(
+        not g.expr.terms
+        or (len(g.expr.terms) == 1 and isinstance(g.expr.terms[0][0], str) and g.expr.terms[0][0] in variables)
+        for g in guards
+    )

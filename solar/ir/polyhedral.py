@@ -28,7 +28,7 @@ from typing import Literal
 import islpy as isl
 
 from solar.errors import NotAffineError, SolarError
-from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod, var
+from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod, clip_ranges, is_box, var
 from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store
 
 IndirectMode = Literal["min", "max"]
@@ -231,29 +231,14 @@ def domain_size(program: Program, stmt: Stmt, parametric: bool = False) -> int |
 
 def _box_size(program: Program, stmt: Stmt) -> int | None:
     """The point count when every guard is linear in at most one loop variable (None otherwise)."""
-    lo = {v: 0 for v in stmt.loop_vars}
-    hi = {lp.var: program.size(lp.extent) - 1 for lp in stmt.loops}
-    for g in stmt.guards:
-        if not g.expr.is_linear or len(g.expr.terms) > 1:
-            return None
-        if not g.expr.terms:  # a constant condition
-            if (g.expr.const != 0) if g.equality else (g.expr.const < 0):
-                return 0
-            continue
-        (v, a), c = g.expr.terms[0], g.expr.const
-        if v not in hi:
-            return None  # a program symbol in a guard: isl decides
-        if g.equality:  # a*v + c == 0
-            if c % a:
-                return 0
-            lo[v], hi[v] = max(lo[v], -c // a), min(hi[v], -c // a)
-        elif a > 0:  # v >= ceil(-c / a)
-            lo[v] = max(lo[v], -(c // a))
-        else:  # v <= floor(c / -a)
-            hi[v] = min(hi[v], c // -a)
+    if not is_box(stmt.guards, set(stmt.loop_vars)):
+        return None
+    box = clip_ranges({lp.var: (0, program.size(lp.extent) - 1) for lp in stmt.loops}, stmt.guards)
+    if box is None:
+        return 0
     n = 1
-    for v in stmt.loop_vars:
-        n *= max(0, hi[v] - lo[v] + 1)
+    for lo, hi in box.values():
+        n *= max(0, hi - lo + 1)
     return n
 
 
