@@ -136,7 +136,7 @@ class Report(_Model):
     arch: str
     assumptions: list[str]
     totals: TotalsReport
-    bounds: dict[str, BoundReport]  # "fused", "cache_aware", "unfused"
+    bounds: dict[str, BoundReport]  # "fused", "cache_aware", "library", "unfused"
     ops: list[OpReport]
     traffic: TrafficReport | None = None
     provenance: list[ProvenanceReport] = []
@@ -168,6 +168,8 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
     bounds = {"fused": bound(analysis.fused)}
     if analysis.cache_aware is not None:
         bounds["cache_aware"] = bound(analysis.cache_aware)
+    if analysis.library is not None:
+        bounds["library"] = bound(analysis.library)
     bounds["unfused"] = bound(analysis.unfused)
     return Report(
         program=program_name,

@@ -4,7 +4,12 @@ exactly by isl) times each tensor's own dtype width, plus the block scales of bl
 (solar.ir.dtypes.BLOCK_SCALES); 4-bit types make them fractional, hence floats.
 
 Cold cache: L2 holds nothing of the program's tensors when it starts. Warm cache: it may hold up to
-its capacity of input/parameter bytes, which are then free (`l2_resident` below)."""
+its capacity of input/parameter bytes, which are then free (`l2_resident` below).
+
+Write-back: the L2 is a write-back cache and a timed run ends when its last kernel does, so up to the
+L2 capacity of output bytes may still be dirty in L2 then, never having reached DRAM: only
+max(0, |Y| - L) of the output bytes |Y| are compulsory DRAM writes (`written_back`), and at the end
+of each eager kernel at most L bytes of what it wrote can still be in L2."""
 
 from __future__ import annotations
 
@@ -92,17 +97,24 @@ def compulsory_bytes(
     return reads, writes
 
 
-def fused_dram_bytes(program: Program, l2_resident: float = 0.0) -> float:
+def written_back(write_bytes: float, l2_bytes: float) -> float:
+    """Output bytes that must reach DRAM before the last kernel ends: what does not fit in the
+    write-back L2 (docs/BOUNDS.md §3)."""
+    return max(0.0, write_bytes - l2_bytes)
+
+
+def fused_dram_bytes(program: Program, l2_resident: float = 0.0, l2_bytes: float = 0.0) -> float:
     """Compulsory traffic of any implementation.
 
     Cold cache (`l2_resident` = 0): every input/parameter element the program reads is in DRAM
     only, so it crosses the bus at least once: read footprint × width. Warm cache: at most
     `l2_resident` (the L2 capacity) bytes of them can already be on chip, so at least
     reads − l2_resident cross. Every output element is written at least once: write footprint ×
-    width. Temporaries may live on chip and cost nothing, and a second read of anything is not
+    width, of which all but `l2_bytes` (the L2 capacity, write-back) must reach DRAM before the
+    run ends. Temporaries may live on chip and cost nothing, and a second read of anything is not
     counted — so no correct implementation moves fewer bytes."""
     reads, writes = compulsory_bytes(program)
-    return max(0.0, reads - l2_resident) + writes
+    return max(0.0, reads - l2_resident) + written_back(writes, l2_bytes)
 
 
 # ---- unfused: one eager kernel per op instance ---------------------------------------------------
@@ -139,7 +151,11 @@ def _accessed(stmts: tuple[Stmt, ...]) -> tuple[set[str], set[str]]:
 
 
 def unfused_dram_bytes(
-    program: Program, groups: tuple[Group, ...], l2_bytes: float, warm: bool = False
+    program: Program,
+    groups: tuple[Group, ...],
+    l2_bytes: float,
+    warm: bool = False,
+    writeback: bool = True,
 ) -> tuple[float, ...]:
     """Bytes each eager kernel must move across DRAM (one entry per group). With L = L2 capacity:
 
@@ -151,8 +167,12 @@ def unfused_dram_bytes(
       (what cannot stay in L2 when the kernel ends must have gone to DRAM) and each later group that
       reads it pays max(0, read − L). A temporary used only inside its own group costs nothing (the
       kernel may keep it on chip);
-    - output: every group writing it pays its full write footprint; a later group reading an output
-      that an earlier group wrote pays max(0, read − L), like a temporary.
+    - output: written by the group; a later group reading an output that an earlier group wrote
+      pays max(0, read − L), like a temporary;
+    - writes, jointly (`writeback`): of the bytes a group writes that must outlive it (outputs, and
+      temporaries a later group reads), at most L can still be in the write-back L2 when the kernel
+      ends, so the group pays max(0, Σ of them − L) (≥ the sum of the per-temporary
+      max(0, written − L)). Without `writeback` outputs are paid in full, temporaries as above.
 
     Groups are ordered by their first statement; "earlier"/"later" refer to that order.
 
@@ -183,12 +203,15 @@ def unfused_dram_bytes(
                 total += fp if first else beyond_l2(fp)
             elif any(w < gi for w in writers.get(name, ())):
                 total += beyond_l2(fp)  # produced by an earlier kernel
+        outliving = 0.0
         for name in sorted(writes):
             role = program.tensor(name).role
-            fp = footprint_bytes(program, name, "write", stmts)
-            if role is Role.OUTPUT:
-                total += fp
-            elif role is Role.TEMP and any(r > gi for r in readers.get(name, ())):
-                total += beyond_l2(fp)
-        out.append(total)
+            later = role is Role.TEMP and any(r > gi for r in readers.get(name, ()))
+            if role is Role.OUTPUT or later:
+                fp = footprint_bytes(program, name, "write", stmts)
+                if writeback:
+                    outliving += fp
+                else:
+                    total += fp if role is Role.OUTPUT else beyond_l2(fp)
+        out.append(total + beyond_l2(outliving))
     return tuple(out)
