@@ -19,10 +19,10 @@ PRECISION_TEXT: dict[str, str] = {
 }
 CACHE_TEXT: dict[str, str] = {
     "cold": "cold — L2 flushed before the run: every input/parameter element the program reads "
-    "crosses DRAM once, every output element is written once",
+    "crosses DRAM once, every output element is written once (see `end`)",
     "warm": "warm — a previous run may have left up to the L2 capacity of input/parameter bytes in "
     "L2; those reads are free (no sourced L2 bandwidth: L2-resident bytes are priced at zero), "
-    "every other input byte crosses DRAM once, every output element is written once",
+    "every other input byte crosses DRAM once, every output element is written once (see `end`)",
 }
 
 

@@ -91,6 +91,7 @@ class Analysis:
     traffic: Traffic | None = None  # the DRAM traffic per level behind `cache_aware`
     library: Bound | None = None  # always set by analyze_graph (solar.backends.library)
     library_level: LibraryLevel | None = None  # its kernels, rest and extra
+    fastest_op_compute: tuple[float, ...] | None = None  # per op, under --precision fastest (exact runs)
 
 
 def _dominant(terms: dict[Bottleneck, float]) -> Bottleneck:
@@ -138,6 +139,17 @@ def analyze_graph(
         traffic=traffic,
         library=library,
         library_level=lib,
+        fastest_op_compute=_fastest(ops, works, spec, assumptions),
+    )
+
+
+def _fastest(ops, works, spec: HardwareSpec, a: Assumptions) -> tuple[float, ...] | None:
+    """Each op's compute time under the `fastest` precision policy (for the precision
+    opportunity, solar.insight); None when the analysis already uses it."""
+    if a.precision == "fastest":
+        return None
+    return tuple(
+        compute_time(total(works[i] for i in op.node_ids), spec, "fastest", a.clock_mhz).seconds for op in ops
     )
 
 
