@@ -6,6 +6,9 @@ CPU test can hold them against the GPU times without the sources (KernelBench's 
     python benchmarks/level_bounds.py benchmarks/results/h200/models.jsonl --root benchmarks/models \\
         --out benchmarks/results/h200/models_bounds.jsonl
 
+or convert the results of a `solar kernelbench ROOT --arch H200-SXM --out DIR` run (isolated, with
+a timeout per problem): `--from-kernelbench DIR/results.jsonl --out ...`.
+
 A file is found by name anywhere under --root (KernelBench's level1/ level2/ level3/). Each output
 row is {problem, arch, solar_version, bounds: {level: seconds}} or {problem, error}.
 tests/test_level_oracles.py reads them; rerun after a change that moves a bound."""
@@ -38,13 +41,39 @@ def bounds_row(path: Path, arch: str) -> dict:
     }
 
 
+def convert(rows: Path, results: Path, out: Path) -> int:
+    """Rows of a `solar kernelbench` run, keyed by file name, for the problems `rows` measured."""
+    import solar
+
+    wanted = {json.loads(line)["problem"] for line in rows.read_text().splitlines() if line.strip()}
+    done: dict[str, dict] = {}
+    for line in results.read_text().splitlines():
+        r = json.loads(line)
+        name = Path(r["problem"]).name
+        if name not in wanted:
+            continue
+        if r.get("status") == "ok":
+            done[name] = {"problem": name, "arch": r["arch"], "solar_version": solar.__version__,
+                          "bounds": {k: b["seconds"] for k, b in r["bounds"].items()}}
+        else:
+            done[name] = {"problem": name, "error": f"{r.get('status')}: {(r.get('error') or '')[:200]}"}
+    out.write_text("".join(json.dumps(done[k]) + "\n" for k in sorted(done)))
+    print(f"{len(done)} of {len(wanted)} problems", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("rows", type=Path)
-    p.add_argument("--root", type=Path, required=True)
+    p.add_argument("--root", type=Path, default=None)
+    p.add_argument("--from-kernelbench", type=Path, default=None, help="a `solar kernelbench` results.jsonl")
     p.add_argument("--arch", default="H200-SXM")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
+    if args.from_kernelbench is not None:
+        return convert(args.rows, args.from_kernelbench, args.out)
+    if args.root is None:
+        p.error("give --root or --from-kernelbench")
     names = sorted({json.loads(line)["problem"] for line in args.rows.read_text().splitlines() if line.strip()})
     files = {f.name: f for f in args.root.rglob("*.py")}
     with args.out.open("w") as out:

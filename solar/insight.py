@@ -170,9 +170,15 @@ def opportunities(report, fastest_op_compute: tuple[float, ...] | None = None, m
             kind="dispatch", what="host dispatch binds eager execution: CUDA graphs or torch.compile",
             seconds=b["eager_host"].seconds - b["unfused"].seconds,
         ))
+    from solar.validate.run import LEVEL_MODES  # which executions each level claims
+
     for mode, seconds in (measured or {}).items():
-        # the time lost against the tightest level at or below the measurement
-        below = [(bound.seconds, level) for level, bound in b.items() if bound.seconds <= seconds]
+        # the time lost against the tightest level that claims this execution
+        below = [
+            (bound.seconds, level)
+            for level, bound in b.items()
+            if bound.seconds <= seconds and mode in LEVEL_MODES.get(level, frozenset({mode}))
+        ]
         if below:
             tight, level = max(below)
             ratios = ", ".join(f"{lv} {seconds / bd.seconds:.2f}x" for lv, bd in b.items() if bd.seconds)
