@@ -31,8 +31,11 @@ def bounds_row(path: Path, arch: str) -> dict:
 
     try:
         report = analyze_loaded(load(str(path)), arch)
-    except Exception as exc:  # recorded; the test skips problems solar cannot analyse
-        return {"problem": path.name, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
+    except Exception as exc:  # noqa: BLE001 (recorded; the test skips problems solar cannot analyse)
+        return {
+            "problem": path.name,
+            "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
+        }
     return {
         "problem": path.name,
         "arch": arch,
@@ -53,10 +56,17 @@ def convert(rows: Path, results: Path, out: Path) -> int:
         if name not in wanted:
             continue
         if r.get("status") == "ok":
-            done[name] = {"problem": name, "arch": r["arch"], "solar_version": solar.__version__,
-                          "bounds": {k: b["seconds"] for k, b in r["bounds"].items()}}
+            done[name] = {
+                "problem": name,
+                "arch": r["arch"],
+                "solar_version": solar.__version__,
+                "bounds": {k: b["seconds"] for k, b in r["bounds"].items()},
+            }
         else:
-            done[name] = {"problem": name, "error": f"{r.get('status')}: {(r.get('error') or '')[:200]}"}
+            done[name] = {
+                "problem": name,
+                "error": f"{r.get('status')}: {(r.get('error') or '')[:200]}",
+            }
     out.write_text("".join(json.dumps(done[k]) + "\n" for k in sorted(done)))
     print(f"{len(done)} of {len(wanted)} problems", file=sys.stderr)
     return 0
@@ -66,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("rows", type=Path)
     p.add_argument("--root", type=Path, default=None)
-    p.add_argument("--from-kernelbench", type=Path, default=None, help="a `solar kernelbench` results.jsonl")
+    p.add_argument(
+        "--from-kernelbench", type=Path, default=None, help="a `solar kernelbench` results.jsonl"
+    )
     p.add_argument("--arch", default="H200-SXM")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
@@ -74,11 +86,17 @@ def main(argv: list[str] | None = None) -> int:
         return convert(args.rows, args.from_kernelbench, args.out)
     if args.root is None:
         p.error("give --root or --from-kernelbench")
-    names = sorted({json.loads(line)["problem"] for line in args.rows.read_text().splitlines() if line.strip()})
+    names = sorted(
+        {json.loads(line)["problem"] for line in args.rows.read_text().splitlines() if line.strip()}
+    )
     files = {f.name: f for f in args.root.rglob("*.py")}
     with args.out.open("w") as out:
         for name in names:
-            row = bounds_row(files[name], args.arch) if name in files else {"problem": name, "error": "file not found"}
+            row = (
+                bounds_row(files[name], args.arch)
+                if name in files
+                else {"problem": name, "error": "file not found"}
+            )
             out.write(json.dumps(row) + "\n")
             out.flush()
             print(f"{name}: {row.get('error', 'ok')}", file=sys.stderr, flush=True)

@@ -7,6 +7,8 @@ against eager, fused and cache-aware against everything), and the levels stay or
 
 from __future__ import annotations
 
+import itertools
+
 import json
 from pathlib import Path
 
@@ -25,12 +27,20 @@ PAIRS = {  # measured rows -> recorded bounds
 
 def _rows(name: str) -> list[dict]:
     path = RESULTS / name
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        if path.exists()
+        else []
+    )
 
 
 def _joined(measured: str, bounds: str) -> list[tuple[str, dict, dict]]:
     recorded = {r["problem"]: r["bounds"] for r in _rows(bounds) if "bounds" in r}
-    return [(r["problem"], r["measured"], recorded[r["problem"]]) for r in _rows(measured) if r["problem"] in recorded and "measured" in r]
+    return [
+        (r["problem"], r["measured"], recorded[r["problem"]])
+        for r in _rows(measured)
+        if r["problem"] in recorded and "measured" in r
+    ]
 
 
 def _beaten(bounds: dict[str, float], measured: dict[str, dict]) -> list[str]:
@@ -51,18 +61,24 @@ def test_the_recorded_bounds_cover_the_runs():
     assert all("library" in bounds for _, _, bounds in kb)
 
 
-@pytest.mark.parametrize("source,problem,measured,bounds", CASES, ids=[f"{c[0].split('.')[0]}:{c[1]}" for c in CASES])
+@pytest.mark.parametrize(
+    "source,problem,measured,bounds", CASES, ids=[f"{c[0].split('.')[0]}:{c[1]}" for c in CASES]
+)
 def test_no_level_above_a_measured_minimum(source, problem, measured, bounds):
     assert not _beaten(bounds, measured), f"{source} {problem}"
 
 
 def _ordered(bounds: dict[str, float]) -> bool:
     levels = [bounds[name] for name in ORDER if name in bounds]
-    return all(a <= b * (1 + 1e-9) for a, b in zip(levels, levels[1:]))
+    return all(a <= b * (1 + 1e-9) for a, b in itertools.pairwise(levels))
 
 
 def test_levels_are_ordered_everywhere():
     golden = json.loads((ROOT / "tests/golden/totals.json").read_text())
-    rows = [{k.removesuffix("_seconds"): v for k, v in g.items() if k.endswith("_seconds")} for arch in golden.values() for g in arch.values()]
+    rows = [
+        {k.removesuffix("_seconds"): v for k, v in g.items() if k.endswith("_seconds")}
+        for arch in golden.values()
+        for g in arch.values()
+    ]
     rows += [bounds for _, _, _, bounds in CASES]
     assert rows and all(_ordered(b) for b in rows)

@@ -34,7 +34,7 @@ from solar.ir import polyhedral
 from solar.ir.affine import Affine
 from solar.ir.defuse import defuse
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Cast, Load, Program, Role, Stmt, walk
+from solar.ir.nodes import Cast, Load, Role, Stmt, walk
 from solar.lift.einsum import EinsumGraph, contraction_loads
 
 MERGE_DEPTH = 24  # statements searched back from a kernel's operand for an attention core
@@ -109,7 +109,9 @@ def is_library_contraction(node) -> bool:
     if pair is None:
         return False
     extents = dict(node.extents)
-    va, vb = (frozenset().union(*(t.variables for t in ld.index if isinstance(t, Affine))) for ld in pair)
+    va, vb = (
+        frozenset().union(*(t.variables for t in ld.index if isinstance(t, Affine))) for ld in pair
+    )
     out = frozenset().union(*(t.variables for t in node.output_index if isinstance(t, Affine)))
     sizes = [
         math.prod(extents.get(v, 1) for v in vs)
@@ -160,7 +162,9 @@ def library_level(
     absorbed: dict[int, set[int]] = {}
     for c in sorted(lib_nodes):
         target = reduced_points(c)
-        frontier = [(w, False, frozenset()) for ld in du.loads[c] for w in _writers_before(du, ld.tensor, c)]
+        frontier = [
+            (w, False, frozenset()) for ld in du.loads[c] for w in _writers_before(du, ld.tensor, c)
+        ]
         seen: set[tuple[int, bool]] = set()
         while frontier and len(seen) < MERGE_DEPTH:
             s, found, path = frontier.pop()
@@ -182,7 +186,11 @@ def library_level(
         root = parts.find(g)
         members.setdefault(root, set()).update(groups[g].node_ids)
         members[root] |= absorbed.get(g, set())
-    kernel_stmts = [tuple(sorted(v)) for _, v in sorted(members.items(), key=lambda kv: min(kv[1]))]
+    kernel_stmts = []
+    taken: set[int] = set()  # a statement absorbed on two paths is run (and counted) by one kernel
+    for _, ids in sorted(members.items(), key=lambda kv: min(kv[1])):
+        kernel_stmts.append(tuple(sorted(ids - taken)))
+        taken |= ids
     kernel_of = {i: k for k, ids in enumerate(kernel_stmts) for i in ids}
     copies = inplace_copies(program)
 
@@ -190,7 +198,9 @@ def library_level(
         return i not in kernel_of and not nodes[i].reduced_vars
 
     rest = tuple(
-        i for i in range(len(program.stmts)) if i not in kernel_of and i not in copies and not fusable(i)
+        i
+        for i in range(len(program.stmts))
+        if i not in kernel_of and i not in copies and not fusable(i)
     )
     l2 = spec.l2_bytes
     bw = spec.dram_bytes_per_s
@@ -201,7 +211,9 @@ def library_level(
         in_bytes = _in_bytes(program, du, nodes, inside, stmts, kernel_of, fusable)
         out_bytes = _out_bytes(program, du, nodes, inside, stmts, kernel_of, fusable)
         nbytes = max(0.0, in_bytes - l2) + max(0.0, out_bytes - l2)
-        ct = compute_time(total(works[i] for i in ids), spec, assumptions.precision, assumptions.clock_mhz)
+        ct = compute_time(
+            total(works[i] for i in ids), spec, assumptions.precision, assumptions.clock_mhz
+        )
         mem = nbytes / bw
         origins = [program.stmts[i].origin for i in ids if program.stmts[i].origin is not None]
         ops = tuple(dict.fromkeys(o.op for o in origins))
@@ -224,7 +236,9 @@ def library_level(
     rest_compute = 0.0
     rest_seconds = 0.0
     if rest:
-        ct = compute_time(total(works[i] for i in rest), spec, assumptions.precision, assumptions.clock_mhz)
+        ct = compute_time(
+            total(works[i] for i in rest), spec, assumptions.precision, assumptions.clock_mhz
+        )
         rest_compute = ct.seconds
         rest_seconds = max(ct.seconds, launch)
     charged = sum(k.dram_bytes for k in kernels)
@@ -232,7 +246,9 @@ def library_level(
     extra = max(0.0, max(0.0, cache_aware_bytes - charged) / bw - slack)
     seconds = sum(k.seconds for k in kernels) + rest_seconds + extra
     rest_launch = launch if rest else 0.0
-    return LibraryLevel(tuple(kernels), rest, rest_compute, rest_seconds, rest_launch, extra, seconds)
+    return LibraryLevel(
+        tuple(kernels), rest, rest_compute, rest_seconds, rest_launch, extra, seconds
+    )
 
 
 def _writers_before(du, tensor: str, position: int) -> tuple[int, ...]:
@@ -308,7 +324,17 @@ def _sink(program, du, tensor, writer_stmts, inside, kernel_of, fusable, narrow,
             continue
         loads = tuple(ld for ld in dict.fromkeys(stmt.loads()) if ld.tensor == tensor)
         if any(_one_to_one(stmt, ld) for ld in loads) and len(du.writers[stmt.target.tensor]) == 1:
-            below = _sink(program, du, stmt.target.tensor, (stmt,), inside, kernel_of, fusable, width, depth + 1)
+            below = _sink(
+                program,
+                du,
+                stmt.target.tensor,
+                (stmt,),
+                inside,
+                kernel_of,
+                fusable,
+                width,
+                depth + 1,
+            )
             best = max(best, below)
     return best
 
@@ -320,5 +346,7 @@ def _out_bytes(program, du, nodes, inside, stmts, kernel_of, fusable) -> float:
     for tensor in sorted({s.target.tensor for s in stmts}):
         writer_stmts = tuple(s for s in stmts if s.target.tensor == tensor)
         dtype = program.tensor(tensor).dtype
-        best = max(best, _sink(program, du, tensor, writer_stmts, inside, kernel_of, fusable, dtype))
+        best = max(
+            best, _sink(program, du, tensor, writer_stmts, inside, kernel_of, fusable, dtype)
+        )
     return best

@@ -31,7 +31,13 @@ def _o(op: str, instance: int) -> Origin:
 def _mm(out, a, b, m, n, kk, origin, a_index=None, b_index=None):
     """out[i, j] = Σ_k a[i, k] · b[k, j] (init and contraction, one op instance)."""
     return (
-        Stmt((Loop("i", m), Loop("j", n)), Store(out, (i, j)), Update.ASSIGN, Const(0.0), origin=origin),
+        Stmt(
+            (Loop("i", m), Loop("j", n)),
+            Store(out, (i, j)),
+            Update.ASSIGN,
+            Const(0.0),
+            origin=origin,
+        ),
         Stmt(
             (Loop("i", m), Loop("j", n), Loop("k", kk)),
             Store(out, (i, j)),
@@ -43,7 +49,9 @@ def _mm(out, a, b, m, n, kk, origin, a_index=None, b_index=None):
 
 
 def _pointwise(out, value, m, n, origin):
-    return Stmt((Loop("i", m), Loop("j", n)), Store(out, (i, j)), Update.ASSIGN, value, origin=origin)
+    return Stmt(
+        (Loop("i", m), Loop("j", n)), Store(out, (i, j)), Update.ASSIGN, value, origin=origin
+    )
 
 
 def mm_bias_relu(m: int, n: int, kk: int) -> Program:
@@ -60,8 +68,20 @@ def mm_bias_relu(m: int, n: int, kk: int) -> Program:
         ),
         (
             *_mm("c", "x", "w", m, n, kk, _o("aten.mm.default", 0)),
-            _pointwise("d", Call(ScalarOp.ADD, (Load("c", (i, j)), Load("b", (j,)))), m, n, _o("aten.add.Tensor", 1)),
-            _pointwise("y", Call(ScalarOp.MAX, (Load("d", (i, j)), Const(0.0))), m, n, _o("aten.relu.default", 2)),
+            _pointwise(
+                "d",
+                Call(ScalarOp.ADD, (Load("c", (i, j)), Load("b", (j,)))),
+                m,
+                n,
+                _o("aten.add.Tensor", 1),
+            ),
+            _pointwise(
+                "y",
+                Call(ScalarOp.MAX, (Load("d", (i, j)), Const(0.0))),
+                m,
+                n,
+                _o("aten.relu.default", 2),
+            ),
         ),
     )
 
@@ -73,7 +93,15 @@ def _copy(n: int) -> Program:
     return Program(
         "add1",
         (_t("x", (n,), F32, Role.INPUT), _t("y", (n,), F32, Role.OUTPUT)),
-        (Stmt((Loop("i", n),), Store("y", (i,)), Update.ASSIGN, Call(ScalarOp.ADD, (Load("x", (i,)), Const(1.0))), origin=_o("aten.add.Tensor", 0)),),
+        (
+            Stmt(
+                (Loop("i", n),),
+                Store("y", (i,)),
+                Update.ASSIGN,
+                Call(ScalarOp.ADD, (Load("x", (i,)), Const(1.0))),
+                origin=_o("aten.add.Tensor", 0),
+            ),
+        ),
     )
 
 
@@ -81,7 +109,9 @@ def test_an_output_below_l2_is_not_charged_as_a_dram_write():
     a = analyze(_copy(1 << 20), H200)  # 4 MiB in, 4 MiB out < L2 = 60 MiB
     assert a.totals.dram_bytes == 4 << 20  # the read only
     assert a.unfused.memory_seconds == (4 << 20) / BW
-    assert a.library.seconds == a.fused.seconds == max((4 << 20) / BW, H200.min_kernel_seconds.value)
+    assert (
+        a.library.seconds == a.fused.seconds == max((4 << 20) / BW, H200.min_kernel_seconds.value)
+    )
     old = analyze(_copy(1 << 20), H200, Assumptions(writeback=False))
     assert old.totals.dram_bytes == 8 << 20  # every output byte in DRAM at the end
     assert any("write-back L2" in line for line in a.assumptions.describe())
@@ -132,7 +162,13 @@ def mlp(m: int, hidden: int, d: int) -> Program:
         ),
         (
             *_mm("c", "x", "w1", m, hidden, d, _o("aten.mm.default", 0)),
-            _pointwise("a", Call(ScalarOp.MAX, (Load("c", (i, j)), Const(0.0))), m, hidden, _o("aten.relu.default", 1)),
+            _pointwise(
+                "a",
+                Call(ScalarOp.MAX, (Load("c", (i, j)), Const(0.0))),
+                m,
+                hidden,
+                _o("aten.relu.default", 1),
+            ),
             *_mm("y", "a", "w2", m, d, hidden, _o("aten.mm.default", 2)),
         ),
     )
@@ -144,7 +180,10 @@ def test_the_hidden_activation_of_an_mlp_crosses_dram_at_the_library_level():
     k1, k2 = a.library_level.kernels
     act = 2 * m * hidden
     assert k1.out_bytes == act and k2.in_bytes == act + 2 * hidden * d
-    assert k1.dram_bytes == (2 * (m * d + d * hidden) - L2 if 2 * (m * d + d * hidden) > L2 else 0) + act - L2
+    assert (
+        k1.dram_bytes
+        == (2 * (m * d + d * hidden) - L2 if 2 * (m * d + d * hidden) > L2 else 0) + act - L2
+    )
     assert k2.dram_bytes == (act + 2 * hidden * d - L2) + max(0, 2 * m * d - L2)
     assert a.library.seconds >= (k1.dram_bytes + k2.dram_bytes) / BW
     assert a.fused.seconds < a.library.seconds <= a.unfused.seconds
@@ -181,12 +220,26 @@ def attention(s: int, dh: int) -> Program:
         ),
         (
             *_mm("sc", "q", "kt", s, s, dh, sc),
-            Stmt((Loop("i", s),), Store("mx", (i,)), Update.ASSIGN, Const(float("-inf")), origin=sm),
+            Stmt(
+                (Loop("i", s),), Store("mx", (i,)), Update.ASSIGN, Const(float("-inf")), origin=sm
+            ),
             Stmt((Loop("i", s), red), Store("mx", (i,)), Update.MAX, Load("sc", (i, k)), origin=sm),
-            Stmt(two, Store("e", (i, j)), Update.ASSIGN, Call(ScalarOp.EXP, (Call(ScalarOp.SUB, (Load("sc", (i, j)), Load("mx", (i,)))),)), origin=sm),
+            Stmt(
+                two,
+                Store("e", (i, j)),
+                Update.ASSIGN,
+                Call(ScalarOp.EXP, (Call(ScalarOp.SUB, (Load("sc", (i, j)), Load("mx", (i,)))),)),
+                origin=sm,
+            ),
             Stmt((Loop("i", s),), Store("sm", (i,)), Update.ASSIGN, Const(0.0), origin=sm),
             Stmt((Loop("i", s), red), Store("sm", (i,)), Update.ADD, Load("e", (i, k)), origin=sm),
-            Stmt(two, Store("p", (i, j)), Update.ASSIGN, Call(ScalarOp.DIV, (Load("e", (i, j)), Load("sm", (i,)))), origin=sm),
+            Stmt(
+                two,
+                Store("p", (i, j)),
+                Update.ASSIGN,
+                Call(ScalarOp.DIV, (Load("e", (i, j)), Load("sm", (i,)))),
+                origin=sm,
+            ),
             *_mm("o", "p", "v", s, dh, s, pv),
         ),
     )
