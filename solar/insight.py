@@ -7,7 +7,6 @@ contributes parts through PARTS, and every `*_seconds` term of its bound is comp
 from __future__ import annotations
 
 import itertools
-
 from collections.abc import Callable
 from typing import Any
 

@@ -8,7 +8,6 @@ against eager, fused and cache-aware against everything), and the levels stay or
 from __future__ import annotations
 
 import itertools
-
 import json
 from pathlib import Path
 
