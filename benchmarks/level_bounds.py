@@ -2,6 +2,7 @@
 CPU test can hold them against the GPU times without the sources (KernelBench's are not committed).
 
     python benchmarks/level_bounds.py benchmarks/results/h200/kernelbench_eager.jsonl \\
+        benchmarks/results/h200/kernelbench_level2_compile.jsonl \\
         --root /path/to/KernelBench/KernelBench --out benchmarks/results/h200/kernelbench_bounds.jsonl
     python benchmarks/level_bounds.py benchmarks/results/h200/models.jsonl --root benchmarks/models \\
         --out benchmarks/results/h200/models_bounds.jsonl
@@ -25,7 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def bounds_row(path: Path, arch: str) -> dict:
+def bounds_row(problem: str, path: Path, arch: str) -> dict:
     import solar
     from solar.api import analyze_loaded, load
 
@@ -37,22 +38,27 @@ def bounds_row(path: Path, arch: str) -> dict:
             "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
         }
     return {
-        "problem": path.name,
+        "problem": problem,
         "arch": arch,
         "solar_version": solar.__version__,
         "bounds": {level: b.seconds for level, b in report.bounds.items()},
     }
 
 
-def convert(rows: Path, results: Path, out: Path) -> int:
-    """Rows of a `solar kernelbench` run, keyed by file name, for the problems `rows` measured."""
+def _problems(rows: list[Path]) -> set[str]:
+    return {json.loads(line)["problem"] for f in rows for line in f.read_text().splitlines() if line.strip()}
+
+
+def convert(rows: list[Path], results: Path, out: Path) -> int:
+    """Rows of a `solar kernelbench` run (problems named level/file) for the problems `rows`
+    measured."""
     import solar
 
-    wanted = {json.loads(line)["problem"] for line in rows.read_text().splitlines() if line.strip()}
+    wanted = _problems(rows)
     done: dict[str, dict] = {}
     for line in results.read_text().splitlines():
         r = json.loads(line)
-        name = Path(r["problem"]).name
+        name = r["problem"]
         if name not in wanted:
             continue
         if r.get("status") == "ok":
@@ -74,7 +80,7 @@ def convert(rows: Path, results: Path, out: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("rows", type=Path)
+    p.add_argument("rows", type=Path, nargs="+", help="measured-rows files (their problems are bounded)")
     p.add_argument("--root", type=Path, default=None)
     p.add_argument(
         "--from-kernelbench", type=Path, default=None, help="a `solar kernelbench` results.jsonl"
@@ -93,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     with args.out.open("w") as out:
         for name in names:
             row = (
-                bounds_row(files[name], args.arch)
+                bounds_row(name, files[name], args.arch)
                 if name in files
                 else {"problem": name, "error": "file not found"}
             )
