@@ -33,6 +33,8 @@ EXAMPLES = """examples:
   solar llm-cache list
   solar einsum examples/attention.py
   solar kernelbench benchmarks/suite --arch H200-SXM --out report/ --jobs 2
+  solar compare model.py --arch L4 A100-SXM4-80GB H100-SXM H200-SXM B200 --plot roofline.png
+  solar provision model.py --target-ms 0.5 --like H100-SXM
   solar specs
   solar ops
 """
@@ -166,9 +168,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         from solar.report import with_insights
 
         reports = [with_insights(r, measured=dict(args.measured)) for r in reports]
+    from solar.usecases.cli import show_analysis  # several GPUs: one comparison table; --plot
+
     if args.json:
         print(reports_to_json(reports))
-    else:
+    if not show_analysis(args, loaded, reports) and not args.json:
         for r in reports:
             render.print_report(r, args.per_op, args.group_by)
     return 0
@@ -391,6 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
         "layers.3), or by op type",
     )
     _add_hf_flags(a)
+    from solar.usecases.cli import add_analyze_flags, add_parser as add_usecases
+
+    add_analyze_flags(a)  # --plot
     _add_train_flags(a)
     _add_mode_flags(a)
     _add_run_flags(a)
@@ -426,6 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
     from solar.kernelbench.cli import add_parser as add_kernelbench
 
     add_kernelbench(sub)  # `solar kernelbench ROOT ...`: headroom reports over a KernelBench tree
+    add_usecases(sub)  # `solar compare`, `solar provision`
     sub.add_parser("specs", help="list the GPU specs").set_defaults(fn=cmd_specs)
     sub.add_parser("ops", help="list the supported ops").set_defaults(fn=cmd_ops)
     return p
