@@ -33,6 +33,7 @@ EXAMPLES = """examples:
   solar llm-cache list
   solar einsum examples/attention.py
   solar kernelbench benchmarks/suite --arch H200-SXM --out report/ --jobs 2
+  solar definitions benchmarks/definitions --arch B200 --clock-mhz 1500 --out defs/
   solar compare model.py --arch L4 A100-SXM4-80GB H100-SXM H200-SXM B200 --plot roofline.png
   solar provision model.py --target-ms 0.5 --like H100-SXM
   solar specs
@@ -433,6 +434,9 @@ def build_parser() -> argparse.ArgumentParser:
     from solar.kernelbench.cli import add_parser as add_kernelbench
 
     add_kernelbench(sub)  # `solar kernelbench ROOT ...`: headroom reports over a KernelBench tree
+    from solar.definitions.cli import add_parser as add_definitions
+
+    add_definitions(sub)  # `solar definitions DIR ...`: SOL-ExecBench / FlashInfer-Bench definitions
     add_usecases(sub)  # `solar compare`, `solar provision`
     sub.add_parser("specs", help="list the GPU specs").set_defaults(fn=cmd_specs)
     sub.add_parser("ops", help="list the supported ops").set_defaults(fn=cmd_ops)
