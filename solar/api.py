@@ -188,6 +188,7 @@ def analyze_loaded(
     precision: str = "exact",
     clock_mhz: float | None = None,
     cache: str = "cold",
+    writeback: bool = True,
 ) -> Report:
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
@@ -197,7 +198,9 @@ def analyze_loaded(
     if not isinstance(arch, str):
         raise UsageError(f"a GPU is named by a string (see `solar specs`), got {type(arch).__name__}")
     spec = get_spec(arch)
-    assumptions = Assumptions(precision=precision, cache=cache, clock_mhz=clock_mhz, tf32_flags=loaded.flags)
+    assumptions = Assumptions(
+        precision=precision, cache=cache, clock_mhz=clock_mhz, tf32_flags=loaded.flags, writeback=writeback
+    )
     graph = loaded.graph
     analysis = analyze_graph(graph, spec, assumptions)
     report = _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
@@ -239,13 +242,15 @@ def analyze(
     loss: str = "sum",
     optimizer: str = "adamw",
     symbols: Any = None,
+    writeback: bool = True,
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
     `model_or_path`: a KernelBench-format file or a JAX file, a torch.nn.Module or a JAX callable /
     Flax module (with `inputs`), or an IR Program.
     `precision`: "exact" | "fastest"; `clock_mhz`: a locked SM clock; `cache`: "cold" (L2 flushed
-    before the run) | "warm". Nothing the size of the model is allocated: tracing runs on fake tensors.
+    before the run) | "warm"; `writeback`: output bytes up to the L2 capacity may still be in the
+    write-back L2 when the run ends (True) or must reach DRAM (False). Nothing the size of the model is allocated: tracing runs on fake tensors.
     `mode` ("train" | "eval" | None: as constructed), `infer_structure`, and `train` with `loss`
     ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`.
     `symbols` ({"BATCH": "B"} or "BATCH=B,SEQ=S"): module-level sizes of a model file as symbols;
@@ -259,7 +264,7 @@ def analyze(
     archs = [arch] if isinstance(arch, str) else list(arch)
     if not archs:
         raise UsageError("no GPU given; pass arch='H100-SXM' or a list of names (see `solar specs`)")
-    reports = [analyze_loaded(loaded, a, precision, clock_mhz, cache) for a in archs]
+    reports = [analyze_loaded(loaded, a, precision, clock_mhz, cache, writeback) for a in archs]
     return reports[0] if isinstance(arch, str) else reports
 
 

@@ -169,6 +169,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         progress(f"pricing {a}")
         reports.append(analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache))
     progress.done()
+    if args.measured:
+        from solar.report import with_insights
+
+        reports = [with_insights(r, measured=dict(args.measured)) for r in reports]
     from solar.usecases.cli import show_analysis  # several GPUs: one comparison table; --plot
 
     if args.json:
@@ -348,6 +352,17 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--optimizer", choices=("sgd", "adamw", "none"), default="adamw", help="with --train")
 
 
+def _measured(text: str) -> tuple[str, float]:
+    mode, _, value = text.partition("=")
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not mode or not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected MODE=SECONDS with SECONDS > 0 (eager=0.0012), got {text!r}")
+    return mode, seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
     from solar.frontends.llm.cli import add_cache_parser as add_llm_cache
     from solar.frontends.llm.cli import add_flags as add_llm_flags
@@ -373,6 +388,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument(
         "--cache", choices=("cold", "warm"), default="cold",
         help="cold: L2 flushed before the run (default); warm: inputs up to the L2 capacity may be resident",
+    )
+    a.add_argument(
+        "--measured", nargs="+", type=_measured, default=[], metavar="MODE=SECONDS",
+        help="measured times (eager=0.0012 compile=8e-4): opportunities rank the time lost per level",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
     a.add_argument(

@@ -111,6 +111,7 @@ def print_report(report, per_op: bool, group_by: str | None = None) -> None:
         for f in report.traffic.forced:
             if f.bytes > 0:
                 con.print(f"  - {escape(f.kind)}: {escape(f.detail)} (+{fmt_count(f.bytes, 'B')})", highlight=False)
+    print_fix_first(con, report)
     con.print("assumptions:")
     for line in report.assumptions:
         con.print(f"  - {escape(line)}", highlight=False)
@@ -129,3 +130,28 @@ def print_serving(con, s) -> None:
             f"  per layer ({level}): {fmt_seconds(b['seconds'])} (compute {fmt_seconds(b['compute_seconds'])}, "
             f"memory {fmt_seconds(b['memory_seconds'])})", highlight=False,
         )
+
+
+FIX_FIRST = 3
+
+
+def print_fix_first(con, report) -> None:
+    """The 'what to fix first' block: where each level gap comes from, and the top opportunities
+    (solar.insight)."""
+    from rich.markup import escape
+
+    ins = report.insights
+    if ins is None:
+        return
+    con.print("what to fix first:", highlight=False)
+    for gap in ins.gaps:
+        if gap.seconds <= 0:
+            continue
+        term = max(gap.by_term, key=lambda t: gap.by_term[t]) if gap.by_term else ""
+        top = f"; most from {escape(gap.parts[0].name)}" if gap.parts else ""
+        con.print(
+            f"  {gap.lo} -> {gap.hi}: +{fmt_seconds(gap.seconds)} (mostly {term}){top}", highlight=False
+        )
+    for n, o in enumerate(ins.opportunities[:FIX_FIRST], 1):
+        caveat = f" [caveat: {escape(o.caveat)}]" if o.caveat else ""
+        con.print(f"  {n}. {o.kind}: {escape(o.what)} — up to {fmt_seconds(o.seconds)}{caveat}", highlight=False)

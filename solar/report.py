@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solar import __version__
 from solar.errors import SolarError
+from solar.insight import Insights, insights
 
 
 class _Model(BaseModel):
@@ -130,17 +131,35 @@ class ServingReport(_Model):
     per_layer: dict[str, dict[str, float]]
 
 
+class KernelReport(_Model):
+    """One kernel of the library level: the op(s) it runs (an attention core runs several), the
+    bytes that must enter and leave it at its boundary, and its time bound."""
+
+    ops: list[str]
+    source: str
+    module: str
+    in_bytes: float
+    out_bytes: float
+    dram_bytes: float
+    seconds: float
+    compute_seconds: float
+    memory_seconds: float
+    launch_seconds: float
+
+
 class Report(_Model):
     solar_version: str = __version__
     program: str
     arch: str
     assumptions: list[str]
     totals: TotalsReport
-    bounds: dict[str, BoundReport]  # "fused", "cache_aware", "unfused"
+    bounds: dict[str, BoundReport]  # "fused", "cache_aware", "library", "unfused"
     ops: list[OpReport]
     traffic: TrafficReport | None = None
     provenance: list[ProvenanceReport] = []
     serving: ServingReport | None = None
+    library_kernels: list[KernelReport] = []
+    insights: Insights | None = None
 
     @property
     def sol_seconds(self) -> float:
@@ -169,8 +188,11 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
     bounds = {"fused": bound(analysis.fused)}
     if analysis.cache_aware is not None:
         bounds["cache_aware"] = bound(analysis.cache_aware)
+    if analysis.library is not None:
+        bounds["library"] = bound(analysis.library)
     bounds["unfused"] = bound(analysis.unfused)
-    return Report(
+    lib = getattr(analysis, "library_level", None)
+    report = Report(
         program=program_name,
         arch=analysis.spec,
         assumptions=assumptions,
@@ -203,7 +225,28 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
             )
             for op in analysis.ops
         ],
+        library_kernels=[] if lib is None else [
+            KernelReport(
+                ops=list(k.ops), source="; ".join(k.sources), module=k.module, in_bytes=k.in_bytes,
+                out_bytes=k.out_bytes, dram_bytes=k.dram_bytes, seconds=k.seconds,
+                compute_seconds=k.compute_seconds, memory_seconds=k.memory_seconds,
+                launch_seconds=k.launch_seconds,
+            )
+            for k in lib.kernels
+        ],
     )
+    return with_insights(report, getattr(analysis, "fastest_op_compute", None))
+
+
+def with_insights(report: Report, fastest_op_compute=None, measured: dict[str, float] | None = None) -> Report:
+    """The report with its insight rows and opportunities (solar.insight) recomputed, e.g. after a
+    level was added or with measured times."""
+    new = insights(report, fastest_op_compute, measured)
+    if fastest_op_compute is None and report.insights is not None:  # keep the precision rows
+        kept = [o for o in report.insights.opportunities if o.kind == "precision"]
+        ranked = sorted([*new.opportunities, *kept], key=lambda o: -o.seconds)
+        new = new.model_copy(update={"opportunities": ranked})
+    return report.model_copy(update={"insights": new})
 
 
 class GroupRow(_Model):

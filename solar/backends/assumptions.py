@@ -19,10 +19,10 @@ PRECISION_TEXT: dict[str, str] = {
 }
 CACHE_TEXT: dict[str, str] = {
     "cold": "cold — L2 flushed before the run: every input/parameter element the program reads "
-    "crosses DRAM once, every output element is written once",
+    "crosses DRAM once, every output element is written once (see `end`)",
     "warm": "warm — a previous run may have left up to the L2 capacity of input/parameter bytes in "
     "L2; those reads are free (no sourced L2 bandwidth: L2-resident bytes are priced at zero), "
-    "every other input byte crosses DRAM once, every output element is written once",
+    "every other input byte crosses DRAM once, every output element is written once (see `end`)",
 }
 
 
@@ -30,13 +30,17 @@ CACHE_TEXT: dict[str, str] = {
 class Assumptions:
     """precision: "exact" | "fastest"; cache: "cold" | "warm" (L2-resident inputs); clock_mhz: a
     locked SM clock (None = the spec's boost clock); count_launch: include the minimum kernel time;
-    tf32_flags: the framework's TF32 flags as read by the frontend, for printing."""
+    tf32_flags: the framework's TF32 flags as read by the frontend, for printing; writeback: the run
+    ends when its last kernel does, so up to the L2 capacity of output bytes may still be dirty in
+    the write-back L2 (True, the default: only max(0, |Y| − L2) of the output bytes must reach
+    DRAM), or every output byte is in DRAM at the end (False)."""
 
     precision: Precision = "exact"
     cache: CacheState = "cold"
     clock_mhz: float | None = None
     count_launch: bool = True
     tf32_flags: tuple[tuple[str, bool], ...] = ()
+    writeback: bool = True
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISION_TEXT:
@@ -55,6 +59,12 @@ class Assumptions:
             flags = ", ".join(f"{name}={value}" for name, value in self.tf32_flags)
             lines.append(f"TF32 flags read from the framework: {flags}")
         lines.append(f"cache: {CACHE_TEXT[self.cache]}")
+        lines.append(
+            "end: the run ends with its last kernel; output bytes up to the L2 capacity may still be "
+            "dirty in the write-back L2, so only max(0, output bytes − L2) are charged as DRAM writes"
+            if self.writeback
+            else "end: every output byte has reached DRAM when the run ends"
+        )
         if self.clock_mhz is None:
             lines.append("clock: datasheet boost clock; dense datasheet peaks (never sparse)")
         else:

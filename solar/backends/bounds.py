@@ -22,6 +22,7 @@ from typing import Literal
 from solar.backends.assumptions import Assumptions
 from solar.backends.cache import Traffic, cache_aware_traffic
 from solar.backends.compute import ComputeTime, compute_time
+from solar.backends.library import LibraryLevel, library_level
 from solar.backends.memory import inplace_copies, op_groups, unfused_dram_bytes
 from solar.backends.work import Work, graph_work, total
 from solar.hardware import HardwareSpec
@@ -88,6 +89,9 @@ class Analysis:
     assumptions: Assumptions
     cache_aware: Bound | None = None  # always set by analyze_graph
     traffic: Traffic | None = None  # the DRAM traffic per level behind `cache_aware`
+    library: Bound | None = None  # always set by analyze_graph (solar.backends.library)
+    library_level: LibraryLevel | None = None  # its kernels, rest and extra
+    fastest_op_compute: tuple[float, ...] | None = None  # per op, under --precision fastest (exact runs)
 
 
 def _dominant(terms: dict[Bottleneck, float]) -> Bottleneck:
@@ -113,13 +117,15 @@ def analyze_graph(
     launch = spec.min_kernel_seconds.value if assumptions.count_launch and runs_a_kernel else 0.0
 
     ct = _compute(work, spec, assumptions)
-    traffic = cache_aware_traffic(graph, spec, assumptions.cache)
+    traffic = cache_aware_traffic(graph, spec, assumptions.cache, assumptions.writeback)
     dram = traffic.compulsory_bytes
     fused = _max_bound("fused", ct, dram / bw, launch)
     cache_aware = _max_bound("cache_aware", ct, traffic.cache_aware_bytes / bw, launch)
 
     ops = _op_costs(graph, works, spec, assumptions, launch)
     unfused, unfused_bytes = _unfused(ops, traffic.cache_aware_bytes, bw)
+    lib = library_level(graph, works, spec, assumptions, launch, traffic.cache_aware_bytes)
+    library = _library_bound(lib, cache_aware, traffic.cache_aware_bytes, bw)
     totals = Totals(
         work.flops, work.contraction_flops, dram, unfused_bytes, traffic.cache_aware_bytes
     )
@@ -132,6 +138,42 @@ def analyze_graph(
         assumptions,
         cache_aware=cache_aware,
         traffic=traffic,
+        library=library,
+        library_level=lib,
+        fastest_op_compute=_fastest(ops, works, spec, assumptions),
+    )
+
+
+def _fastest(ops, works, spec: HardwareSpec, a: Assumptions) -> tuple[float, ...] | None:
+    """Each op's compute time under the `fastest` precision policy (for the precision
+    opportunity, solar.insight); None when the analysis already uses it."""
+    if a.precision == "fastest":
+        return None
+    return tuple(
+        compute_time(total(works[i] for i in op.node_ids), spec, "fastest", a.clock_mhz).seconds for op in ops
+    )
+
+
+def _library_bound(lib: LibraryLevel, cache_aware: Bound, total_bytes: float, bw: float) -> Bound:
+    """The library level (solar.backends.library): never below the cache-aware bound, which holds
+    for every implementation."""
+    if cache_aware.seconds >= lib.seconds:
+        return Bound("library", *[getattr(cache_aware, f) for f in Bound.__slots__[1:]])
+    shares: dict[Bottleneck, float] = {"compute": lib.rest_seconds, "memory": lib.extra_seconds, "launch": 0.0}
+    units: dict[str, float] = {}
+    for k in lib.kernels:
+        shares[_dominant({"compute": k.compute_seconds, "memory": k.memory_seconds, "launch": k.launch_seconds})] += k.seconds
+        if k.binding_unit is not None:
+            units[k.binding_unit] = units.get(k.binding_unit, 0.0) + k.compute_seconds
+    charged = sum(k.dram_bytes for k in lib.kernels)
+    return Bound(
+        level="library",
+        seconds=lib.seconds,
+        bottleneck=_dominant(shares),
+        compute_seconds=sum(k.compute_seconds for k in lib.kernels) + lib.rest_compute_seconds,
+        memory_seconds=max(charged, total_bytes) / bw,
+        launch_seconds=sum(k.launch_seconds for k in lib.kernels) + lib.rest_launch_seconds,
+        binding_unit=max(units, key=units.__getitem__) if units else cache_aware.binding_unit,
     )
 
 
@@ -168,7 +210,7 @@ def _op_costs(
 ) -> tuple[OpCost, ...]:
     groups = op_groups(graph)
     warm = assumptions.cache == "warm"
-    group_bytes = unfused_dram_bytes(graph, groups, spec.l2_bytes, warm)
+    group_bytes = unfused_dram_bytes(graph, groups, spec.l2_bytes, warm, assumptions.writeback)
     copies = inplace_copies(graph)
     group_works = graph.memo.get("group_works")
     if group_works is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from solar.backends.capacity import ContractionIO, contraction_io
-from solar.backends.memory import compulsory_bytes
+from solar.backends.memory import compulsory_bytes, written_back
 from solar.backends.reread import Reread, dependency_forced_bytes, find_rereads
 from solar.hardware import HardwareSpec
 from solar.lift.einsum import EinsumGraph
@@ -54,14 +54,19 @@ class Traffic:
         )
 
 
-def cache_aware_traffic(graph: EinsumGraph, spec: HardwareSpec, cache: str = "cold") -> Traffic:
-    """The traffic levels of `graph` on `spec`. Under a warm cache up to the L2 capacity of input
+def cache_aware_traffic(
+    graph: EinsumGraph, spec: HardwareSpec, cache: str = "cold", writeback: bool = True
+) -> Traffic:
+    """The traffic levels of `graph` on `spec`. With `writeback`, output bytes count beyond the L2
+    capacity only (the rest may still be in L2 when the last kernel ends). Under a warm cache up to the L2 capacity of input
     bytes may already be on chip: the compulsory and the capacity-forced totals drop by at most
     that much; re-reads forced after a reduction are unaffected (they happen after the first reads,
     when at most S bytes are on chip whatever the cache held at the start)."""
     onchip = spec.onchip_bytes
     resident = spec.l2_bytes if cache == "warm" else 0.0
-    reads, writes = compulsory_bytes(graph)
+    reads, all_writes = compulsory_bytes(graph)
+    # the rest may still be dirty in the write-back L2 when the last kernel ends
+    writes = written_back(all_writes, spec.l2_bytes) if writeback else all_writes
     compulsory = max(0.0, reads - resident) + writes
 
     rereads = find_rereads(graph, onchip)

@@ -4,7 +4,12 @@ exactly by isl) times each tensor's own dtype width, plus the block scales of bl
 (solar.ir.dtypes.BLOCK_SCALES); 4-bit types make them fractional, hence floats.
 
 Cold cache: L2 holds nothing of the program's tensors when it starts. Warm cache: it may hold up to
-its capacity of input/parameter bytes, which are then free (`l2_resident` below)."""
+its capacity of input/parameter bytes, which are then free (`l2_resident` below).
+
+Write-back: the L2 is a write-back cache and a timed run ends when its last kernel does, so up to the
+L2 capacity of output bytes may still be dirty in L2 then, never having reached DRAM: only
+max(0, |Y| - L) of the output bytes |Y| are compulsory DRAM writes (`written_back`), and at the end
+of each eager kernel at most L bytes of what it wrote can still be in L2."""
 
 from __future__ import annotations
 
@@ -118,17 +123,24 @@ def compulsory_bytes(
     return reads, writes
 
 
-def fused_dram_bytes(graph: EinsumGraph, l2_resident: float = 0.0) -> float:
+def written_back(write_bytes: float, l2_bytes: float) -> float:
+    """Output bytes that must reach DRAM before the last kernel ends: what does not fit in the
+    write-back L2 (docs/BOUNDS.md §3)."""
+    return max(0.0, write_bytes - l2_bytes)
+
+
+def fused_dram_bytes(graph: EinsumGraph, l2_resident: float = 0.0, l2_bytes: float = 0.0) -> float:
     """Compulsory traffic of any implementation.
 
     Cold cache (`l2_resident` = 0): every input/parameter element the program reads is in DRAM
     only, so it crosses the bus at least once: read footprint × width. Warm cache: at most
     `l2_resident` (the L2 capacity) bytes of them can already be on chip, so at least
     reads − l2_resident cross. Every output element is written at least once: write footprint ×
-    width. Temporaries may live on chip and cost nothing, and a second read of anything is not
+    width, of which all but `l2_bytes` (the L2 capacity, write-back) must reach DRAM before the
+    run ends. Temporaries may live on chip and cost nothing, and a second read of anything is not
     counted — so no correct implementation moves fewer bytes."""
     reads, writes = compulsory_bytes(graph)
-    return max(0.0, reads - l2_resident) + writes
+    return max(0.0, reads - l2_resident) + written_back(writes, l2_bytes)
 
 
 # ---- unfused: one eager kernel per op instance ---------------------------------------------------
@@ -155,8 +167,10 @@ def op_groups(graph: EinsumGraph) -> tuple[Group, ...]:
 
 
 # How one footprint of one kernel is charged (see `unfused_dram_bytes`): in full, or beyond L2;
-# "dram" is an input/parameter read, in full only in the first kernel that reads it and cold.
-Charge = tuple[str, float]  # ("full" | "beyond_l2" | "dram_first", bytes)
+# "dram_first" is an input/parameter read, in full only in the first kernel that reads it and cold;
+# "output" (an output written) and "outlives" (a temporary a later kernel reads) are the writes that
+# must outlive the kernel: jointly beyond L2 with write-back, else in full and beyond L2 each.
+Charge = tuple[str, float]  # ("full" | "beyond_l2" | "dram_first" | "output" | "outlives", bytes)
 
 
 def unfused_charges(graph: EinsumGraph, groups: tuple[Group, ...]) -> tuple[tuple[Charge, ...], ...]:
@@ -188,9 +202,9 @@ def unfused_charges(graph: EinsumGraph, groups: tuple[Group, ...]) -> tuple[tupl
         for name in sorted(writes):
             role = graph.tensor(name).role
             if role is Role.OUTPUT:
-                charges.append(("full", footprint_bytes(graph, name, "write", ids)))
+                charges.append(("output", footprint_bytes(graph, name, "write", ids)))
             elif role is Role.TEMP and readers.get(name, [gi])[-1] > gi:
-                charges.append(("beyond_l2", footprint_bytes(graph, name, "write", ids)))
+                charges.append(("outlives", footprint_bytes(graph, name, "write", ids)))
         out.append(tuple(charges))
     graph.memo[memo] = tuple(out)
     return graph.memo[memo]
@@ -207,7 +221,11 @@ def _accessed(graph: EinsumGraph, ids: frozenset[int]) -> tuple[set[str], set[st
 
 
 def unfused_dram_bytes(
-    graph: EinsumGraph, groups: tuple[Group, ...], l2_bytes: float, warm: bool = False
+    graph: EinsumGraph,
+    groups: tuple[Group, ...],
+    l2_bytes: float,
+    warm: bool = False,
+    writeback: bool = True,
 ) -> tuple[float, ...]:
     """Bytes each eager kernel must move across DRAM (one entry per group). With L = L2 capacity:
 
@@ -219,8 +237,12 @@ def unfused_dram_bytes(
       (what cannot stay in L2 when the kernel ends must have gone to DRAM) and each later group that
       reads it pays max(0, read − L). A temporary used only inside its own group costs nothing (the
       kernel may keep it on chip);
-    - output: every group writing it pays its full write footprint; a later group reading an output
-      that an earlier group wrote pays max(0, read − L), like a temporary.
+    - output: written by the group; a later group reading an output that an earlier group wrote
+      pays max(0, read − L), like a temporary;
+    - writes, jointly (`writeback`): of the bytes a group writes that must outlive it (outputs, and
+      temporaries a later group reads), at most L can still be in the write-back L2 when the kernel
+      ends, so the group pays max(0, Σ of them − L) (≥ the sum of the per-temporary
+      max(0, written − L)). Without `writeback` outputs are paid in full, temporaries as above.
 
     Groups are ordered by their first statement; "earlier"/"later" refer to that order.
 
@@ -229,10 +251,15 @@ def unfused_dram_bytes(
     out: list[float] = []
     for charges in unfused_charges(graph, groups):
         total = 0.0
+        outliving = 0.0
         for how, fp in charges:
             if how == "full" or (how == "dram_first" and not warm):
                 total += fp
+            elif how in ("output", "outlives") and writeback:
+                outliving += fp
+            elif how == "output":
+                total += fp
             else:
                 total += max(0.0, fp - l2_bytes)
-        out.append(total)
+        out.append(total + max(0.0, outliving - l2_bytes))
     return tuple(out)

@@ -16,17 +16,21 @@ from pathlib import PurePosixPath
 from solar.kernelbench.measured import Measurement
 from solar.kernelbench.results import Row
 
-#: bound level -> the only variant it bounds (levels not listed bound every implementation).
-ONLY_FOR_VARIANT: dict[str, str] = {"unfused": "eager"}
+#: bound level -> the only variants it bounds (levels not listed bound every implementation): the
+#: library level bounds library-kernel implementations (eager, torch.compile), not a hand-fused one.
+ONLY_FOR_VARIANT: dict[str, frozenset[str]] = {
+    "unfused": frozenset({"eager"}),
+    "library": frozenset({"eager", "compile"}),
+}
 #: bound levels in the order reports show them; others follow alphabetically.
-LEVEL_ORDER = ("fused", "unfused", "cache_aware")
+LEVEL_ORDER = ("fused", "unfused", "cache_aware", "library")
 #: variants in the order reports show them; others follow alphabetically.
 VARIANT_ORDER = ("eager", "compile")
 
 
 def bound_applies(level: str, variant: str) -> bool:
     only = ONLY_FOR_VARIANT.get(level)
-    return only is None or variant == only
+    return only is None or variant in only
 
 
 def ordered(names: set[str], first: tuple[str, ...]) -> tuple[str, ...]:

@@ -98,7 +98,9 @@ def unfused_frontier(
 def cache_aware_bytes_at(graph, traffic, onchip: int) -> float:
     """The cache-aware DRAM bytes of solar.backends.cache at on-chip capacity `onchip` bytes, from
     the same patterns (`traffic.rereads`, `traffic.contractions`; they do not depend on S)."""
-    reads, writes = compulsory_bytes(graph)
+    reads, _ = compulsory_bytes(graph)
+    # the output writes as solar.backends.cache counts them (beyond the spec's L2 under write-back)
+    writes = traffic.compulsory_bytes - max(0.0, reads - traffic.l2_resident_bytes)
     dep = max((replace(r, onchip_bytes=float(onchip)).bytes for r in traffic.rereads), default=0.0)
     cap_total = 0.0
     for io in traffic.contractions:

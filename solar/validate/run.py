@@ -17,6 +17,7 @@ from solar.errors import SolarError
 LEVEL_MODES: dict[str, frozenset[str]] = {
     "fused": frozenset({"eager", "compile"}),
     "cache_aware": frozenset({"eager", "compile"}),
+    "library": frozenset({"eager", "compile"}),
     "unfused": frozenset({"eager"}),
 }
 

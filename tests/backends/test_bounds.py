@@ -22,6 +22,8 @@ H100 = get_spec("H100-SXM")
 A100 = get_spec("A100-SXM4-80GB")
 i, j, k = var("i"), var("j"), var("k")
 
+NW = Assumptions(writeback=False)  # byte rules with every output byte in DRAM at the end (write-back: test_library.py)
+
 
 def t(name: str, shape: tuple, dtype: DType = F32, role: Role = Role.INPUT) -> TensorDecl:
     return TensorDecl(name, shape, dtype, role)
@@ -66,7 +68,7 @@ def rel(a: float, b: float) -> float:
 
 def test_matmul_counts() -> None:
     M, N, K = 64, 48, 32
-    a = analyze(matmul(M, N, K), H100)
+    a = analyze(matmul(M, N, K), H100, NW)
     assert a.totals.flops == 2 * M * N * K  # the init statement C = 0 counts nothing
     assert a.totals.contraction_flops == 2 * M * N * K
     assert a.totals.dram_bytes == 4 * (M * K + K * N + M * N)
@@ -75,7 +77,7 @@ def test_matmul_counts() -> None:
 
 def test_bf16_bytes_are_two_per_element() -> None:
     M, N, K = 64, 48, 32
-    a = analyze(matmul(M, N, K, BF16), H100)
+    a = analyze(matmul(M, N, K, BF16), H100, NW)
     assert a.totals.dram_bytes == 2 * (M * K + K * N + M * N)
     (work,) = [w for w in graph_work(lift(matmul(M, N, K, BF16))).values() if w.macs]
     assert work.macs == (((BF16, False), M * N * K),)
@@ -160,7 +162,7 @@ def test_grouped_strided_padded_conv_counts_only_real_macs() -> None:
 
 def test_fp32_matmul_without_tf32_runs_on_simt() -> None:
     M, N, K = 512, 512, 512
-    a = analyze(matmul(M, N, K), H100, Assumptions(precision="exact"))
+    a = analyze(matmul(M, N, K), H100, Assumptions(writeback=False, precision="exact"))
     assert rel(a.fused.compute_seconds, 2 * M * N * K / H100.simt_rate("fp32")) < 1e-12
     assert a.fused.binding_unit == "fma"
 
@@ -248,8 +250,8 @@ def test_work_is_additive_and_counts_ops_from_the_table() -> None:
 
 def test_clock_scaling_halves_compute_rates_not_dram() -> None:
     prog = matmul(256, 256, 256)
-    full = analyze(prog, H100)
-    half = analyze(prog, H100, Assumptions(clock_mhz=H100.boost_clock_mhz.value / 2))
+    full = analyze(prog, H100, NW)
+    half = analyze(prog, H100, Assumptions(writeback=False, clock_mhz=H100.boost_clock_mhz.value / 2))
     assert rel(half.fused.compute_seconds, 2 * full.fused.compute_seconds) < 1e-12
     assert half.fused.memory_seconds == full.fused.memory_seconds
 
@@ -284,7 +286,7 @@ def chain(n: int, dtype: DType = F32) -> Program:
 
 @pytest.mark.parametrize("n", [1 << 10, 1 << 26])
 def test_unfused_at_least_fused_for_a_chain(n: int) -> None:
-    a = analyze(chain(n), H100)
+    a = analyze(chain(n), H100, NW)
     assert a.unfused.seconds >= a.fused.seconds
     assert a.totals.unfused_dram_bytes >= a.totals.dram_bytes
     assert len(a.ops) == 3
@@ -298,7 +300,7 @@ def test_unfused_l2_rules_for_temporaries() -> None:
     for n in (small, big):
         prog = chain(n)
         g = lift(prog)
-        per_group = unfused_dram_bytes(g, op_groups(g), L)
+        per_group = unfused_dram_bytes(g, op_groups(g), L, writeback=False)
         spill = max(0.0, 4 * n - L)
         # read x in full + write t1 beyond L2; read t1 + write t2; read t2 + write y in full
         assert per_group == (4 * n + spill, spill + spill, spill + 4 * n)
@@ -317,7 +319,7 @@ def test_unfused_l2_rules_for_temporaries() -> None:
         ),
     )
     g = lift(two)
-    assert unfused_dram_bytes(g, op_groups(g), L) == (8 * n, 4 * n - L + 4 * n)
+    assert unfused_dram_bytes(g, op_groups(g), L, writeback=False) == (8 * n, 4 * n - L + 4 * n)
 
 
 def test_unfused_charges_compulsory_bytes_no_kernel_was_charged() -> None:
@@ -341,36 +343,36 @@ def test_unfused_charges_compulsory_bytes_no_kernel_was_charged() -> None:
             ),
         ),
     )
-    a = analyze(prog, H100)
+    a = analyze(prog, H100, NW)
     assert sum(op.dram_bytes for op in a.ops) == 4 * (h + h + h)
     assert a.totals.unfused_dram_bytes == a.totals.dram_bytes == 4 * (n + n)
     assert a.unfused.seconds >= a.fused.seconds
 
 
 def test_launch_dominates_tiny_programs() -> None:
-    a = analyze(chain(4), H100)
+    a = analyze(chain(4), H100, NW)
     assert a.fused.bottleneck == "launch"
     assert a.fused.seconds == H100.min_kernel_seconds.value
     assert a.unfused.bottleneck == "launch"
-    off = analyze(chain(4), H100, Assumptions(count_launch=False))
+    off = analyze(chain(4), H100, Assumptions(writeback=False, count_launch=False))
     assert off.fused.launch_seconds == 0.0 and off.fused.seconds < a.fused.seconds
 
 
 def test_memory_and_compute_bound_cases() -> None:
-    big = analyze(chain(1 << 26), H100)
+    big = analyze(chain(1 << 26), H100, NW)
     assert big.fused.bottleneck == "memory"
     assert big.fused.seconds == 4 * 2 * (1 << 26) / H100.dram_bytes_per_s
-    mm = analyze(matmul(2048, 2048, 2048), H100)
+    mm = analyze(matmul(2048, 2048, 2048), H100, NW)
     assert mm.fused.bottleneck == "compute" and mm.unfused.bottleneck == "compute"
 
 
 def test_assumptions() -> None:
     with pytest.raises(UsageError, match="unknown cache state 'hot'; use one of"):
-        Assumptions(cache="hot")
-    assert "warm" in "\n".join(Assumptions(cache="warm").describe())
+        Assumptions(writeback=False, cache="hot")
+    assert "warm" in "\n".join(Assumptions(writeback=False, cache="warm").describe())
     with pytest.raises(UsageError, match="precision"):
-        Assumptions(precision="fast")
-    a = Assumptions(clock_mhz=1000, tf32_flags=(("torch.backends.cuda.matmul.allow_tf32", False),))
+        Assumptions(writeback=False, precision="fast")
+    a = Assumptions(writeback=False, clock_mhz=1000, tf32_flags=(("torch.backends.cuda.matmul.allow_tf32", False),))
     text = "\n".join(a.describe())
     assert "1000 MHz" in text and "allow_tf32=False" in text and "cold" in text
 
@@ -384,7 +386,7 @@ def test_no_origin_statements_are_their_own_groups() -> None:
     )
     groups = op_groups(lift(bare))
     assert [g.node_ids for g in groups] == [(0,), (1,), (2,)]
-    assert analyze(bare, H100).ops[0].op == "<no origin>"
+    assert analyze(bare, H100, NW).ops[0].op == "<no origin>"
 
 
 def test_one_graph_priced_on_several_gpus_equals_fresh_analyses() -> None:

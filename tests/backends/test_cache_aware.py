@@ -26,6 +26,8 @@ L4 = get_spec("L4")
 i, j, k, n_, c_, h_, w_ = (var(v) for v in ("i", "j", "k", "n", "c", "h", "w"))
 ZERO = const(0)
 
+NW = Assumptions(writeback=False)  # byte rules with every output byte in DRAM at the end (write-back: test_library.py)
+
 
 def t(name: str, shape: tuple, dtype: DType = F32, role: Role = Role.INPUT) -> TensorDecl:
     return TensorDecl(name, shape, dtype, role)
@@ -66,7 +68,7 @@ def test_normalize_huge_tensor_rereads_all_but_s() -> None:
     # L2 + SMs x (L1/shared + registers + 32 KiB allowance for uniform/predicate registers etc.)
     assert S == 62914560 + 132 * (262144 + 262144 + 32768)
     X = 4 * n
-    a = analyze(prog, H200)
+    a = analyze(prog, H200, NW)
     tr = a.traffic
     assert tr.compulsory_bytes == 2 * X
     assert tr.dependency_forced_bytes == X - S
@@ -82,7 +84,7 @@ def test_normalize_huge_tensor_rereads_all_but_s() -> None:
 
 
 def test_normalize_on_chip_tensor_costs_nothing_more() -> None:
-    a = analyze(normalize(1 << 20), H200)  # 4 MiB < S
+    a = analyze(normalize(1 << 20), H200, NW)  # 4 MiB < S
     (r,) = a.traffic.rereads  # the pattern is found, and forces nothing: the slice fits
     assert r.group_elements == 1 << 20 and r.bytes == 0
     assert a.traffic.dependency_forced_bytes == 0
@@ -131,7 +133,7 @@ def test_batch_norm_channel_slices_larger_than_s() -> None:
     verify_program(prog)
     S = H200.onchip_bytes
     slice_bytes = 4 * N * H * W
-    a = analyze(prog, H200)
+    a = analyze(prog, H200, NW)
     tr = a.traffic
     assert tr.compulsory_bytes == 2 * 4 * N * C * H * W
     assert tr.dependency_forced_bytes == C * (slice_bytes - S)
@@ -146,7 +148,7 @@ def test_batch_norm_channel_slices_larger_than_s() -> None:
 
 
 def test_batch_norm_small_channels_force_nothing() -> None:
-    a = analyze(batch_norm(8, 64, 32, 32), H200)  # 32 KiB per channel
+    a = analyze(batch_norm(8, 64, 32, 32), H200, NW)  # 32 KiB per channel
     assert a.traffic.rereads and a.traffic.dependency_forced_bytes == 0
     assert a.cache_aware.seconds == a.fused.seconds
 
@@ -184,7 +186,7 @@ def test_softmax_rows_force_rereads_only_when_a_row_exceeds_s(rows: int, cols: i
     prog = softmax(rows, cols)
     verify_program(prog)
     S = L4.onchip_bytes
-    a = analyze(prog, L4)
+    a = analyze(prog, L4, NW)
     (r,) = a.traffic.rereads
     assert (r.tensor, r.stat, r.consumer, r.groups, r.group_elements) == ("x", "m", 2, rows, cols)
     assert a.traffic.dependency_forced_bytes == rows * max(0, 4 * cols - S)
@@ -334,7 +336,7 @@ def test_int8_gemm_on_l4_is_capacity_bound() -> None:
     assert smith_words(M, N, K, S_words) - 2 * M * N == io_words
     compulsory = M * K + K * N + 4 * M * N
     cache_aware = io_words * 1 + 4 * M * N  # int8 words are bytes; C's int32 writes on top
-    a = analyze(prog, L4)
+    a = analyze(prog, L4, NW)
     tr = a.traffic
     (io,) = tr.contractions
     assert (io.batch, io.m, io.n, io.k, io.word_bits, io.onchip_words) == (1, M, N, K, 8, S_words)
@@ -345,14 +347,14 @@ def test_int8_gemm_on_l4_is_capacity_bound() -> None:
 
 
 def test_small_gemm_capacity_term_is_zero() -> None:
-    a = analyze(gemm(1024, 1024, 1024, I8, I32), L4)
+    a = analyze(gemm(1024, 1024, 1024, I8, I32), L4, NW)
     assert a.traffic.contractions[0].bytes == 0
     assert a.traffic.capacity_forced_bytes == 0
     assert a.cache_aware.seconds == a.fused.seconds
 
 
 def test_capacity_bound_needs_distinct_operands() -> None:
-    a = analyze(gemm(1 << 15, 1 << 15, 1 << 15, I8, I32, same=True), L4)  # A @ A.T
+    a = analyze(gemm(1 << 15, 1 << 15, 1 << 15, I8, I32, same=True), L4, NW)  # A @ A.T
     assert a.traffic.contractions == ()
 
 
@@ -373,7 +375,7 @@ def test_batched_gemm_counts_each_batch_element() -> None:
         ),
     )
     verify_program(prog)
-    (io,) = analyze(prog, L4).traffic.contractions
+    (io,) = analyze(prog, L4, NW).traffic.contractions
     assert (io.batch, io.m, io.n, io.k) == (B, M, M, M)
     per_batch = max(0, smith_words(M, M, M, io.onchip_words) - 2 * M * M)
     assert io.bytes == B * per_batch
@@ -385,12 +387,12 @@ def test_batched_gemm_counts_each_batch_element() -> None:
 def test_warm_cache_frees_up_to_l2_of_inputs() -> None:
     L = H200.l2_bytes
     small = normalize(1 << 20)  # 4 MiB input fits in L2: only the output is written
-    warm = analyze(small, H200, Assumptions(cache="warm"))
+    warm = analyze(small, H200, Assumptions(writeback=False, cache="warm"))
     assert warm.traffic.compulsory_bytes == 4 * (1 << 20)
     assert warm.totals.dram_bytes == 4 * (1 << 20)
     n = 1 << 30
-    big_cold = analyze(normalize(n), H200)
-    big_warm = analyze(normalize(n), H200, Assumptions(cache="warm"))
+    big_cold = analyze(normalize(n), H200, NW)
+    big_warm = analyze(normalize(n), H200, Assumptions(writeback=False, cache="warm"))
     assert big_warm.traffic.compulsory_bytes == big_cold.traffic.compulsory_bytes - L
     # re-reads after the reduction do not depend on what L2 held at the start
     assert big_warm.traffic.dependency_forced_bytes == big_cold.traffic.dependency_forced_bytes
@@ -398,7 +400,7 @@ def test_warm_cache_frees_up_to_l2_of_inputs() -> None:
     # eager: every kernel may find up to L of an input in L2
     assert big_cold.ops[1].dram_bytes == 4 * n  # s += x*x: the first kernel reading x
     assert big_warm.ops[1].dram_bytes == 4 * n - L
-    assert "warm" in "\n".join(Assumptions(cache="warm").describe())
+    assert "warm" in "\n".join(Assumptions(writeback=False, cache="warm").describe())
 
 
 def test_levels_are_ordered_across_cases() -> None:
@@ -411,7 +413,7 @@ def test_levels_are_ordered_across_cases() -> None:
     for prog in cases:
         for spec in (L4, H200, get_spec("B200")):
             for cache in ("cold", "warm"):
-                a = analyze(prog, spec, Assumptions(cache=cache))
+                a = analyze(prog, spec, Assumptions(writeback=False, cache=cache))
                 assert a.unfused.seconds >= a.cache_aware.seconds >= a.fused.seconds
                 assert a.traffic.cache_aware_bytes >= a.traffic.compulsory_bytes
                 assert a.totals.unfused_dram_bytes >= a.totals.cache_aware_dram_bytes

@@ -17,6 +17,8 @@ from solar.ir.scalar_ops import ScalarOp, Update
 i, j, k = var("i"), var("j"), var("k")
 D = DType
 
+NW = Assumptions(writeback=False)  # byte rules with every output byte in DRAM at the end (write-back: test_library.py)
+
 
 def gemm(m: int, n: int, kk: int, dtype: DType, out: DType, tf32: bool = False) -> Program:
     o = Origin("mm", 0, "", allow_tf32=tf32)
@@ -74,7 +76,7 @@ CASES = [
 def test_gemm_priced_at_its_tensor_core_path(gpu, dtype, out, tf32, policy, path, simt, per_slot):
     spec = get_spec(gpu)
     M, N, K = 4096, 2048, 8192
-    a = analyze(gemm(M, N, K, dtype, out, tf32), spec, Assumptions(precision=policy))
+    a = analyze(gemm(M, N, K, dtype, out, tf32), spec, Assumptions(writeback=False, precision=policy))
     rate = spec.tensor_rate(path) / 2 + spec.simt_rate(simt) / 2 * per_slot
     assert math.isclose(a.fused.compute_seconds, M * N * K / rate, rel_tol=1e-12)
     assert a.fused.binding_unit == "tensor"
@@ -84,7 +86,7 @@ def test_gemm_priced_at_its_tensor_core_path(gpu, dtype, out, tf32, policy, path
 def test_no_tensor_path_runs_on_the_fma_pipe(gpu, dtype, simt):
     spec = get_spec(gpu)
     M = N = K = 1024
-    a = analyze(gemm(M, N, K, dtype, dtype), spec)
+    a = analyze(gemm(M, N, K, dtype, dtype), spec, NW)
     assert math.isclose(
         a.fused.compute_seconds, M * N * K / (spec.simt_rate(simt) / 2), rel_tol=1e-12
     )
@@ -94,7 +96,7 @@ def test_no_tensor_path_runs_on_the_fma_pipe(gpu, dtype, simt):
 def test_int4_without_a_tensor_path_uses_int8_on_hopper():
     spec = get_spec("H100-SXM")
     assert spec.tensor_rate("int4") is None
-    a = analyze(gemm(2048, 2048, 2048, D.I4, D.I32), spec)
+    a = analyze(gemm(2048, 2048, 2048, D.I4, D.I32), spec, NW)
     rate = spec.tensor_rate("int8") / 2 + spec.simt_rate("fp32") / 2 * 4
     assert math.isclose(a.fused.compute_seconds, 2048**3 / rate, rel_tol=1e-12)
 
@@ -102,8 +104,8 @@ def test_int4_without_a_tensor_path_uses_int8_on_hopper():
 def test_clock_scales_tensor_and_simt_rates_not_dram():
     spec = get_spec("L4")
     prog = gemm(4096, 4096, 4096, D.I8, D.I32)
-    full = analyze(prog, spec)
-    locked = analyze(prog, spec, Assumptions(clock_mhz=spec.boost_clock_mhz.value / 4))
+    full = analyze(prog, spec, NW)
+    locked = analyze(prog, spec, Assumptions(writeback=False, clock_mhz=spec.boost_clock_mhz.value / 4))
     assert math.isclose(locked.fused.compute_seconds, 4 * full.fused.compute_seconds, rel_tol=1e-12)
     assert locked.fused.memory_seconds == full.fused.memory_seconds
     assert locked.cache_aware.memory_seconds == full.cache_aware.memory_seconds
@@ -123,7 +125,7 @@ def test_block_scaled_tensors_count_their_scales(dtype, element_bits, block, sca
         scale_bits,
     )
     M, N, K = 256, 128, 512
-    a = analyze(gemm(M, N, K, dtype, D.BF16), get_spec("B200"))
+    a = analyze(gemm(M, N, K, dtype, D.BF16), get_spec("B200"), NW)
 
     def nbytes(elements: int) -> float:
         return elements * element_bits / 8 + -(-elements // block) * scale_bits / 8
@@ -144,5 +146,5 @@ def test_storage_bytes_rounds_scales_up_and_plain_types_have_none():
 @pytest.mark.parametrize("dtype", [D.F64, D.F32, D.F16, D.BF16, D.F8E4M3, D.I8, D.I4, D.FP4])
 def test_plain_tensor_bytes_are_width_times_elements(dtype):
     M, N, K = 64, 32, 128
-    a = analyze(gemm(M, N, K, dtype, D.F32), get_spec("H100-SXM"))
+    a = analyze(gemm(M, N, K, dtype, D.F32), get_spec("H100-SXM"), NW)
     assert a.totals.dram_bytes == (M * K + K * N) * dtype.bits / 8 + 4 * M * N

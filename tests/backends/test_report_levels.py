@@ -14,21 +14,26 @@ from tests.backends.test_cache_aware import gemm, normalize
 H200 = get_spec("H200-SXM")
 
 
-def test_report_has_three_levels_and_traffic() -> None:
+def test_report_has_four_levels_and_traffic() -> None:
     n = 1 << 30
     graph = lift(normalize(n))
     analysis = analyze_graph(graph, H200)
     report = build_report("normalize", analysis, graph)
-    assert list(report.bounds) == ["fused", "cache_aware", "unfused"]
+    assert list(report.bounds) == ["fused", "cache_aware", "library", "unfused"]
     assert report.sol_seconds == report.bounds["fused"].seconds
     data = json.loads(reports_to_json([report]))
-    S = H200.onchip_bytes
-    assert data["bounds"]["cache_aware"]["seconds"] == (3 * 4 * n - S) / H200.dram_bytes_per_s
+    S, L = H200.onchip_bytes, H200.l2_bytes  # the output's last L bytes may stay in L2 (write-back)
+    assert data["bounds"]["cache_aware"]["seconds"] == (3 * 4 * n - S - L) / H200.dram_bytes_per_s
     tr = data["traffic"]
-    assert tr["compulsory_bytes"] == 8 * n
+    assert tr["compulsory_bytes"] == 8 * n - L
     assert tr["dependency_forced_bytes"] == 4 * n - S
     assert tr["capacity_forced_bytes"] == 0
-    assert tr["cache_aware_bytes"] == data["totals"]["cache_aware_dram_bytes"] == 12 * n - S
+    assert tr["cache_aware_bytes"] == data["totals"]["cache_aware_dram_bytes"] == 12 * n - S - L
+    # no contraction: the library level is the cache-aware bound; the gaps rank the levels
+    assert data["bounds"]["library"] == data["bounds"]["cache_aware"] and data["library_kernels"] == []
+    assert [(g["lo"], g["hi"]) for g in data["insights"]["gaps"]] == [
+        ("fused", "cache_aware"), ("cache_aware", "library"), ("library", "unfused")
+    ]
     assert tr["onchip_bytes"] == S
     (forced,) = tr["forced"]
     assert forced["kind"] == "dependency" and forced["tensors"] == ["x", "s"]

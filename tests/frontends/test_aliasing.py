@@ -67,7 +67,8 @@ def _x() -> torch.Tensor:
 
 def _analyze(model, *inputs):
     model.train()
-    return solar.analyze(model, inputs, arch="H200-SXM")
+    # every output byte in DRAM at the end: the aliasing rules (write-back: tests/backends/test_library.py)
+    return solar.analyze(model, inputs, arch="H200-SXM", writeback=False)
 
 
 @pytest.mark.parametrize("model", [Identity(), TransposeView(), ReshapeAndSlice()], ids=type)
@@ -76,7 +77,7 @@ def test_returned_input_or_view_costs_nothing(model):
     assert r.ops == []
     assert r.totals.dram_bytes == 0 and r.totals.unfused_dram_bytes == 0 and r.totals.flops == 0
     seconds = {k: b.seconds for k, b in r.bounds.items()}
-    assert seconds == {"fused": 0.0, "cache_aware": 0.0, "unfused": 0.0}
+    assert seconds == {"fused": 0.0, "cache_aware": 0.0, "library": 0.0, "unfused": 0.0}
 
 
 def test_in_place_mul_moves_x_once_each_way():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import solar
+from solar.hardware import get_spec
 
 MODEL = """
 import torch
@@ -44,4 +45,6 @@ def test_bf16_sdpa_bounds_below_measured_h200(tmp_path, shape, causal, measured)
     (op,) = report.ops
     assert op.binds == "tensor bf16"
     b, h, s, d = shape
-    assert op.dram_bytes == 4 * b * h * s * d * 2  # q, k, v read; the output written
+    q = b * h * s * d * 2  # bf16
+    l2 = get_spec("H200-SXM").l2_bytes  # the output's bytes within L2 may stay there (write-back)
+    assert op.dram_bytes == 3 * q + max(0, q - l2)  # q, k, v read; the output written

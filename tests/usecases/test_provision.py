@@ -111,7 +111,7 @@ def test_onchip_capacity_is_the_least_whole_byte() -> None:
     assert cache_aware_bytes_at(graph, tr, int(s)) / H100.dram_bytes_per_s <= target
     assert cache_aware_bytes_at(graph, tr, int(s) - 1) / H100.dram_bytes_per_s > target
     # a contraction's capacity-forced I/O (Smith et al.): the least S is a whole byte, exactly
-    prog = matmul(4096, 4096, 256, DType.BF16)  # memory-bound on an H100
+    prog = matmul(16384, 16384, 64, DType.BF16)  # memory-bound on an H100 (512 MiB out > L2)
     graph = lift(prog)
     tr = cache_aware_traffic(graph, H100)
     assert (

@@ -1,0 +1,254 @@
+"""Insight rows and opportunities: for each pair of neighbouring bound levels, where the difference
+comes from (the term — bytes, launches, compute, or any other term a level has — and the op,
+kernel or pattern), and a ranked list of what would win most (fusion, precision, cache, launches,
+dispatch; with measured times, the time lost against each level). Generic over levels: a level
+contributes parts through PARTS, and every `*_seconds` term of its bound is compared."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Part(_Model):
+    """One contributor to a level's time: an op, a library kernel, a cache pattern."""
+
+    kind: str  # "op" | "kernel" | "pattern" | "rest"
+    name: str
+    source: str = ""
+    module: str = ""
+    seconds: float  # the part's share of the gap (hi level's time it adds over the lo level)
+
+
+class Gap(_Model):
+    """hi − lo for two neighbouring levels, split by term and by part (largest first)."""
+
+    lo: str
+    hi: str
+    seconds: float
+    by_term: dict[str, float]
+    parts: list[Part]
+
+
+class Opportunity(_Model):
+    kind: str  # "fusion" | "precision" | "cache" | "launch" | "dispatch" | "measured"
+    what: str
+    seconds: float  # time it could win (an upper estimate from the bounds)
+    detail: str = ""
+    caveat: str = ""
+
+
+class Insights(_Model):
+    gaps: list[Gap]
+    opportunities: list[Opportunity]
+
+
+TOP_PARTS = 5
+TOP_OPPORTUNITIES = 10
+TF32_CAVEAT = (
+    "fp32 contractions on TF32/BF16 tensor cores round their inputs: results differ beyond fp32 "
+    "rounding, valid where a tolerance allows (as tolerance-based benchmarks do)"
+)
+
+
+def _op_label(op) -> str:
+    return f"{op.op}" + (f" [{op.module}]" if op.module else "")
+
+
+def _kernel_label(k) -> str:
+    return " + ".join(k.ops) + (f" [{k.module}]" if k.module else "")
+
+
+def _parts_cache_aware(report) -> list[Part]:
+    if report.traffic is None:
+        return []
+    bw = _bandwidth(report)
+    return [
+        Part(kind="pattern", name=f"{f.kind}: {f.detail}", seconds=f.bytes / bw)
+        for f in report.traffic.forced
+        if f.bytes > 0 and bw
+    ]
+
+
+def _parts_library(report) -> list[Part]:
+    """Each library kernel's time beyond its compute (its boundary traffic and launch)."""
+    parts = [
+        Part(
+            kind="kernel",
+            name=_kernel_label(k),
+            source=k.source,
+            module=k.module,
+            seconds=k.seconds - k.compute_seconds,
+        )
+        for k in report.library_kernels
+    ]
+    return parts
+
+
+def _parts_unfused(report) -> list[Part]:
+    """Each op's time beyond its compute (its own DRAM round trip and launch)."""
+    return [
+        Part(
+            kind="op",
+            name=_op_label(op),
+            source=op.source,
+            module=op.module,
+            seconds=op.seconds - op.compute_seconds,
+        )
+        for op in report.ops
+    ]
+
+
+# level -> the parts its time adds over any lower level (a level without an entry gives none)
+PARTS: dict[str, Callable[[Any], list[Part]]] = {
+    "cache_aware": _parts_cache_aware,
+    "library": _parts_library,
+    "unfused": _parts_unfused,
+}
+
+
+def _bandwidth(report) -> float:
+    b = report.bounds.get("fused")
+    t = report.totals
+    return t.dram_bytes / b.memory_seconds if b is not None and b.memory_seconds else 0.0
+
+
+def _terms(bound) -> dict[str, float]:
+    data = bound.model_dump()
+    return {
+        k.removesuffix("_seconds"): v
+        for k, v in data.items()
+        if k.endswith("_seconds") and isinstance(v, float)
+    }
+
+
+def gaps(report) -> list[Gap]:
+    """Neighbouring levels in ascending order of time (ties in the report's order)."""
+    levels = sorted(report.bounds, key=lambda name: report.bounds[name].seconds)
+    out = []
+    for lo, hi in itertools.pairwise(levels):
+        a, b = report.bounds[lo], report.bounds[hi]
+        ta, tb = _terms(a), _terms(b)
+        by_term = {t: tb.get(t, 0.0) - ta.get(t, 0.0) for t in dict.fromkeys([*tb, *ta])}
+        parts = [p for p in PARTS.get(hi, lambda r: [])(report) if p.seconds > 0]
+        parts.sort(key=lambda p: -p.seconds)
+        out.append(
+            Gap(
+                lo=lo,
+                hi=hi,
+                seconds=b.seconds - a.seconds,
+                by_term=by_term,
+                parts=parts[:TOP_PARTS],
+            )
+        )
+    return out
+
+
+def opportunities(
+    report,
+    fastest_op_compute: tuple[float, ...] | None = None,
+    measured: dict[str, float] | None = None,
+) -> list[Opportunity]:
+    """Ranked by the time each could win, largest first."""
+    out: list[Opportunity] = []
+    for k in report.library_kernels:
+        win = k.seconds - k.compute_seconds
+        if win > 0:
+            out.append(
+                Opportunity(
+                    kind="fusion",
+                    what=f"fuse across the library kernel {_kernel_label(k)}",
+                    seconds=win,
+                    detail=f"{k.in_bytes:.0f} B in, {k.out_bytes:.0f} B out of DRAM at its boundary ({k.source})",
+                )
+            )
+    for op in report.ops:
+        win = op.seconds - max(op.compute_seconds, op.memory_seconds if op.contractions else 0.0)
+        if win > 0 and not op.contractions:
+            out.append(
+                Opportunity(
+                    kind="fusion",
+                    what=f"fuse {_op_label(op)} into its neighbours",
+                    seconds=win,
+                    detail=f"unfused {op.seconds * 1e6:.2f} µs, compute {op.compute_seconds * 1e6:.2f} µs ({op.source})",
+                )
+            )
+    if fastest_op_compute is not None:
+        for op, fast in zip(report.ops, fastest_op_compute):
+            faster = max(fast, op.memory_seconds)
+            if op.bottleneck == "compute" and op.compute_seconds > faster:
+                out.append(
+                    Opportunity(
+                        kind="precision",
+                        what=f"run {_op_label(op)} at the fastest precision ({op.binds})",
+                        seconds=op.compute_seconds - faster,
+                        caveat=TF32_CAVEAT,
+                        detail=op.source,
+                    )
+                )
+    b = report.bounds
+    if "cache_aware" in b and b["cache_aware"].seconds > b["fused"].seconds:
+        out.append(
+            Opportunity(
+                kind="cache",
+                what="keep more of the working set on chip (finite on-chip storage forces traffic)",
+                seconds=b["cache_aware"].seconds - b["fused"].seconds,
+                detail=report.traffic.summary() if report.traffic is not None else "",
+            )
+        )
+    launch_bound = [op for op in report.ops if op.bottleneck == "launch"]
+    if launch_bound:
+        win = sum(op.seconds - max(op.compute_seconds, op.memory_seconds) for op in launch_bound)
+        out.append(
+            Opportunity(
+                kind="launch",
+                what=f"{len(launch_bound)} kernels are bound by the launch floor: fuse them",
+                seconds=win,
+                detail="each kernel takes at least the spec's minimum kernel time",
+            )
+        )
+    if "eager_host" in b and b["eager_host"].seconds > b["unfused"].seconds:
+        out.append(
+            Opportunity(
+                kind="dispatch",
+                what="host dispatch binds eager execution: CUDA graphs or torch.compile",
+                seconds=b["eager_host"].seconds - b["unfused"].seconds,
+            )
+        )
+    from solar.validate.run import LEVEL_MODES  # which executions each level claims
+
+    for mode, seconds in (measured or {}).items():
+        # the time lost against the tightest level that claims this execution
+        below = [
+            (bound.seconds, level)
+            for level, bound in b.items()
+            if bound.seconds <= seconds and mode in LEVEL_MODES.get(level, frozenset({mode}))
+        ]
+        if below:
+            tight, level = max(below)
+            ratios = ", ".join(
+                f"{lv} {seconds / bd.seconds:.2f}x" for lv, bd in b.items() if bd.seconds
+            )
+            out.append(
+                Opportunity(
+                    kind="measured",
+                    what=f"{mode} run ({seconds * 1e6:.2f} µs) is above the {level} bound",
+                    seconds=seconds - tight,
+                    detail=f"measured / bound: {ratios}",
+                )
+            )
+    out.sort(key=lambda o: -o.seconds)
+    return out[:TOP_OPPORTUNITIES]
+
+
+def insights(report, fastest_op_compute=None, measured=None) -> Insights:
+    return Insights(
+        gaps=gaps(report), opportunities=opportunities(report, fastest_op_compute, measured)
+    )
