@@ -240,9 +240,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from solar.validate.calibrate import calibrate
 
-    measured = calibrate(args.out, args.arch)
+    measured = calibrate(args.out, args.arch, args.dispatch_only, args.raw)
+    dispatch = measured.pop("dispatch", {})
     for key, m in measured.items():
         print(f"{key}: {m['value']:.4g}")
+    for key, value in dispatch.items():
+        if isinstance(value, float):
+            print(f"dispatch.{key}: {value:.4g}")
     return 0
 
 
@@ -394,6 +398,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
     cal.add_argument("--out", type=_new_file, default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
     cal.add_argument("--arch", default=None, metavar="NAME", help="spec to extend (default: detected)")
+    cal.add_argument("--dispatch-only", action="store_true", help="measure the host dispatch floors only; keep the existing calibrated ceilings")
+    cal.add_argument("--raw", type=_new_file, default=None, metavar="FILE", help="also write the dispatch measurements as JSON")
     cal.set_defaults(fn=cmd_calibrate)
     for name, fn, text in (("ir", cmd_ir, "print the Affine Loop IR"), ("einsum", cmd_einsum, "print the einsum graph")):
         c = sub.add_parser(name, help=text)
