@@ -160,7 +160,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     reports = []
     for a in args.arch:
         progress(f"pricing {a}")
-        reports.append(analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache))
+        reports.append(analyze_loaded(
+            loaded, a, args.precision, args.clock_mhz, args.cache, args.dispatch_us, args.grid_sync_us,
+        ))
     progress.done()
     if args.json:
         print(reports_to_json(reports))
@@ -309,6 +311,21 @@ def cmd_ops(args: argparse.Namespace) -> int:
     return 0
 
 
+def _microseconds(text: str) -> float:
+    value = _finite(text)
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r}: a floor is microseconds > 0 (e.g. 4.5)")
+    return value
+
+
+def _add_level_flags(p: argparse.ArgumentParser) -> None:
+    """Floors of the eager_host and recurrence levels (default: the calibrated spec's)."""
+    p.add_argument("--dispatch-us", type=_microseconds, default=None, metavar="US",
+                   help="host dispatch floor per eager op that launches a kernel (eager_host level; default: the calibrated spec's per-op floors)")
+    p.add_argument("--grid-sync-us", type=_microseconds, default=None, metavar="US",
+                   help="grid-wide synchronisation floor per recurrence step (default: the calibrated spec's)")
+
+
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
     """--timeout and --debug (commands that run the user's program)."""
     p.add_argument(
@@ -370,6 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="cold: L2 flushed before the run (default); warm: inputs up to the L2 capacity may be resident",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    _add_level_flags(a)
     a.add_argument(
         "--group-by", choices=("module", "layer", "op"), default=None,
         help="roll the op table up by module path, by layer (the path to its first index: "

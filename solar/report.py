@@ -136,7 +136,7 @@ class Report(_Model):
     arch: str
     assumptions: list[str]
     totals: TotalsReport
-    bounds: dict[str, BoundReport]  # "fused", "cache_aware", "unfused"
+    bounds: dict[str, BoundReport]  # "fused", "cache_aware", "unfused"[, "recurrence", "eager_host"]
     ops: list[OpReport]
     traffic: TrafficReport | None = None
     provenance: list[ProvenanceReport] = []
@@ -169,6 +169,9 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
     if analysis.cache_aware is not None:
         bounds["cache_aware"] = bound(analysis.cache_aware)
     bounds["unfused"] = bound(analysis.unfused)
+    for extra in analysis.levels:  # recurrence, eager_host (solar.backends.levels)
+        bounds[extra.level] = bound(extra)
+    assumptions.extend(analysis.notes)
     return Report(
         program=program_name,
         arch=analysis.spec,

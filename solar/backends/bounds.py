@@ -28,7 +28,9 @@ from solar.hardware import HardwareSpec
 from solar.ir.nodes import Program
 from solar.lift.einsum import EinsumGraph, lift
 
-Bottleneck = Literal["compute", "memory", "launch"]
+# "dispatch" (host-bound, eager_host) and "steps" (a recurrence's critical path) name the bottleneck
+# of the levels built on these (solar.backends.dispatch, solar.backends.recurrence).
+Bottleneck = Literal["compute", "memory", "launch", "dispatch", "steps"]
 TERMS: tuple[Bottleneck, ...] = ("compute", "memory", "launch")  # order breaks ties
 # What an op row says binds it: the resource of a memory or launch bottleneck; for compute, the
 # unit and precision of the busiest work class (ComputeTime.binding_path).
@@ -88,6 +90,8 @@ class Analysis:
     assumptions: Assumptions
     cache_aware: Bound | None = None  # always set by analyze_graph
     traffic: Traffic | None = None  # the DRAM traffic per level behind `cache_aware`
+    levels: tuple[Bound, ...] = ()  # further levels (recurrence, eager_host), in report order
+    notes: tuple[str, ...] = ()  # one assumption line per further level, or why it is absent
 
 
 def _dominant(terms: dict[Bottleneck, float]) -> Bottleneck:

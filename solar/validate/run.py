@@ -18,6 +18,8 @@ LEVEL_MODES: dict[str, frozenset[str]] = {
     "fused": frozenset({"eager", "compile"}),
     "cache_aware": frozenset({"eager", "compile"}),
     "unfused": frozenset({"eager"}),
+    "recurrence": frozenset({"eager", "compile"}),
+    "eager_host": frozenset({"eager"}),  # valid on the host and framework it was calibrated on
 }
 
 
