@@ -103,11 +103,21 @@ def _chain(position: int, seq: Seq, first: int, stmts: tuple[Stmt, ...], symbols
     seeds_b: set[int] = set()
     for j, st in enumerate(stmts):
         for ld in st.loads():
-            for k, w in enumerate(stores):
-                if w.tensor == ld.tensor and _carried(w.index, ld.index, s):
+            writers = [k for k, w in enumerate(stores) if w.tensor == ld.tensor]
+            for k in writers:
+                if _carried(stores[k].index, ld.index, s):
                     carried.add(ld.tensor)
                     seeds_f.add(j)
                     seeds_b.add(k)
+            # an in-place carry (no step dim): read before any write of this step, written later
+            if _step_term(ld.index, s) is None and writers:
+                flat = [k for k in writers if _step_term(stores[k].index, s) is None]
+                if flat and not any(k < j for k in flat) and all(
+                    _other_dims_meet(stores[k].index, ld.index, None) for k in flat
+                ):
+                    carried.add(ld.tensor)
+                    seeds_f.add(j)
+                    seeds_b.update(flat)
     if not carried:
         return None
     forward = set(seeds_f)
