@@ -17,9 +17,9 @@ from solar.kernelbench.measured import Measurement
 from solar.kernelbench.results import Row
 
 #: bound level -> the only variant it bounds (levels not listed bound every implementation).
-ONLY_FOR_VARIANT: dict[str, str] = {"unfused": "eager"}
+ONLY_FOR_VARIANT: dict[str, str] = {"unfused": "eager", "eager_host": "eager"}
 #: bound levels in the order reports show them; others follow alphabetically.
-LEVEL_ORDER = ("fused", "unfused", "cache_aware")
+LEVEL_ORDER = ("fused", "unfused", "cache_aware", "recurrence", "eager_host")
 #: variants in the order reports show them; others follow alphabetically.
 VARIANT_ORDER = ("eager", "compile")
 
