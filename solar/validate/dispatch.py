@@ -59,14 +59,15 @@ def torch_op_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]
     lstm = torch.nn.LSTM(8, 8, batch_first=True).to(dev)
     gru = torch.nn.GRU(8, 8, batch_first=True).to(dev)
     seq = r(1, 1, 8)
+    count = torch.zeros((), dtype=torch.long, device=dev)  # a batch norm's num_batches_tracked
     return {
-        "aten.add.Tensor": [lambda: v + v, lambda: torch.add(v, v)],
-        "aten.add_.Tensor": [lambda: y.add_(z)],
+        "aten.add.Tensor": [lambda: v + v, lambda: torch.add(v, v), lambda: v + 1.0, lambda: x + x],
+        "aten.add_.Tensor": [lambda: y.add_(z), lambda: count.add_(1)],
         "aten.sub.Tensor": [lambda: v - v],
         "aten.mul.Tensor": [lambda: v * v, lambda: v * 2.0],
         "aten.mul_.Tensor": [lambda: y.mul_(1.0)],
         "aten.div.Tensor": [lambda: v / 2.0],
-        "aten.relu.default": [lambda: torch.relu(v), lambda: F.relu(v)],
+        "aten.relu.default": [lambda: torch.relu(v), lambda: F.relu(v), lambda: torch.relu(x)],
         "aten.relu_.default": [lambda: y.relu_(), lambda: F.relu(y, inplace=True)],
         "aten.hardtanh_.default": [lambda: F.relu6(y, inplace=True), lambda: F.hardtanh(y, inplace=True)],
         "aten.hardtanh.default": [lambda: F.hardtanh(v)],
@@ -79,7 +80,8 @@ def torch_op_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]
         "aten.zero_.default": [lambda: y.zero_()],
         "aten.copy_.default": [lambda: y.copy_(z)],
         "aten.conv2d.default": [
-            lambda: F.conv2d(x, w3, b8, padding=1), lambda: F.conv2d(x, w1), lambda: F.conv2d(x, w3, stride=2),
+            lambda: F.conv2d(x, w3, b8, padding=1), lambda: F.conv2d(x, w3, padding=1), lambda: F.conv2d(x, w1),
+            lambda: F.conv2d(x, w3, stride=2),
             lambda: F.conv2d(x, wd, groups=8, padding=1), lambda: F.conv2d(xh, w3h, padding=1),
         ],
         "aten.conv1d.default": [lambda: F.conv1d(s3, w1d, padding=1)],
