@@ -311,3 +311,35 @@ def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
     if jax_seconds is not None:
         out["jax_dispatch_seconds"] = jax_seconds
     return out
+
+
+def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One `dispatch` section from several calibrations of one host: every floor the least of the
+    runs (a floor is only as low as the fastest host seen), the timing lead the largest (it bounds
+    the host's head start from above); dates and versions joined."""
+    first = runs[0]
+    floors = {op: min(r["torch_eager_op_seconds"][op] for r in runs if op in r["torch_eager_op_seconds"])
+              for op in sorted({op for r in runs for op in r["torch_eager_op_seconds"]})}
+    least = lambda key: min(r[key] for r in runs if r.get(key) is not None)  # noqa: E731
+    out = dict(first)
+    out.pop("gpu", None)
+    out.update(
+        date=" and ".join(dict.fromkeys(r["date"] for r in runs)),
+        torch=" and ".join(dict.fromkeys(r["torch"] for r in runs)),
+        jax=" and ".join(dict.fromkeys(r["jax"] for r in runs)),
+        method=f"{first['method']}; the least of {len(runs)} calibrations (the lead: the largest)",
+        torch_eager_op_seconds=floors,
+        torch_eager_kernel_seconds=least("torch_eager_kernel_seconds"),
+        torch_eager_any_seconds=least("torch_eager_any_seconds"),
+        cuda_graph_kernel_seconds=least("cuda_graph_kernel_seconds"),
+        grid_sync_seconds=least("grid_sync_seconds"),
+        timing_lead_seconds=max(r["timing_lead_seconds"] for r in runs),
+        timing_lead={f"run{k + 1}.{key}": v for k, r in enumerate(runs) for key, v in r["timing_lead"].items()},
+        errors={k: v for r in runs for k, v in r["errors"].items()},
+    )
+    barriers = [r["grid_barrier_seconds"] for r in runs if r.get("grid_barrier_seconds")]
+    out["grid_barrier_seconds"] = min(barriers) if barriers else None
+    jax = [r["jax_dispatch_seconds"] for r in runs if r.get("jax_dispatch_seconds")]
+    if jax:
+        out["jax_dispatch_seconds"] = min(jax)
+    return out
