@@ -3,6 +3,12 @@
 Usage:
     python benchmarks/bench_analyze.py [--suite benchmarks/suite] [--arch H100-SXM] [--repeat 3]
                                        [--out benchmarks/results/analyze_times.json] [-k SUBSTRING]
+    python benchmarks/bench_analyze.py --scaling [llama densenet] [--max-layers 64] [--max-depth 32]
+                                       [--fit-from 8] [--out benchmarks/results/analyze_scaling.json]
+
+Scaling mode (benchmarks/scaling.py): a Llama-shaped stack at 1, 2, 4 ... layers and a DenseNet-style
+concatenation chain of growing depth, each size in a fresh process: seconds per stage, peak RSS, and
+the fitted growth exponent of each stage in the size.
 
 Imports solar once (timed separately), then for every problem file under --suite (natural order) times
 ``solar.analyze(path, arch=arch)`` --repeat times (min and median wall seconds), measures the peak
@@ -154,7 +160,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="where to write the JSON results")
     parser.add_argument("-k", dest="filter", default=None,
                         help="only problems whose relative path contains this substring")
+    parser.add_argument("--scaling", nargs="*", choices=("llama", "densenet"), default=None,
+                        help="scaling mode over these families (none given: both)")
+    parser.add_argument("--max-layers", type=int, default=64, help="scaling: largest Llama stack")
+    parser.add_argument("--max-depth", type=int, default=32, help="scaling: deepest DenseNet chain")
+    parser.add_argument("--seq", type=int, default=2048, help="scaling: Llama prefill tokens")
+    parser.add_argument("--fit-from", type=int, default=8, help="scaling: smallest size fitted")
     args = parser.parse_args(argv)
+    if args.scaling is not None:
+        return _scaling(args)
     if args.repeat < 1:
         parser.error("--repeat must be >= 1")
     if not args.suite.is_dir():
@@ -219,6 +233,22 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.out}")
     return 0 if summary["errors"] == 0 else 1
+
+
+def _scaling(args: argparse.Namespace) -> int:
+    from benchmarks import scaling
+
+    families = args.scaling or ["llama", "densenet"]
+    archs = tuple(dict.fromkeys([args.arch, *scaling.ARCHS]))
+    result = scaling.run(families, args.max_layers, args.max_depth, args.seq, args.fit_from, archs)
+    result["environment"] = _environment()
+    out = args.out
+    if out == ROOT / "benchmarks" / "results" / "analyze_times.json":
+        out = ROOT / "benchmarks" / "results" / "analyze_scaling.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0 if all("error" not in r for r in result["rows"]) else 1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ The CLI is a thin layer over these functions."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -23,6 +24,14 @@ class Loaded:
     notes: tuple[str, ...] = ()  # assumption lines from the frontend (module mode, structure used)
     provenance: tuple[Any, ...] = ()  # where each part of the IR came from (frontends.llm.Provenance)
     serving: Any = None  # an hf: step: (hf.Built, Loaded of 0 layers, Loaded of 1 layer)
+
+    @functools.cached_property
+    def graph(self) -> Any:
+        """The einsum graph of `program`, lifted once: every GPU it is bounded on reuses it and
+        what the backends derived from it (footprints, work), so a further GPU costs the pricing."""
+        from solar.lift import lift
+
+        return lift(self.program)
 
 
 FRONTENDS = ("auto", "torch", "jax", "llm")
@@ -184,19 +193,18 @@ def analyze_loaded(
 ) -> Report:
     """The report of a loaded program on `arch`. dispatch_us / grid_sync_us: host dispatch and
     grid-sync floors (microseconds) for the eager_host and recurrence levels, instead of the
-    calibrated spec's (docs/BOUNDS.md §14, §15)."""
+    calibrated spec's (docs/BOUNDS.md §15, §16)."""
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
     from solar.backends.levels import with_levels
     from solar.hardware import get_spec
-    from solar.lift import lift
 
     clock_mhz = check_clock_mhz(clock_mhz)
     if not isinstance(arch, str):
         raise UsageError(f"a GPU is named by a string (see `solar specs`), got {type(arch).__name__}")
     spec = get_spec(arch)
     assumptions = Assumptions(precision=precision, cache=cache, clock_mhz=clock_mhz, tf32_flags=loaded.flags)
-    graph = lift(loaded.program)
+    graph = loaded.graph
     analysis = analyze_graph(graph, spec, assumptions)
     analysis = with_levels(
         analysis, graph, spec, assumptions, _eager_calls(loaded),
@@ -250,6 +258,7 @@ def analyze(
     train: bool = False,
     loss: str = "sum",
     optimizer: str = "adamw",
+    symbols: Any = None,
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
@@ -258,7 +267,14 @@ def analyze(
     `precision`: "exact" | "fastest"; `clock_mhz`: a locked SM clock; `cache`: "cold" (L2 flushed
     before the run) | "warm". Nothing the size of the model is allocated: tracing runs on fake tensors.
     `mode` ("train" | "eval" | None: as constructed), `infer_structure`, and `train` with `loss`
-    ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`."""
+    ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`.
+    `symbols` ({"BATCH": "B"} or "BATCH=B,SEQ=S"): module-level sizes of a model file as symbols;
+    returns solar.symbolic.SymbolicAnalysis formulas instead of Reports (docs/BOUNDS.md §15)."""
+    if symbols is not None:
+        from solar.symbolic import analyze_file
+
+        out = analyze_file(model_or_path, symbols, arch, precision, clock_mhz, cache, train)
+        return out[0] if isinstance(arch, str) else out
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
     archs = [arch] if isinstance(arch, str) else list(arch)
     if not archs:

@@ -33,6 +33,9 @@ EXAMPLES = """examples:
   solar llm-cache list
   solar einsum examples/attention.py
   solar kernelbench benchmarks/suite --arch H200-SXM --out report/ --jobs 2
+  solar definitions benchmarks/definitions --arch B200 --clock-mhz 1500 --out defs/
+  solar compare model.py --arch L4 A100-SXM4-80GB H100-SXM H200-SXM B200 --plot roofline.png
+  solar provision model.py --target-ms 0.5 --like H100-SXM
   solar specs
   solar ops
 """
@@ -150,6 +153,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
         get_spec(arch)
+    if args.symbolic:
+        from solar.symbolic.cli import run
+
+        return run(args)
     progress = _Progress()
     progress(f"tracing and lowering {args.file}")
     loaded = _load_hf(args) or load(
@@ -164,9 +171,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             loaded, a, args.precision, args.clock_mhz, args.cache, args.dispatch_us, args.grid_sync_us,
         ))
     progress.done()
+    from solar.usecases.cli import show_analysis  # several GPUs: one comparison table; --plot
+
     if args.json:
         print(reports_to_json(reports))
-    else:
+    if not show_analysis(args, loaded, reports) and not args.json:
         for r in reports:
             render.print_report(r, args.per_op, args.group_by)
     return 0
@@ -394,10 +403,16 @@ def build_parser() -> argparse.ArgumentParser:
         "layers.3), or by op type",
     )
     _add_hf_flags(a)
+    from solar.usecases.cli import add_analyze_flags, add_parser as add_usecases
+
+    add_analyze_flags(a)  # --plot
     _add_train_flags(a)
     _add_mode_flags(a)
     _add_run_flags(a)
     add_llm_flags(a)
+    from solar.symbolic.cli import add_flags as add_symbolic_flags
+
+    add_symbolic_flags(a)
     a.set_defaults(fn=cmd_analyze)
     v = sub.add_parser("verify", help="compare the IR's outputs with the program's own outputs")
     v.add_argument("file")
@@ -431,6 +446,10 @@ def build_parser() -> argparse.ArgumentParser:
     from solar.kernelbench.cli import add_parser as add_kernelbench
 
     add_kernelbench(sub)  # `solar kernelbench ROOT ...`: headroom reports over a KernelBench tree
+    from solar.definitions.cli import add_parser as add_definitions
+
+    add_definitions(sub)  # `solar definitions DIR ...`: SOL-ExecBench / FlashInfer-Bench definitions
+    add_usecases(sub)  # `solar compare`, `solar provision`
     sub.add_parser("specs", help="list the GPU specs").set_defaults(fn=cmd_specs)
     sub.add_parser("ops", help="list the supported ops").set_defaults(fn=cmd_ops)
     return p

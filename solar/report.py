@@ -149,7 +149,8 @@ class Report(_Model):
 
 def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
     """Turn a backend Analysis (solar.backends.bounds.Analysis) into the report model."""
-    nodes = {n.id: n for n in graph.nodes()}
+    nodes = graph.nodes()
+    equations = graph.equations
 
     def bound(b: Any) -> BoundReport:
         return BoundReport(
@@ -185,13 +186,13 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
             cache_aware_dram_bytes=t.cache_aware_dram_bytes,
         ),
         bounds=bounds,
-        traffic=None if analysis.traffic is None else traffic_report(analysis.traffic, nodes),
+        traffic=None if analysis.traffic is None else traffic_report(analysis.traffic, equations),
         ops=[
             OpReport(
                 instance=op.instance,
                 op=op.op,
                 source=op.source,
-                einsum=[nodes[i].equation for i in op.node_ids],
+                einsum=[equations[i] for i in op.node_ids],
                 flops=op.flops,
                 contraction_flops=op.contraction_flops,
                 dram_bytes=op.dram_bytes,
@@ -201,7 +202,7 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
                 memory_seconds=op.memory_seconds,
                 binds=op.binds,
                 module=op.module,
-                contractions=[nodes[i].equation for i in op.node_ids if nodes[i].is_contraction],
+                contractions=[equations[i] for i in op.node_ids if nodes[i].is_contraction],
             )
             for op in analysis.ops
         ],
@@ -274,7 +275,7 @@ def top_ops(ops: list[OpReport], n: int) -> tuple[list[OpReport], list[GroupRow]
     return ranked[:n], summary + [_row("total", ops, total)]
 
 
-def traffic_report(traffic: Any, nodes: dict) -> TrafficReport:
+def traffic_report(traffic: Any, equations: tuple[str, ...]) -> TrafficReport:
     """The report view of a backend Traffic (solar.backends.cache.Traffic)."""
     forced = [
         ForcedReport(
@@ -282,7 +283,7 @@ def traffic_report(traffic: Any, nodes: dict) -> TrafficReport:
             tensors=[r.tensor, r.stat],
             statement=r.consumer,
             detail=(
-                f"{nodes[r.consumer].equation}: {r.groups} slice(s) of {r.group_elements} "
+                f"{equations[r.consumer]}: {r.groups} slice(s) of {r.group_elements} "
                 f"elements of {r.tensor} ({r.group_bytes:.0f} B each) needed again after {r.stat}"
             ),
             bytes=r.bytes,
@@ -295,7 +296,7 @@ def traffic_report(traffic: Any, nodes: dict) -> TrafficReport:
             tensors=[io.a, io.b, io.c],
             statement=io.node,
             detail=(
-                f"{nodes[io.node].equation}: batch {io.batch}, m={io.m}, n={io.n}, k={io.k}, "
+                f"{equations[io.node]}: batch {io.batch}, m={io.m}, n={io.n}, k={io.k}, "
                 f"S = {io.onchip_words} words of {io.word_bits} bits (Smith et al. 2019)"
             ),
             bytes=io.bytes,

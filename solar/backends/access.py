@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from solar.ir.nodes import Indirect, Load, Program, Role, Stmt
+from solar.ir.nodes import Indirect, Load, Role
 from solar.ir.scalar_ops import Update
+from solar.lift.einsum import EinsumGraph, EinsumNode, Operand
 
 DRAM_ROLES = (Role.INPUT, Role.PARAM)  # tensors that start in DRAM
 
@@ -35,17 +36,17 @@ class Plain:
         return self.dims.index(var) if var in self.dims else None
 
 
-def is_box(stmt: Stmt) -> bool:
+def is_box(node: EinsumNode) -> bool:
     """The iteration domain is the full product of the loop ranges (no guards)."""
-    return not stmt.guards
+    return not node.guards
 
 
-def plain(program: Program, stmt: Stmt, tensor: str, index: tuple) -> Plain | None:
-    """The plain form of an access of `stmt` (a Load's or the Store's index), or None."""
-    shape = program.shape(tensor)
-    extents = program.extents(stmt)
-    if len(index) != len(shape) or not is_box(stmt):
+def plain(graph: EinsumGraph, node: EinsumNode, tensor: str, index: tuple) -> Plain | None:
+    """The plain form of an access of `node` (an operand's or the output's index), or None."""
+    shape = graph.shape(tensor)
+    if len(index) != len(shape) or not is_box(node):
         return None
+    extents = dict(node.extents)
     dims: list[str | None] = []
     for size, term in zip(shape, index):
         if isinstance(term, Indirect):
@@ -62,23 +63,21 @@ def plain(program: Program, stmt: Stmt, tensor: str, index: tuple) -> Plain | No
     return Plain(tensor, tuple(dims))
 
 
-def plain_load(program: Program, stmt: Stmt, load: Load) -> Plain | None:
-    return plain(program, stmt, load.tensor, load.index)
+def plain_load(graph: EinsumGraph, node: EinsumNode, load: Load | Operand) -> Plain | None:
+    return plain(graph, node, load.tensor, load.index)
 
 
-def plain_store(program: Program, stmt: Stmt) -> Plain | None:
-    return plain(program, stmt, stmt.target.tensor, stmt.target.index)
+def plain_store(graph: EinsumGraph, node: EinsumNode) -> Plain | None:
+    return plain(graph, node, node.output, node.output_index)
 
 
-def extent_product(program: Program, stmt: Stmt, variables: frozenset[str]) -> int:
-    extents = program.extents(stmt)
+def extent_product(node: EinsumNode, variables: frozenset[str]) -> int:
+    extents = dict(node.extents)
     return math.prod(extents[v] for v in variables)
 
 
-def folds_every_point(stmt: Stmt) -> bool:
+def folds_every_point(node: EinsumNode) -> bool:
     """Every point's value reaches the target's final value: an accumulating update folds all of
     them in; a plain assignment must write each point to its own element (no reduced variable),
     or later points would overwrite earlier ones."""
-    return stmt.update is not Update.ASSIGN or not stmt.reduced_vars
-
-
+    return node.reduce is not Update.ASSIGN or not node.reduced_vars

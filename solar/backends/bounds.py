@@ -108,11 +108,12 @@ def analyze_graph(
 ) -> Analysis:
     """Fused, cache-aware and unfused bounds of `graph` on `spec` under `assumptions`, with a row
     per op."""
-    program = graph.program
     works = graph_work(graph)
-    work = total(works.values())
+    if "total_work" not in graph.memo:
+        graph.memo["total_work"] = total(works.values())
+    work = graph.memo["total_work"]
     bw = spec.dram_bytes_per_s
-    runs_a_kernel = bool(program.stmts)
+    runs_a_kernel = len(graph) > 0
     launch = spec.min_kernel_seconds.value if assumptions.count_launch and runs_a_kernel else 0.0
 
     ct = _compute(work, spec, assumptions)
@@ -121,7 +122,7 @@ def analyze_graph(
     fused = _max_bound("fused", ct, dram / bw, launch)
     cache_aware = _max_bound("cache_aware", ct, traffic.cache_aware_bytes / bw, launch)
 
-    ops = _op_costs(program, works, spec, assumptions, launch)
+    ops = _op_costs(graph, works, spec, assumptions, launch)
     unfused, unfused_bytes = _unfused(ops, traffic.cache_aware_bytes, bw)
     totals = Totals(
         work.flops, work.contraction_flops, dram, unfused_bytes, traffic.cache_aware_bytes
@@ -163,26 +164,34 @@ def analyze(
 
 
 def _op_costs(
-    program: Program,
+    graph: EinsumGraph,
     works: dict[int, Work],
     spec: HardwareSpec,
     assumptions: Assumptions,
     launch: float,
 ) -> tuple[OpCost, ...]:
-    groups = op_groups(program)
+    groups = op_groups(graph)
     warm = assumptions.cache == "warm"
-    group_bytes = unfused_dram_bytes(program, groups, spec.l2_bytes, warm)
-    copies = inplace_copies(program)
+    group_bytes = unfused_dram_bytes(graph, groups, spec.l2_bytes, warm)
+    copies = inplace_copies(graph)
+    group_works = graph.memo.get("group_works")
+    if group_works is None:
+        group_works = tuple(total(works[i] for i in g.node_ids) for g in groups)
+        graph.memo["group_works"] = group_works
+    # Identical op instances (the same op in every layer) have equal Work: each distinct one is
+    # priced once, with the number of instances that share it as its multiplicity.
+    priced: dict[Work, ComputeTime] = {}
     rows: list[OpCost] = []
-    for group, nbytes in zip(groups, group_bytes):
-        work = total(works[i] for i in group.node_ids)
-        ct = _compute(work, spec, assumptions)
+    for group, nbytes, work in zip(groups, group_bytes, group_works):
+        ct = priced.get(work)
+        if ct is None:
+            ct = priced[work] = _compute(work, spec, assumptions)
         mem = nbytes / spec.dram_bytes_per_s
         # an op made only of in-place identity copies runs no kernel (they move nothing)
         runs = not copies.issuperset(group.node_ids)
         terms = {"compute": ct.seconds, "memory": mem, "launch": launch if runs else 0.0}
         bottleneck = _dominant(terms)
-        origin = program.stmts[group.node_ids[0]].origin
+        origin = graph.node(group.node_ids[0]).origin
         rows.append(
             OpCost(
                 instance=None if origin is None else origin.instance,

@@ -59,13 +59,12 @@ def cache_aware_traffic(graph: EinsumGraph, spec: HardwareSpec, cache: str = "co
     bytes may already be on chip: the compulsory and the capacity-forced totals drop by at most
     that much; re-reads forced after a reduction are unaffected (they happen after the first reads,
     when at most S bytes are on chip whatever the cache held at the start)."""
-    program = graph.program
     onchip = spec.onchip_bytes
     resident = spec.l2_bytes if cache == "warm" else 0.0
-    reads, writes = compulsory_bytes(program)
+    reads, writes = compulsory_bytes(graph)
     compulsory = max(0.0, reads - resident) + writes
 
-    rereads = find_rereads(program, onchip)
+    rereads = find_rereads(graph, onchip)
     dependency = dependency_forced_bytes(rereads)
 
     ios = contraction_io(graph, onchip)
@@ -73,7 +72,7 @@ def cache_aware_traffic(graph: EinsumGraph, spec: HardwareSpec, cache: str = "co
     for io in ios:
         # I/O of A, B and C's partial sums (>= their compulsory reads), plus the compulsory bytes of
         # every other tensor: distinct transfers, so they add.
-        ab_reads, _ = compulsory_bytes(program, frozenset({io.a, io.b}))
+        ab_reads, _ = compulsory_bytes(graph, frozenset({io.a, io.b}))
         total = max(io.bytes, ab_reads) + (reads - ab_reads) + writes - resident
         capacity_total = max(capacity_total, total)
     capacity = max(0.0, capacity_total - compulsory)

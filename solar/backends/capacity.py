@@ -23,12 +23,10 @@ m·n reads and m·n writes, so per batch element
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solar.backends.access import extent_product, is_box, plain_load, plain_store
-from solar.ir.defuse import defuse
-from solar.ir.nodes import Program
-from solar.lift.einsum import EinsumGraph, contraction_loads
+from solar.lift.einsum import EinsumGraph, EinsumNode, contraction_loads
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,43 +78,43 @@ def onchip_words(onchip_bytes: float, word_bits: int) -> int:
 
 
 def contraction_io(graph: EinsumGraph, onchip_bytes: float) -> tuple[ContractionIO, ...]:
-    """The Smith et al. bound of every contraction node that meets its conditions."""
-    program = graph.program
-    dram = defuse(program).dram
-    out: list[ContractionIO] = []
-    for node in graph.nodes():
-        found = _one(program, node.id, dram, onchip_bytes) if node.is_contraction else None
-        if found is not None:
-            out.append(found)
-    return tuple(out)
+    """The Smith et al. bound of every contraction node that meets its conditions (the shapes are
+    found once per graph; only the on-chip words depend on the GPU)."""
+    if "contractions" not in graph.memo:
+        dram = graph.defuse.dram
+        found = (_one(graph, n, dram) for n in graph.nodes() if n.is_contraction)
+        graph.memo["contractions"] = tuple(io for io in found if io is not None)
+    return tuple(
+        replace(io, onchip_words=onchip_words(onchip_bytes, io.word_bits))
+        for io in graph.memo["contractions"]
+    )
 
 
-def _one(program: Program, i: int, dram: frozenset[str], onchip: float) -> ContractionIO | None:
-    stmt = program.stmts[i]
-    pair = contraction_loads(stmt)
-    if pair is None or not is_box(stmt):
+def _one(graph: EinsumGraph, node: EinsumNode, dram: frozenset[str]) -> ContractionIO | None:
+    pair = contraction_loads(node.stmt)
+    if pair is None or not is_box(node):
         return None
     la, lb = pair
-    pa, pb = plain_load(program, stmt, la), plain_load(program, stmt, lb)
-    pc = plain_store(program, stmt)
+    pa, pb = plain_load(graph, node, la), plain_load(graph, node, lb)
+    pc = plain_store(graph, node)
     if pa is None or pb is None or pc is None:
         return None
     names = {pa.tensor, pb.tensor, pc.tensor}
     if len(names) != 3 or pa.tensor not in dram or pb.tensor not in dram:
         return None
     va, vb, vc = pa.vars, pb.vars, pc.vars
-    if any(((v in va) + (v in vb) + (v in vc)) < 2 for v in stmt.loop_vars):
+    if any(((v in va) + (v in vb) + (v in vc)) < 2 for v, _ in node.extents):
         return None
-    bits = min(program.tensor(t).dtype.bits for t in names)
+    bits = min(graph.tensor(t).dtype.bits for t in names)
     return ContractionIO(
-        node=i,
+        node=node.id,
         a=pa.tensor,
         b=pb.tensor,
         c=pc.tensor,
-        batch=extent_product(program, stmt, va & vb & vc),
-        m=extent_product(program, stmt, (va & vc) - vb),
-        n=extent_product(program, stmt, (vb & vc) - va),
-        k=extent_product(program, stmt, (va & vb) - vc),
+        batch=extent_product(node, va & vb & vc),
+        m=extent_product(node, (va & vc) - vb),
+        n=extent_product(node, (vb & vc) - va),
+        k=extent_product(node, (va & vb) - vc),
         word_bits=bits,
-        onchip_words=onchip_words(onchip, bits),
+        onchip_words=0,
     )

@@ -1,4 +1,4 @@
-"""The eager@host bound (docs/BOUNDS.md §14): eager execution as an in-order two-stage pipeline. The
+"""The eager@host bound (docs/BOUNDS.md §15): eager execution as an in-order two-stage pipeline. The
 host dispatches the eager ops one after another, op i taking at least its measured dispatch floor
 a_i; the device runs them in the same order, op i taking at least its unfused device bound d_i and
 starting no earlier than the host has finished ops 1..i-1 (its launch happens inside op i's own

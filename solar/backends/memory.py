@@ -10,49 +10,59 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solar.ir import polyhedral
-from solar.ir.nodes import Cast, Load, Program, Role, Stmt
+from solar.ir.nodes import Cast, Load, Role
 from solar.ir.scalar_ops import Update
+from solar.lift.einsum import EinsumGraph
 
 READ_ROLES = (Role.INPUT, Role.PARAM)
 
 
 def footprint_bytes(
-    program: Program, tensor: str, kind: str, stmts: tuple[Stmt, ...] | None
+    graph: EinsumGraph, tensor: str, kind: str, stmts: frozenset[int] | None = None
 ) -> float:
-    elements = int(polyhedral.tensor_footprint(program, tensor, kind, stmts))  # type: ignore[arg-type]
-    return program.tensor(tensor).dtype.storage_bytes(elements)
+    """Bytes of the distinct elements of `tensor` read or written by the statements at positions
+    `stmts` (None: all of them)."""
+    return graph.footprints.storage_bytes(tensor, kind, stmts)  # type: ignore[arg-type]
 
 
-def inplace_copies(program: Program) -> frozenset[int]:
+def inplace_copies(graph: EinsumGraph) -> frozenset[int]:
     """Statements (flattened indices) that copy an input or param element for element into the
     output that updates it in place (`TensorDecl.updates`): on the one storage they share, such a
     copy moves and computes nothing (an eager in-place op writes only what changes)."""
-    updates = {t.name: t.updates for t in program.tensors if t.updates}
+    if "inplace_copies" not in graph.memo:
+        graph.memo["inplace_copies"] = _inplace_copies(graph)
+    return graph.memo["inplace_copies"]
+
+
+def _inplace_copies(graph: EinsumGraph) -> frozenset[int]:
+    updates = {t.name: t.updates for t in graph.tensors if t.updates}
     if not updates:
         return frozenset()
     out = set()
-    for i, stmt in enumerate(program.stmts):
-        source = updates.get(stmt.target.tensor)
-        if source is None or stmt.update is not Update.ASSIGN:
+    for node in graph.nodes():
+        source = updates.get(node.output)
+        if source is None or node.reduce is not Update.ASSIGN:
             continue
-        value = stmt.value
-        if isinstance(value, Cast) and value.dtype is program.tensor(source).dtype:
+        value = node.stmt.value
+        if isinstance(value, Cast) and value.dtype is graph.tensor(source).dtype:
             value = value.arg
-        if isinstance(value, Load) and value.tensor == source and value.index == stmt.target.index:
-            out.add(i)
+        if isinstance(value, Load) and value.tensor == source and value.index == node.output_index:
+            out.add(node.id)
     return frozenset(out)
 
 
-def priced_stmts(program: Program) -> tuple[Stmt, ...] | None:
-    """The statements that move bytes: all but the in-place identity copies (None: all of them)."""
-    copies = inplace_copies(program)
+def priced_stmts(graph: EinsumGraph) -> frozenset[int] | None:
+    """Positions of the statements that move bytes: all but the in-place identity copies (None: all
+    of them)."""
+    copies = inplace_copies(graph)
     if not copies:
         return None
-    return tuple(s for i, s in enumerate(program.stmts) if i not in copies)
+    return frozenset(i for i in range(len(graph)) if i not in copies)
 
 
-def inplace_bytes(program: Program, output: str, kept: tuple[Stmt, ...] | None) -> tuple[float, float]:
+def inplace_bytes(
+    graph: EinsumGraph, output: str, kept: frozenset[int] | None
+) -> tuple[float, float]:
     """(read, write) compulsory bytes of the storage an output shares with the input it updates.
 
     Writes: every element a statement other than the identity copy writes (W) must reach DRAM;
@@ -62,37 +72,53 @@ def inplace_bytes(program: Program, output: str, kept: tuple[Stmt, ...] | None) 
     least |output elements read| − |W| of them; the larger of the two is a lower bound on their
     union. For `x.mul_(2)` this is |x| each way; for a KV-cache row write followed by attention
     over the cache, |cache| − |rows| read and |rows| written."""
-    source = program.tensor(output).updates
+    source = graph.tensor(output).updates
     assert source is not None
-    written = footprint_bytes(program, output, "write", kept)
-    read_source = footprint_bytes(program, source, "read", kept)
-    read_output = footprint_bytes(program, output, "read", None)
+    written = footprint_bytes(graph, output, "write", kept)
+    read_source = footprint_bytes(graph, source, "read", kept)
+    read_output = footprint_bytes(graph, output, "read", None)
     return max(read_source, read_output - written), written
 
 
+def compulsory_by_tensor(graph: EinsumGraph) -> dict[str, tuple[float, float]]:
+    """(read, write) compulsory bytes of each input/parameter and output, in declaration order; an
+    output that updates an input in place carries the bytes of both (`inplace_bytes`), and that
+    input none of its own."""
+    if "compulsory" not in graph.memo:
+        kept = priced_stmts(graph)
+        updated = {t.updates for t in graph.tensors if t.updates}
+        out: dict[str, tuple[float, float]] = {}
+        for t in graph.tensors:
+            if t.role in READ_ROLES and t.name not in updated:
+                out[t.name] = (footprint_bytes(graph, t.name, "read"), 0.0)
+            elif t.role is Role.OUTPUT and t.updates:
+                out[t.name] = inplace_bytes(graph, t.name, kept)
+            elif t.role is Role.OUTPUT:
+                out[t.name] = (0.0, footprint_bytes(graph, t.name, "write"))
+        graph.memo["compulsory"] = out
+    return graph.memo["compulsory"]
+
+
 def compulsory_bytes(
-    program: Program, tensors: frozenset[str] | None = None
+    graph: EinsumGraph, tensors: frozenset[str] | None = None
 ) -> tuple[float, float]:
     """(read, write) compulsory bytes: the read footprint of every input/parameter and the write
     footprint of every output (restricted to `tensors` when given); an output that updates an
     input in place and that input are priced together (`inplace_bytes`)."""
+    per = compulsory_by_tensor(graph)
+    if tensors is None:
+        names: list[str] = list(per)
+    else:  # in declaration order, as the whole sum
+        order = graph.memo.setdefault("compulsory_order", {n: k for k, n in enumerate(per)})
+        names = sorted((n for n in tensors if n in per), key=order.__getitem__)
     reads = writes = 0.0
-    kept = priced_stmts(program)
-    updated = {t.updates for t in program.tensors if t.updates}
-    for t in program.tensors:
-        if tensors is not None and t.name not in tensors:
-            continue
-        if t.role in READ_ROLES and t.name not in updated:
-            reads += footprint_bytes(program, t.name, "read", None)
-        elif t.role is Role.OUTPUT and t.updates:
-            r, w = inplace_bytes(program, t.name, kept)
-            reads, writes = reads + r, writes + w
-        elif t.role is Role.OUTPUT:
-            writes += footprint_bytes(program, t.name, "write", None)
+    for name in names:
+        r, w = per[name]
+        reads, writes = reads + r, writes + w
     return reads, writes
 
 
-def fused_dram_bytes(program: Program, l2_resident: float = 0.0) -> float:
+def fused_dram_bytes(graph: EinsumGraph, l2_resident: float = 0.0) -> float:
     """Compulsory traffic of any implementation.
 
     Cold cache (`l2_resident` = 0): every input/parameter element the program reads is in DRAM
@@ -101,7 +127,7 @@ def fused_dram_bytes(program: Program, l2_resident: float = 0.0) -> float:
     reads − l2_resident cross. Every output element is written at least once: write footprint ×
     width. Temporaries may live on chip and cost nothing, and a second read of anything is not
     counted — so no correct implementation moves fewer bytes."""
-    reads, writes = compulsory_bytes(program)
+    reads, writes = compulsory_bytes(graph)
     return max(0.0, reads - l2_resident) + writes
 
 
@@ -116,30 +142,72 @@ class Group:
     key: int | tuple[str, int]
     node_ids: tuple[int, ...]
 
-    def stmts(self, program: Program) -> tuple[Stmt, ...]:
-        return tuple(program.stmts[i] for i in self.node_ids)
 
-
-def op_groups(program: Program) -> tuple[Group, ...]:
+def op_groups(graph: EinsumGraph) -> tuple[Group, ...]:
     """Statements grouped by `origin.instance`, in order of each group's first statement."""
-    members: dict[int | tuple[str, int], list[int]] = {}
-    for i, stmt in enumerate(program.stmts):
-        key = ("stmt", i) if stmt.origin is None else stmt.origin.instance
-        members.setdefault(key, []).append(i)
-    return tuple(Group(k, tuple(ids)) for k, ids in members.items())
+    if "op_groups" not in graph.memo:
+        members: dict[int | tuple[str, int], list[int]] = {}
+        for node in graph.nodes():
+            key = ("stmt", node.id) if node.origin is None else node.origin.instance
+            members.setdefault(key, []).append(node.id)
+        graph.memo["op_groups"] = tuple(Group(k, tuple(ids)) for k, ids in members.items())
+    return graph.memo["op_groups"]
 
 
-def _accessed(stmts: tuple[Stmt, ...]) -> tuple[set[str], set[str]]:
+# How one footprint of one kernel is charged (see `unfused_dram_bytes`): in full, or beyond L2;
+# "dram" is an input/parameter read, in full only in the first kernel that reads it and cold.
+Charge = tuple[str, float]  # ("full" | "beyond_l2" | "dram_first", bytes)
+
+
+def unfused_charges(graph: EinsumGraph, groups: tuple[Group, ...]) -> tuple[tuple[Charge, ...], ...]:
+    """The footprints each eager kernel is charged for, with how (arch-independent: the L2 size
+    and the cache state enter only in `unfused_dram_bytes`)."""
+    memo = ("unfused_charges", groups)
+    if memo in graph.memo:
+        return graph.memo[memo]
+    readers: dict[str, list[int]] = {}
+    writers: dict[str, list[int]] = {}
+    copies = inplace_copies(graph)
+    priced = [frozenset(i for i in g.node_ids if i not in copies) for g in groups]
+    per_group = [(ids, *_accessed(graph, ids)) for ids in priced]
+    for gi, (_, reads, writes) in enumerate(per_group):
+        for t in reads:
+            readers.setdefault(t, []).append(gi)
+        for t in writes:
+            writers.setdefault(t, []).append(gi)
+    out: list[tuple[Charge, ...]] = []
+    for gi, (ids, reads, writes) in enumerate(per_group):
+        charges: list[Charge] = []
+        for name in sorted(reads):
+            role = graph.tensor(name).role
+            if role in READ_ROLES:
+                fp = footprint_bytes(graph, name, "read", ids)
+                charges.append(("dram_first" if readers[name][0] == gi else "beyond_l2", fp))
+            elif writers.get(name, [gi])[0] < gi:  # produced by an earlier kernel
+                charges.append(("beyond_l2", footprint_bytes(graph, name, "read", ids)))
+        for name in sorted(writes):
+            role = graph.tensor(name).role
+            if role is Role.OUTPUT:
+                charges.append(("full", footprint_bytes(graph, name, "write", ids)))
+            elif role is Role.TEMP and readers.get(name, [gi])[-1] > gi:
+                charges.append(("beyond_l2", footprint_bytes(graph, name, "write", ids)))
+        out.append(tuple(charges))
+    graph.memo[memo] = tuple(out)
+    return graph.memo[memo]
+
+
+def _accessed(graph: EinsumGraph, ids: frozenset[int]) -> tuple[set[str], set[str]]:
     reads: set[str] = set()
     writes: set[str] = set()
-    for s in stmts:
-        writes.add(s.target.tensor)
-        reads |= {ld.tensor for ld in s.loads()}
+    for i in sorted(ids):
+        node = graph.node(i)
+        writes.add(node.output)
+        reads |= {o.tensor for o in node.operands}
     return reads, writes
 
 
 def unfused_dram_bytes(
-    program: Program, groups: tuple[Group, ...], l2_bytes: float, warm: bool = False
+    graph: EinsumGraph, groups: tuple[Group, ...], l2_bytes: float, warm: bool = False
 ) -> tuple[float, ...]:
     """Bytes each eager kernel must move across DRAM (one entry per group). With L = L2 capacity:
 
@@ -158,37 +226,13 @@ def unfused_dram_bytes(
 
     Each rule counts only bytes that must cross DRAM during that kernel, so each entry is a lower
     bound on that kernel's traffic."""
-    readers: dict[str, list[int]] = {}
-    writers: dict[str, list[int]] = {}
-    copies = inplace_copies(program)
-    priced = [tuple(program.stmts[i] for i in g.node_ids if i not in copies) for g in groups]
-    per_group = [(stmts, *_accessed(stmts)) for stmts in priced]
-    for gi, (_, reads, writes) in enumerate(per_group):
-        for t in reads:
-            readers.setdefault(t, []).append(gi)
-        for t in writes:
-            writers.setdefault(t, []).append(gi)
-
-    def beyond_l2(x: float) -> float:
-        return max(0.0, x - l2_bytes)
-
     out: list[float] = []
-    for gi, (stmts, reads, writes) in enumerate(per_group):
+    for charges in unfused_charges(graph, groups):
         total = 0.0
-        for name in sorted(reads):
-            role = program.tensor(name).role
-            fp = footprint_bytes(program, name, "read", stmts)
-            if role in READ_ROLES:
-                first = readers[name][0] == gi and not warm
-                total += fp if first else beyond_l2(fp)
-            elif any(w < gi for w in writers.get(name, ())):
-                total += beyond_l2(fp)  # produced by an earlier kernel
-        for name in sorted(writes):
-            role = program.tensor(name).role
-            fp = footprint_bytes(program, name, "write", stmts)
-            if role is Role.OUTPUT:
+        for how, fp in charges:
+            if how == "full" or (how == "dram_first" and not warm):
                 total += fp
-            elif role is Role.TEMP and any(r > gi for r in readers.get(name, ())):
-                total += beyond_l2(fp)
+            else:
+                total += max(0.0, fp - l2_bytes)
         out.append(total)
     return tuple(out)

@@ -1,4 +1,4 @@
-"""The recurrence bound (docs/BOUNDS.md §15): the critical path of in-order loops (`Seq`).
+"""The recurrence bound (docs/BOUNDS.md §16): the critical path of in-order loops (`Seq`).
 
 A top-level in-order loop of T steps whose body carries a value from step t-1 to step t (a store at
 step-index s+c read back at s+c-1: h[s+1] = cell(h[s])) is a chain: step t's *chain statements*

@@ -22,7 +22,7 @@ only lowers the bound."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solar.backends.access import (
     Plain,
@@ -32,8 +32,8 @@ from solar.backends.access import (
     plain_load,
     plain_store,
 )
-from solar.ir.defuse import defuse
-from solar.ir.nodes import Cast, Program, Role, walk
+from solar.ir.nodes import Cast, Role, walk
+from solar.lift.einsum import EinsumGraph, EinsumNode
 
 # How the elements of q relate to X: for each dimension of q, the dimension of X that it equals
 # (None: not tied to X, i.e. q's element along it does not select X's). Every element pair that
@@ -67,9 +67,9 @@ class Reread:
 
 
 class _Analysis:
-    def __init__(self, program: Program) -> None:
-        self.program = program
-        self.du = defuse(program)
+    def __init__(self, graph: EinsumGraph) -> None:
+        self.graph = graph
+        self.du = graph.defuse
         self._links: dict[tuple[str, int], tuple[tuple[str, Link], ...]] = {}
         self._reaches: dict[int, int | None] = {}
 
@@ -86,13 +86,13 @@ class _Analysis:
         w = self.du.last_writer_before(tensor, position)
         if w is None:
             return ()
-        stmt = self.program.stmts[w]
-        store = plain_store(self.program, stmt)
-        if store is None or not folds_every_point(stmt):
+        node = self.graph.node(w)
+        store = plain_store(self.graph, node)
+        if store is None or not folds_every_point(node):
             return ()
         found: dict[tuple[str, Link], None] = {}
-        for load in stmt.loads():
-            src = plain_load(self.program, stmt, load)
+        for load in node.operands:
+            src = plain_load(self.graph, node, load)
             if src is None:
                 continue
             step: Link = tuple(None if v is None else src.dim_of(v) for v in store.dims)
@@ -101,7 +101,7 @@ class _Analysis:
             else:
                 for x, link in self.links(load.tensor, w):
                     found[(x, tuple(None if d is None else link[d] for d in step))] = None
-        if stmt.update.op is not None:  # += etc. also fold in the element's previous value
+        if node.reduce.op is not None:  # += etc. also fold in the element's previous value
             for item in self.links(tensor, w):
                 found[item] = None
         return tuple(list(found)[:MAX_LINKS])
@@ -116,19 +116,19 @@ class _Analysis:
         return self._reaches[i]
 
     def _compute_reach(self, i: int) -> int | None:
-        stmt = self.program.stmts[i]
-        if stmt.reduced_vars or plain_store(self.program, stmt) is None:
+        node = self.graph.node(i)
+        if node.reduced_vars or plain_store(self.graph, node) is None:
             return None
-        t = stmt.target.tensor
-        bits = self.program.tensor(t).dtype.bits
+        t = node.output
+        bits = node.out_dtype.bits
         found: list[int] = []
-        if self.program.tensor(t).role is Role.OUTPUT and self.du.next_writer_after(t, i) is None:
+        if self.graph.tensor(t).role is Role.OUTPUT and self.du.next_writer_after(t, i) is None:
             found.append(bits)
         for r in self.du.readers_of_value(t, i):
-            reader = self.program.stmts[r]
+            reader = self.graph.node(r)
             if any(
-                ld.tensor == t and plain_load(self.program, reader, ld) is not None
-                for ld in reader.loads()
+                ld.tensor == t and plain_load(self.graph, reader, ld) is not None
+                for ld in reader.operands
             ):
                 onward = self.reach_bits(r)
                 if onward is not None:
@@ -136,53 +136,59 @@ class _Analysis:
         return min(found) if found else None
 
 
-def _hold_bits(program: Program, consumer_value, x: str, path_bits: int) -> int:
+def _hold_bits(graph: EinsumGraph, consumer_value, x: str, path_bits: int) -> int:
     """Bits per element at which a value derived from one element of X can be held or spilled:
     the narrowest of X's width, any cast in the consumer and every tensor the consumer's value is
     stored in on its way to the output (a partial output written early and read back is such a
     value). Narrower than all of these, an element's value is not the program's value."""
-    bits = [program.tensor(x).dtype.bits, path_bits]
+    bits = [graph.tensor(x).dtype.bits, path_bits]
     bits += [e.dtype.bits for e in walk(consumer_value) if isinstance(e, Cast)]
     return min(bits)
 
 
 def _pattern(
-    program: Program, c: int, xa: Plain, qa: Plain, link: Link, onchip: float, path_bits: int
+    graph: EinsumGraph, node: EinsumNode, xa: Plain, qa: Plain, link: Link, path_bits: int
 ) -> Reread | None:
-    """The re-read pattern of consumer c reading X through `xa` and q through `qa`, when every
-    point's X element lies in the slice its q element depends on (checked symbolically)."""
+    """The re-read pattern of consumer `node` reading X through `xa` and q through `qa`, when
+    every point's X element lies in the slice its q element depends on (checked symbolically)."""
     for qdim, xdim in enumerate(link):
         if xdim is not None and qa.dims[qdim] != xa.dims[xdim]:
             return None
-    stmt = program.stmts[c]
     return Reread(
         tensor=xa.tensor,
         stat=qa.tensor,
-        consumer=c,
-        groups=extent_product(program, stmt, xa.vars & qa.vars),
-        group_elements=extent_product(program, stmt, xa.vars - qa.vars),
-        hold_bits=_hold_bits(program, stmt.value, xa.tensor, path_bits),
-        onchip_bytes=onchip,
+        consumer=node.id,
+        groups=extent_product(node, xa.vars & qa.vars),
+        group_elements=extent_product(node, xa.vars - qa.vars),
+        hold_bits=_hold_bits(graph, node.stmt.value, xa.tensor, path_bits),
+        onchip_bytes=0.0,
     )
 
 
-def find_rereads(program: Program, onchip_bytes: float) -> tuple[Reread, ...]:
+def find_rereads(graph: EinsumGraph, onchip_bytes: float) -> tuple[Reread, ...]:
     """Every dependency-forced re-read pattern of the program (including those whose slices fit
-    on chip and so force nothing), in statement order."""
-    a = _Analysis(program)
+    on chip and so force nothing), in statement order. The patterns are found once per graph; only
+    their pricing depends on the on-chip storage."""
+    if "rereads" not in graph.memo:
+        graph.memo["rereads"] = _find_rereads(graph)
+    return tuple(replace(r, onchip_bytes=onchip_bytes) for r in graph.memo["rereads"])
+
+
+def _find_rereads(graph: EinsumGraph) -> tuple[Reread, ...]:
+    a = _Analysis(graph)
     out: dict[Reread, None] = {}
-    for c, stmt in enumerate(program.stmts):
-        path_bits = a.reach_bits(c) if is_box(stmt) else None
+    for node in graph.nodes():
+        path_bits = a.reach_bits(node.id) if is_box(node) else None
         if path_bits is None:
             continue
-        loads = [(ld, plain_load(program, stmt, ld)) for ld in stmt.loads()]
+        loads = [(ld, plain_load(graph, node, ld)) for ld in node.operands]
         xs = [(ld, p) for ld, p in loads if p is not None and ld.tensor in a.du.dram]
         qs = [(ld, p) for ld, p in loads if p is not None and ld.tensor not in a.du.dram]
         for _, xa in xs:
             for qload, qa in qs:
-                for x, link in a.links(qload.tensor, c):
+                for x, link in a.links(qload.tensor, node.id):
                     if x == xa.tensor:
-                        found = _pattern(program, c, xa, qa, link, onchip_bytes, path_bits)
+                        found = _pattern(graph, node, xa, qa, link, path_bits)
                         if found is not None:
                             out[found] = None
     return tuple(out)

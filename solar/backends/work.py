@@ -14,9 +14,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from solar.ir import polyhedral
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Call, Cast, Load, Program, Stmt, walk
+from solar.ir.nodes import Call, Cast, Load, walk
 from solar.ir.scalar_ops import OPS, CostClass, ScalarOp
 from solar.lift.einsum import EinsumGraph, EinsumNode, strip_casts
 
@@ -88,44 +87,70 @@ def _simt_sort(item: tuple[SimtKey, int]) -> tuple:
 
 
 def total(works: Iterable[Work]) -> Work:
-    return sum(works, Work())
+    macs: Counter = Counter()
+    simt: Counter = Counter()
+    for w in works:
+        for k, n in w.macs:
+            macs[k] += n
+        for k, n in w.simt:
+            simt[k] += n
+    return Work.make(dict(macs), dict(simt))
 
 
 # ---- derivation ----------------------------------------------------------------------------------
-
-
-def statement_simt_key(program: Program, stmt: Stmt) -> str:
-    """The SIMT rate key of a statement: the narrowest float type among its target, its loads and
-    its casts (fp32 when none has a key of its own). For a statement of one type this is that type's
-    key (fp64 for f64, fp16 for f16, bf16 for bf16, else fp32); pricing a mixed statement at its
-    narrowest type can only make the bound lower, so it stays sound."""
-    dtypes = [program.tensor(stmt.target.tensor).dtype]
-    for e in walk(stmt.value):
-        if isinstance(e, Load):
-            dtypes.append(program.tensor(e.tensor).dtype)
-        elif isinstance(e, Cast):
-            dtypes.append(e.dtype)
-    return _narrowest(simt_key(d) for d in dtypes)
 
 
 def _narrowest(keys: Iterable[str]) -> str:
     return min(keys, key=SIMT_KEY_ORDER.index)
 
 
-def instance_simt_keys(program: Program) -> dict[int, str]:
+def instance_simt_keys(graph: EinsumGraph) -> dict[int, str]:
     """The SIMT key of every op instance: the narrowest among its statements' keys. The fp32
     temporaries a lowering upcasts to (an RMS norm's or SDPA's statistics of bf16 data) are the
     decomposition's choice, not the op's: a kernel for the op may keep them in the input's
     precision, so every statement of the instance is priced at least as fast (docs/BOUNDS.md §2).
     An upcast the user wrote (`x.float()`) is its own op, and its consumers keep their dtype."""
     keys: dict[int, set[str]] = {}
-    for stmt in program.stmts:
-        if stmt.origin is not None:
-            keys.setdefault(stmt.origin.instance, set()).add(statement_simt_key(program, stmt))
+    scans = _scans(graph)
+    for node in graph.nodes():
+        if node.origin is not None:
+            keys.setdefault(node.origin.instance, set()).add(scans[node.id][0])
     return {k: _narrowest(v) for k, v in keys.items()}
 
 
-def node_work(program: Program, node: EinsumNode, instance_key: str | None = None) -> Work:
+def _scans(graph: EinsumGraph) -> dict[int, tuple[str, tuple[ScalarOp, ...]]]:
+    """(SIMT key, the ops its points evaluate) of every node, from one walk of each value."""
+    if "work_scans" not in graph.memo:
+        graph.memo["work_scans"] = {node.id: _scan(node) for node in graph.nodes()}
+    return graph.memo["work_scans"]
+
+
+def node_simt_key(node: EinsumNode) -> str:
+    """The SIMT rate key of a node: the narrowest float type among its output, its operands and
+    its casts (fp32 when none has a key of its own). For a node of one type this is that type's
+    key (fp64 for f64, fp16 for f16, bf16 for bf16, else fp32); pricing a mixed statement at its
+    narrowest type can only make the bound lower, so it stays sound."""
+    return _scan(node)[0]
+
+
+def _scan(node: EinsumNode) -> tuple[str, tuple[ScalarOp, ...]]:
+    """The node's SIMT key and the scalar ops of its value, less the product of a contraction (a
+    MAC with the += update)."""
+    of = {o.tensor: o.dtype for o in node.operands}
+    skip = strip_casts(node.stmt.value) if node.is_contraction else None
+    dtypes = [node.out_dtype]
+    ops: list[ScalarOp] = []
+    for e in walk(node.stmt.value):
+        if isinstance(e, Load):
+            dtypes.append(of[e.tensor])
+        elif isinstance(e, Cast):
+            dtypes.append(e.dtype)
+        elif isinstance(e, Call) and e is not skip:
+            ops.append(e.op)
+    return _narrowest(simt_key(d) for d in dtypes), tuple(ops)
+
+
+def node_work(graph: EinsumGraph, node: EinsumNode, instance_key: str | None = None) -> Work:
     """Work of one einsum node.
 
     Every Call in the value counts OPS[op].flops per domain point in its cost class; the update op
@@ -134,17 +159,15 @@ def node_work(program: Program, node: EinsumNode, instance_key: str | None = Non
     (2 FLOPs), recorded as a MAC keyed by the product dtype and the op's TF32 flag, and NOT also as
     FMA-class ops."""
     stmt = node.stmt
-    points = int(polyhedral.domain_size(program, stmt))
+    points = graph.footprints.points(node.id)
     if points == 0:
         return Work()
-    key = statement_simt_key(program, stmt)
+    key, ops = _scans(graph)[node.id]
     if instance_key is not None:
         key = _narrowest((key, instance_key))
-    skip: Call | None = strip_casts(stmt.value) if node.is_contraction else None  # type: ignore[assignment]
     simt: Counter = Counter()
-    for e in walk(stmt.value):
-        if isinstance(e, Call) and e is not skip:
-            _count_op(simt, e.op, key, points)
+    for op in ops:
+        _count_op(simt, op, key, points)
     macs: dict[MacKey, int] = {}
     if node.is_contraction:
         assert node.contraction_dtype is not None
@@ -162,11 +185,13 @@ def _count_op(simt: Counter, op: ScalarOp, key: str, points: int) -> None:
 
 
 def graph_work(graph: EinsumGraph) -> dict[int, Work]:
-    """Work of every node, keyed by node id; SIMT work at its op instance's key."""
-    program = graph.program
-    keys = instance_simt_keys(program)
+    """Work of every node, keyed by node id; SIMT work at its op instance's key (derived once per
+    graph: work does not depend on the GPU)."""
+    if "work" not in graph.memo:
+        keys = instance_simt_keys(graph)
 
-    def key(node: EinsumNode) -> str | None:
-        return None if node.origin is None else keys.get(node.origin.instance)
+        def key(node: EinsumNode) -> str | None:
+            return None if node.origin is None else keys.get(node.origin.instance)
 
-    return {node.id: node_work(program, node, key(node)) for node in graph.nodes()}
+        graph.memo["work"] = {node.id: node_work(graph, node, key(node)) for node in graph.nodes()}
+    return graph.memo["work"]

@@ -62,7 +62,7 @@ Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 class Dispatch(_Strict):
     """Host dispatch floors measured by `solar calibrate` on one host (solar/validate/dispatch.py):
-    valid for that host CPU and those framework versions only (docs/BOUNDS.md §14)."""
+    valid for that host CPU and those framework versions only (docs/BOUNDS.md §15)."""
 
     date: Annotated[str, Field(min_length=1)]
     host_cpu: Annotated[str, Field(min_length=1)]

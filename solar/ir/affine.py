@@ -58,7 +58,7 @@ class Affine:
     @staticmethod
     def make(terms: Mapping[Atom, int] | tuple[tuple[Atom, int], ...], const: int = 0) -> Affine:
         merged: dict[Atom, int] = {}
-        for atom, coeff in terms.items() if isinstance(terms, Mapping) else terms:
+        for atom, coeff in terms.items() if isinstance(terms, dict) else terms:
             merged[atom] = merged.get(atom, 0) + int(coeff)
         items = sorted(((a, c) for a, c in merged.items() if c != 0), key=lambda t: _atom_key(t[0]))
         return Affine(tuple(items), int(const))
@@ -66,6 +66,8 @@ class Affine:
     # ---- construction -------------------------------------------------------------------------
     def __add__(self, other: Affine | int) -> Affine:
         other = as_affine(other)
+        if not other.terms or not self.terms:  # already canonical: no merge needed
+            return Affine(self.terms or other.terms, self.const + other.const)
         return Affine.make(self.terms + other.terms, self.const + other.const)
 
     __radd__ = __add__
@@ -89,7 +91,11 @@ class Affine:
                 raise NotAffineError(f"product of two index expressions ({self}) * ({k}) is not affine")
         if not isinstance(k, (int, np.integer)):
             raise NotAffineError(f"index expression {self} multiplied by non-integer {k!r}")
-        return Affine.make(tuple((a, c * int(k)) for a, c in self.terms), self.const * int(k))
+        k = int(k)
+        if k == 0:
+            return Affine()
+        # Scaling by k != 0 keeps the terms sorted, distinct and nonzero: still canonical.
+        return Affine(tuple((a, c * k) for a, c in self.terms), self.const * k)
 
     __rmul__ = __mul__
 
@@ -150,10 +156,16 @@ class Affine:
 
     def substitute(self, mapping: Mapping[str, Affine]) -> Affine:
         """Replace loop variables by expressions (variables absent from `mapping` stay)."""
-        out = Affine(const=self.const)
+        terms: list[tuple[Atom, int]] = []
+        const = self.const
         for atom, coeff in self.terms:
-            out = out + substitute_atom(atom, mapping) * coeff
-        return out
+            if isinstance(atom, str) and atom not in mapping:
+                terms.append((atom, coeff))
+                continue
+            e = substitute_atom(atom, mapping)
+            terms += [(a, c * coeff) for a, c in e.terms]
+            const += e.const * coeff
+        return Affine.make(tuple(terms), const)
 
     def __str__(self) -> str:
         from solar.ir.printer import format_affine
@@ -326,3 +338,42 @@ def lt(a: Affine | int, b: Affine | int) -> Constraint:
 
 def eq(a: Affine | int, b: Affine | int) -> Constraint:
     return Constraint(as_affine(a) - as_affine(b), equality=True)
+
+
+def clip_ranges(ranges: Ranges, guards: tuple[Constraint, ...]) -> dict[str, tuple[int, int]] | None:
+    """`ranges` narrowed by the guards that are linear in one variable of `ranges` (a*v + c >= 0
+    or == 0; constant guards are decided); other guards are ignored, so the result is a box that
+    contains every point satisfying the guards, and is exactly that set when no guard was
+    ignored. None when the box is empty."""
+    box = dict(ranges)
+    for g in guards:
+        e = g.expr
+        if not e.terms:
+            if (e.const != 0) if g.equality else (e.const < 0):
+                return None
+            continue
+        if len(e.terms) > 1 or not isinstance(e.terms[0][0], str) or e.terms[0][0] not in box:
+            continue
+        (v, a), c = e.terms[0], e.const
+        lo, hi = box[v]
+        if g.equality:  # a*v + c == 0
+            if c % a:
+                return None
+            lo, hi = max(lo, -c // a), min(hi, -c // a)
+        elif a > 0:  # v >= ceil(-c / a)
+            lo = max(lo, -(c // a))
+        else:  # v <= floor(c / -a)
+            hi = min(hi, c // -a)
+        if lo > hi:
+            return None
+        box[v] = (lo, hi)
+    return box
+
+
+def is_box(guards: tuple[Constraint, ...], variables: frozenset[str] | set[str]) -> bool:
+    """True when every guard is constant or linear in one of `variables` (the domain is a box)."""
+    return all(
+        not g.expr.terms
+        or (len(g.expr.terms) == 1 and isinstance(g.expr.terms[0][0], str) and g.expr.terms[0][0] in variables)
+        for g in guards
+    )

@@ -28,7 +28,7 @@ from typing import Literal
 import islpy as isl
 
 from solar.errors import NotAffineError, SolarError
-from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod
+from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod, clip_ranges, is_box, var
 from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store
 
 IndirectMode = Literal["min", "max"]
@@ -140,8 +140,11 @@ def _access_text(
     index: tuple[IndexTerm, ...],
     names: _Names,
     indirect: IndirectMode,
+    tuple_name: str | None = None,
 ) -> str:
-    """The body of the isl map from the domain to the elements an access touches (no parameters)."""
+    """The body of the isl map from the domain to the elements an access touches (no parameters).
+    `tuple_name` replaces the tensor's name: counts do not depend on it, and the texts of the
+    same access pattern on different tensors (identical layers) then share one cached count."""
     shape = program.tensor(tensor).shape
     outs = [f"_o{d}" for d in range(len(index))]
     cons = []
@@ -151,7 +154,8 @@ def _access_text(
         else:
             cons.append(f"{o} = {_affine(term, names)}")
     cons += _domain_constraints(stmt, names)
-    return _braces(f"{_space(stmt, names)} -> {_tuple_name(tensor)}[{', '.join(outs)}]", cons)
+    name = tuple_name or _tuple_name(tensor)
+    return _braces(f"{_space(stmt, names)} -> {name}[{', '.join(outs)}]", cons)
 
 
 def access_text(
@@ -184,7 +188,7 @@ def _to_int(count: isl.PwQPolynomial, what: str) -> int:
     return int(value.to_str())  # via text: no round trip through a C long or a float
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)
 def count_points(set_text: str) -> int:
     """Exact number of integer points of an isl set given as text (no parameters)."""
     return _to_int(isl.Set(set_text).card(), set_text)
@@ -196,7 +200,7 @@ def count_points_parametric(set_text: str) -> str:
     return str(isl.Set(set_text).card().coalesce())
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)
 def _image_text(map_texts: tuple[str, ...]) -> str:
     """The union of the ranges of some maps into one tensor, as the text of one isl set."""
     image: isl.Set | None = None
@@ -215,8 +219,38 @@ def _count(set_text: str, parametric: bool) -> int | str:
 
 
 def domain_size(program: Program, stmt: Stmt, parametric: bool = False) -> int | str:
-    """Number of integer points of the statement's iteration domain, guards included."""
-    return _count(domain_text(program, stmt, parametric), parametric)
+    """Number of integer points of the statement's iteration domain, guards included. A box (no
+    guard, or guards that each bound one variable) is the product of its ranges; any other domain
+    is counted by isl, once per canonical domain (loop variables named by position, so the
+    statements of identical layers share one count)."""
+    if parametric:
+        return _count(domain_text(program, stmt, parametric), parametric)
+    box = _box_size(program, stmt)
+    return box if box is not None else count_points(_canonical_domain_text(program, stmt))
+
+
+def _box_size(program: Program, stmt: Stmt) -> int | None:
+    """The point count when every guard is linear in at most one loop variable (None otherwise)."""
+    if not is_box(stmt.guards, set(stmt.loop_vars)):
+        return None
+    box = clip_ranges({lp.var: (0, program.size(lp.extent) - 1) for lp in stmt.loops}, stmt.guards)
+    if box is None:
+        return 0
+    n = 1
+    for lo, hi in box.values():
+        n *= max(0, hi - lo + 1)
+    return n
+
+
+def _canonical_domain_text(program: Program, stmt: Stmt) -> str:
+    """`domain_text` with the loop variables renamed `_v0, _v1, ...` in loop order."""
+    rename = {v: f"_v{k}" for k, v in enumerate(stmt.loop_vars)}
+    mapping = {v: var(n) for v, n in rename.items()}
+    names = _Names(program, stmt, parametric=False)
+    names.loop = {n: n for n in rename.values()}
+    bounds = [f"0 <= {rename[lp.var]} < {names.size(lp.extent)}" for lp in stmt.loops]
+    guards = [_constraint(g.substitute(mapping), names) for g in stmt.guards]
+    return _braces("[" + ", ".join(rename.values()) + "]", bounds + guards)
 
 
 def access_footprint(
@@ -272,7 +306,7 @@ def tensor_footprint_of(
     tensors: set[str] = set()
     for stmt, access in accesses:
         names = _Names(program, stmt, parametric)
-        bodies.append(_access_text(program, stmt, access.tensor, access.index, names, indirect))
+        bodies.append(_access_text(program, stmt, access.tensor, access.index, names, indirect, "T"))
         params |= names.params
         tensors.add(access.tensor)
     if len(tensors) != 1:
@@ -303,16 +337,14 @@ def out_of_bounds_point(
     shape = program.shape(tensor)
     if len(index) != len(shape):
         raise SolarError(f"{tensor} has rank {len(shape)}, indexed with {len(index)} indices")
-    body = _access_text(program, stmt, tensor, index, names, "max")
+    body = _access_text(program, stmt, tensor, index, names, "max", "T")
     outs = ", ".join(f"_o{d}" for d in range(len(shape)))
-    box = _braces(
-        f"{_tuple_name(tensor)}[{outs}]", [f"0 <= _o{d} < {s}" for d, s in enumerate(shape)]
-    )
+    box = _braces(f"T[{outs}]", [f"0 <= _o{d} < {s}" for d, s in enumerate(shape)])
     point = _outside_point(body, box)
     return None if point is None else dict(zip(stmt.loop_vars, point))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)
 def _outside_point(map_text: str, box_text: str) -> tuple[int, ...] | None:
     """Coordinates of one domain point of the map whose image lies outside the box, if any."""
     outside = isl.Map(map_text).intersect_range(isl.Set(box_text).complement()).domain()

@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 
 from solar.errors import IRVerifyError
-from solar.ir.affine import Affine, value_range
+from solar.ir.affine import Affine, clip_ranges, value_range
 from solar.ir.nodes import (
     Call,
     Cast,
@@ -284,11 +284,13 @@ def _dtype_kind(tensors: Mapping[str, TensorDecl], expr: Expr) -> str | None:
 # ---- bounds --------------------------------------------------------------------------------------
 
 
-def _accesses(stmt: Stmt) -> Iterable[tuple[str, tuple[IndexTerm, ...], str]]:
-    """(tensor, index, text for messages) of the store and of every load."""
-    yield stmt.target.tensor, stmt.target.index, f"store {format_store(stmt.target)}"
+def _accesses(stmt: Stmt) -> Iterable[tuple[str, tuple[IndexTerm, ...], Callable[[], str]]]:
+    """(tensor, index, text for messages) of the store and of every load; the text is made only
+    when a message needs it."""
+    target = stmt.target
+    yield target.tensor, target.index, lambda: f"store {format_store(target)}"
     for load in stmt.loads():
-        yield load.tensor, load.index, f"load {format_expr(load)}"
+        yield load.tensor, load.index, lambda load=load: f"load {format_expr(load)}"
 
 
 def _check_bounds(program: Program, stmt: Stmt, fail: Fail) -> None:
@@ -297,8 +299,13 @@ def _check_bounds(program: Program, stmt: Stmt, fail: Fail) -> None:
     Interval arithmetic over the loop box is exact for linear terms without guards (the extremes
     are attained at corners), so only guarded or quasi-affine accesses that fail it get the exact
     check."""
-    ranges = {v: (0, n - 1) for v, n in program.extents(stmt).items()}
-    for name, index, text in _accesses(stmt):
+    box = {v: (0, n - 1) for v, n in program.extents(stmt).items()}
+    # Single-variable guards (a cat piece's range) narrow the box: it still contains the domain,
+    # so an access inside it on the narrowed box is inside on the domain.
+    ranges = clip_ranges(box, stmt.guards)
+    if ranges is None:
+        return  # no point: nothing is accessed
+    for name, index, describe in _accesses(stmt):
         shape = program.shape(name)
         violations = []
         for dim, (term, size) in enumerate(zip(index, shape, strict=True)):
@@ -309,6 +316,7 @@ def _check_bounds(program: Program, stmt: Stmt, fail: Fail) -> None:
         if not violations:
             continue
         dim, term, size, lo, hi = violations[0]
+        text = describe()
         interval = (
             f"{text}: index {dim} `{format_affine(term)}` ranges over [{lo}, {hi}] but dimension "
             f"{dim} of {name!r} has size {size} (valid 0..{size - 1})"

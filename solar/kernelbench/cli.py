@@ -150,6 +150,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "`python -m solar.cli analyze` per problem",
     )
     p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run the workers (and --measure) as Ray tasks: no ADDRESS starts a local cluster, "
+        "'auto' joins the running one; put it last or write --ray=ADDRESS (pip install 'solar-sol[ray]')",
+    )
+    p.add_argument(
         "--measured",
         nargs="+",
         default=[],
@@ -276,6 +285,7 @@ def _run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         force=args.force,
         isolation=args.isolation,
+        ray=args.ray,
         retry=tuple(
             status
             for status, wanted in (("timeout", args.retry_timeouts), ("error", args.retry_errors))
@@ -291,7 +301,12 @@ def _run(args: argparse.Namespace) -> int:
     )
     measure_note = None
     if args.measure:
-        mstats = measure_suite(problems, args.out, args.measure_timeout, args.force)
+        if args.ray is not None:
+            from solar.kernelbench.ray_runner import measure_on_ray
+
+            mstats = measure_on_ray(problems, args.out, args.measure_timeout, args.force, args.ray)
+        else:
+            mstats = measure_suite(problems, args.out, args.measure_timeout, args.force)
         measure_note = mstats.note()
         console.print(f"measure: {measure_note}")
     if (args.out / MEASURED_FILE).is_file():

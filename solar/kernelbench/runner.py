@@ -44,6 +44,7 @@ class RunConfig:
     force: bool = False
     isolation: str = "fork"
     retry: tuple[str, ...] = ()  # statuses redone although final (RETRYABLE)
+    ray: str | None = None  # run the workers as Ray tasks: a cluster address, "" for a local one
 
     def __post_init__(self) -> None:
         check_jobs(self.jobs)
@@ -159,6 +160,10 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
 
     On any exception (Ctrl-C, SIGTERM, a rejected flag) every worker and the fork server are killed
     before it propagates; the rows written so far stay in the file."""
+    if config.ray is not None:
+        from solar.kernelbench.ray_runner import run_on_ray
+
+        return run_on_ray(config, show_progress)
     from rich.markup import escape
 
     from solar.kernelbench.zygote import start_server

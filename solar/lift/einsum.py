@@ -4,17 +4,31 @@ costs from these nodes; nothing here knows a FLOP formula."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import networkx as nx
 
 from solar.ir.affine import Constraint
-from solar.ir.defuse import defuse
+from solar.ir.defuse import DefUse, defuse
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Call, Cast, Expr, IndexTerm, Indirect, Load, Origin, Program, Stmt, walk
+from solar.ir.nodes import (
+    Call,
+    Cast,
+    Expr,
+    IndexTerm,
+    Indirect,
+    Load,
+    Origin,
+    Program,
+    Stmt,
+    TensorDecl,
+    walk,
+)
 from solar.ir.printer import format_constraint, format_expr, format_store
 from solar.ir.scalar_ops import ScalarOp, Update
+from solar.lift.footprint import Footprints
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +56,6 @@ class EinsumNode:
     output: str
     output_index: tuple[IndexTerm, ...]
     operands: tuple[Operand, ...]
-    combine: ScalarOp | None
     reduce: Update
     reduced_vars: tuple[str, ...]
     extents: tuple[tuple[str, int], ...]
@@ -51,8 +64,16 @@ class EinsumNode:
     origin: Origin | None
     is_contraction: bool
     contraction_dtype: DType | None
-    equation: str
     in_order: tuple[str, ...] = ()  # variables of the enclosing in-order loops, outermost first
+
+    @property
+    def combine(self) -> ScalarOp | None:
+        return top_op(self.stmt.value)
+
+    @property
+    def equation(self) -> str:
+        """The statement as text (see `equation`), printed when asked (reports, `solar einsum`)."""
+        return equation(self.stmt)
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,6 +86,10 @@ class EinsumGraph:
     graph: nx.DiGraph
 
     def nodes(self) -> tuple[EinsumNode, ...]:
+        return self._nodes
+
+    @functools.cached_property
+    def _nodes(self) -> tuple[EinsumNode, ...]:
         return tuple(self.graph.nodes[i]["node"] for i in sorted(self.graph.nodes))
 
     def node(self, node_id: int) -> EinsumNode:
@@ -75,6 +100,46 @@ class EinsumGraph:
 
     def __len__(self) -> int:
         return self.graph.number_of_nodes()
+
+    @property
+    def tensors(self) -> tuple[TensorDecl, ...]:
+        """The tensors the nodes read and write (names, shapes, dtypes, roles)."""
+        return self.program.tensors
+
+    def tensor(self, name: str) -> TensorDecl:
+        return self.program.tensor(name)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        """The shape of tensor `name` with every size symbol resolved."""
+        shapes = self._shapes
+        if name not in shapes:
+            shapes[name] = self.program.shape(name)
+        return shapes[name]
+
+    @functools.cached_property
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        return {}
+
+    @functools.cached_property
+    def defuse(self) -> DefUse:
+        """Writers and readers of every tensor by node id (node ids are statement positions)."""
+        return defuse(self.program)
+
+    @functools.cached_property
+    def footprints(self) -> Footprints:
+        """Accesses, footprints and domain sizes of the graph's statements, derived once."""
+        return Footprints(self.program, self.nodes())
+
+    @functools.cached_property
+    def equations(self) -> tuple[str, ...]:
+        """Every node's equation by id, printed once for all the reports on this graph."""
+        return tuple(node.equation for node in self.nodes())
+
+    @functools.cached_property
+    def memo(self) -> dict:
+        """Arch-independent results of backend passes over this graph, keyed by the pass (so
+        that each further GPU costs only the pricing)."""
+        return {}
 
 
 # ---- lifting -------------------------------------------------------------------------------------
@@ -110,7 +175,6 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
         Operand(load.tensor, load.index, _dtype(program, load))
         for load in stmt.loads()
     )
-    combine = top_op(stmt.value)
     contraction = is_contraction(stmt)
     return EinsumNode(
         id=node_id,
@@ -118,7 +182,6 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
         output=stmt.target.tensor,
         output_index=stmt.target.index,
         operands=operands,
-        combine=combine,
         reduce=stmt.update,
         reduced_vars=stmt.reduced_vars,
         extents=tuple(program.extents(stmt).items()),
@@ -127,7 +190,6 @@ def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:
         origin=stmt.origin,
         is_contraction=contraction,
         contraction_dtype=contraction_dtype(program, stmt) if contraction else None,
-        equation=equation(stmt),
     )
 
 

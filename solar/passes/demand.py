@@ -28,13 +28,32 @@ def restrict(program: Program) -> Program:
     du = defuse(program)
     # Restricting a statement changes its guards only, never its loads: the def-use stays valid.
     stmts: list[Stmt | None] = [s if s.target.tensor in du.live else None for s in program.stmts]
+    # A tensor whose writers and readers are the statements it was last examined with gets the
+    # same answer: later sweeps look only at tensors whose readers were restricted since.
+    examined: dict[str, tuple[Stmt | None, ...]] = {}
     for _ in range(MAX_SWEEPS):
         changed = False
         for tensor in _temps_consumers_first(program, stmts):
-            changed |= _restrict_tensor(program, stmts, du, tensor)
+            seen = _state(stmts, du, tensor)
+            if _same(examined.get(tensor), seen):
+                continue
+            if _restrict_tensor(program, stmts, du, tensor):
+                changed = True
+            else:
+                examined[tensor] = seen
         if not changed:
             break
     return program.with_stmts(stmts)
+
+
+def _state(stmts: list[Stmt | None], index: DefUse, tensor: str) -> tuple[Stmt | None, ...]:
+    """The statements writing and reading `tensor` now (None for a removed one); compared by
+    identity, and held, so that no identity is reused while it is compared."""
+    return tuple(stmts[i] for i in (*index.writers.get(tensor, ()), *index.readers.get(tensor, ())))
+
+
+def _same(a: tuple[Stmt | None, ...] | None, b: tuple[Stmt | None, ...]) -> bool:
+    return a is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _temps_consumers_first(program: Program, stmts: list[Stmt | None]) -> list[str]:
@@ -62,15 +81,14 @@ def _restrict_tensor(
         return bool(writers)
     if any(isinstance(t, Indirect) for _, ld in readers for t in ld.index):
         return False
-    cuts = _useful_candidates(program, [stmts[i] for i in writers], readers)
-    kept = [c for c in cuts if all(_inside(program, s, ld, c) for s, ld in readers)]
+    kept = _demanded(program, tuple(stmts[i] for i in writers), tuple(readers))
     if not kept:
         return False
     changed = False
     removed: list[tuple[int, Stmt]] = []
     for i in writers:
         s = stmts[i]
-        pulled = pull(tuple(kept), s.target.index)
+        pulled = pull(kept, s.target.index)
         new = with_guards(program, s, pulled) if pulled is not None else s
         if new is s:
             continue
@@ -83,6 +101,28 @@ def _restrict_tensor(
             changed = True
     _keep_well_formed(stmts, index, tensor, removed)
     return changed
+
+
+# (symbols, writers, readers) -> the demanded region: a later sweep or round (and an identical layer)
+# asks again with the same statements. Bounded; cleared when full.
+_DEMANDED: dict[tuple, tuple[Constraint, ...]] = {}
+DEMANDED_LIMIT = 1 << 14
+
+
+def _demanded(
+    program: Program, writers: tuple[Stmt, ...], readers: tuple[tuple[Stmt, Load], ...]
+) -> tuple[Constraint, ...]:
+    """The constraints every reader stays inside that would remove some point of some writer.
+    It depends on the statements and the program's symbols only, so it is kept by them."""
+    key = (program.symbols, writers, readers)
+    kept = _DEMANDED.get(key)
+    if kept is None:
+        cuts = _useful_candidates(program, list(writers), list(readers))
+        kept = tuple(c for c in cuts if all(_inside(program, s, ld, c) for s, ld in readers))
+        if len(_DEMANDED) >= DEMANDED_LIMIT:
+            _DEMANDED.clear()
+        _DEMANDED[key] = kept
+    return kept
 
 
 def _keep_well_formed(

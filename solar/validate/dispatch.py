@@ -1,5 +1,5 @@
 """`solar calibrate --dispatch`: the sequential-dispatch measurements behind the `eager_host` and
-`recurrence` levels (docs/BOUNDS.md §14, §15): the host's own time per eager PyTorch op (many
+`recurrence` levels (docs/BOUNDS.md §15, §16): the host's own time per eager PyTorch op (many
 back-to-back calls of a tiny op, the host-side slope; per ATen op, views included), CUDA-graph
 replay per kernel, JAX dispatch of a jitted call, a grid-wide barrier, and how far ahead of the
 timed region `solar validate`'s timing loop lets the host run. Each is a minimum (the lead: a

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from solar.backends import Assumptions, Work, analyze, compute_time
+from solar.backends import Assumptions, Work, analyze, analyze_graph, compute_time
 from solar.backends.memory import fused_dram_bytes, op_groups, unfused_dram_bytes
 from solar.backends.work import graph_work, total
 from solar.errors import UsageError
@@ -152,7 +152,7 @@ def test_grouped_strided_padded_conv_counts_only_real_macs() -> None:
     assert work.mac_count == macs
     assert macs < 2 * 6 * 4 * 4 * 2 * 9  # padding removed some points
     wt_elems, y_elems = 6 * 2 * 9, 2 * 6 * 4 * 4
-    assert fused_dram_bytes(prog) == 4 * (x_elems + wt_elems + y_elems)
+    assert fused_dram_bytes(lift(prog)) == 4 * (x_elems + wt_elems + y_elems)
 
 
 # ---- compute time --------------------------------------------------------------------------------
@@ -297,7 +297,8 @@ def test_unfused_l2_rules_for_temporaries() -> None:
     assert 4 * big > L
     for n in (small, big):
         prog = chain(n)
-        per_group = unfused_dram_bytes(prog, op_groups(prog), L)
+        g = lift(prog)
+        per_group = unfused_dram_bytes(g, op_groups(g), L)
         spill = max(0.0, 4 * n - L)
         # read x in full + write t1 beyond L2; read t1 + write t2; read t2 + write y in full
         assert per_group == (4 * n + spill, spill + spill, spill + 4 * n)
@@ -315,7 +316,8 @@ def test_unfused_l2_rules_for_temporaries() -> None:
             ),
         ),
     )
-    assert unfused_dram_bytes(two, op_groups(two), L) == (8 * n, 4 * n - L + 4 * n)
+    g = lift(two)
+    assert unfused_dram_bytes(g, op_groups(g), L) == (8 * n, 4 * n - L + 4 * n)
 
 
 def test_unfused_charges_compulsory_bytes_no_kernel_was_charged() -> None:
@@ -380,6 +382,17 @@ def test_no_origin_statements_are_their_own_groups() -> None:
         prog.tensors,
         tuple(Stmt(s.loops, s.target, s.update, s.value) for s in prog.stmts),
     )
-    groups = op_groups(bare)
+    groups = op_groups(lift(bare))
     assert [g.node_ids for g in groups] == [(0,), (1,), (2,)]
     assert analyze(bare, H100).ops[0].op == "<no origin>"
+
+
+def test_one_graph_priced_on_several_gpus_equals_fresh_analyses() -> None:
+    """What a graph keeps from one GPU's analysis (footprints, work, charges) holds for the next:
+    pricing one lifted graph on several GPUs and cache states gives what fresh graphs give."""
+    programs = [chain(1 << 22), matmul(256, 128, 512, BF16)]
+    cases = [(s, Assumptions(cache=c)) for s in (H100, get_spec("L4"), A100) for c in ("cold", "warm")]
+    for prog in programs:
+        shared = lift(prog)
+        for spec, assumptions in cases:
+            assert analyze_graph(shared, spec, assumptions) == analyze_graph(lift(prog), spec, assumptions)

@@ -18,6 +18,7 @@ from solar.ir.dtypes import DType
 from solar.ir.nodes import Call, Const, Load, Loop, Program, Role, Stmt, Store, TensorDecl
 from solar.ir.scalar_ops import ScalarOp, Update
 from solar.ir.verify import verify as verify_program
+from solar.lift import lift
 
 F32, I8, I32 = DType.F32, DType.I8, DType.I32
 H200 = get_spec("H200-SXM")
@@ -200,7 +201,7 @@ def test_hold_width_is_the_narrowest_the_value_is_stored_in() -> None:
     prog = Program(
         base.name, base.tensors[:2] + (t("y", (n,), DType.BF16, Role.OUTPUT),), base.stmts
     )
-    (r,) = find_rereads(prog, H200.onchip_bytes)
+    (r,) = find_rereads(lift(prog), H200.onchip_bytes)
     assert r.hold_bits == 16 and r.bytes == 2 * n - H200.onchip_bytes
 
 
@@ -209,7 +210,7 @@ def test_an_input_the_program_overwrites_is_not_analysed() -> None:
     base = normalize(n)
     first = Stmt(loops(i=n), Store("x", (i,)), Update.ASSIGN, Const(1.0))
     prog = Program(base.name, base.tensors, (first,) + base.stmts)
-    assert find_rereads(prog, H200.onchip_bytes) == ()
+    assert find_rereads(lift(prog), H200.onchip_bytes) == ()
 
 
 # ---- structures that must NOT force a re-read ---------------------------------------------------
@@ -238,7 +239,7 @@ def test_no_reread_when_the_consumer_is_reduced_again() -> None:
         ),
     )
     verify_program(prog)
-    assert find_rereads(prog, H200.onchip_bytes) == ()
+    assert find_rereads(lift(prog), H200.onchip_bytes) == ()
 
 
 def test_no_reread_when_the_statistic_is_of_another_tensor() -> None:
@@ -253,7 +254,7 @@ def test_no_reread_when_the_statistic_is_of_another_tensor() -> None:
         + base.stmts[2:],
     )
     verify_program(prog)
-    assert find_rereads(prog, H200.onchip_bytes) == ()
+    assert find_rereads(lift(prog), H200.onchip_bytes) == ()
 
 
 def test_no_reread_when_the_consumer_reads_another_slice() -> None:
@@ -270,13 +271,13 @@ def test_no_reread_when_the_consumer_reads_another_slice() -> None:
         ),
     )
     verify_program(prog)
-    assert find_rereads(prog, L4.onchip_bytes) == ()
+    assert find_rereads(lift(prog), L4.onchip_bytes) == ()
 
 
 def test_no_reread_when_the_output_is_overwritten() -> None:
     n = 1 << 30
     prog = _with(normalize(n), Stmt(loops(i=n), Store("y", (i,)), Update.ASSIGN, Const(0.0)))
-    assert find_rereads(prog, H200.onchip_bytes) == ()
+    assert find_rereads(lift(prog), H200.onchip_bytes) == ()
 
 
 def test_guarded_reduction_is_not_analysed() -> None:
@@ -291,7 +292,7 @@ def test_guarded_reduction_is_not_analysed() -> None:
         guards=(ge(i, n // 2),),
     )
     prog = Program("half", base.tensors, (base.stmts[0], half) + base.stmts[2:])
-    assert find_rereads(prog, H200.onchip_bytes) == ()
+    assert find_rereads(lift(prog), H200.onchip_bytes) == ()
 
 
 # ---- capacity-forced traffic of a contraction ----------------------------------------------------

@@ -1,7 +1,7 @@
 """The committed H200 eager timings of KernelBench (benchmarks/results/h200/kernelbench_eager.jsonl)
 as an oracle for the eager_host, recurrence and unfused levels: every level is recomputed from the
 committed per-problem ingredients (benchmarks/eager_host_rows.py) with the calibrated spec's
-dispatch floors, and none may exceed a fastest measured eager run (docs/BOUNDS.md §14, §15)."""
+dispatch floors, and none may exceed a fastest measured eager run (docs/BOUNDS.md §15, §16)."""
 
 from __future__ import annotations
 

@@ -103,10 +103,11 @@ TEXT = """program p {
 def test_updates_round_trips_and_prices_the_row():
     from solar.backends.memory import compulsory_bytes
     from solar.ir.parser import parse_program
+    from solar.lift import lift
 
     program = parse_program(TEXT)
     assert str(program) == TEXT
-    assert compulsory_bytes(program) == (4 * F32, 4 * F32)  # v read, row 3 written; x untouched
+    assert compulsory_bytes(lift(program)) == (4 * F32, 4 * F32)  # v read, row 3 written; x untouched
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """The eager_host level (pipeline makespan over eager ops with dispatch floors) and the recurrence
-level (critical path of in-order loops): exact values on small programs (docs/BOUNDS.md §14, §15)."""
+level (critical path of in-order loops): exact values on small programs (docs/BOUNDS.md §15, §16)."""
 
 from __future__ import annotations
 

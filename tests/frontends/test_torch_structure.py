@@ -185,7 +185,7 @@ def test_work_nobody_uses_costs_nothing():
     work = _work(program)
     assert work.mac_count == m * 4 * kdim
     assert _simt(work, CostClass.TRANSCENDENTAL) == m * 2
-    assert fused_dram_bytes(program) == 4 * (m * kdim + kdim * 4 + m * 4 + m * 2 + m)
+    assert fused_dram_bytes(lift(program)) == 4 * (m * kdim + kdim * 4 + m * 4 + m * 2 + m)
     assert check_module(Dead(), (x, w)).ok
 
 
@@ -202,7 +202,7 @@ def test_data_dependent_indexing_bytes_are_lower_bounds():
     program, _ = lower_module(Embed(), (idx, x))
     # one row of the table and one element of each row of x may be all the data names (indirect
     # footprints count one element per data-dependent dimension), the indices are read whole
-    assert fused_dram_bytes(program) == 4 * 16 + 4 * 4 + 8 * 24 + 4 * (4 * 16 + 4 * 6)
+    assert fused_dram_bytes(lift(program)) == 4 * 16 + 4 * 4 + 8 * 24 + 4 * (4 * 16 + 4 * 6)
     assert check_module(Embed(), (idx, x)).ok
 
 

@@ -5,6 +5,7 @@ the program the interpreter runs is the program the backends count."""
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from dataclasses import dataclass, replace
@@ -91,13 +92,19 @@ def source_line(node: torch.fx.Node, source_file: str | None) -> str:
         return ""
     pick = None
     for f in frames:
-        if source_file and Path(f[0]).resolve() == Path(source_file):
+        if source_file and _resolved(f[0]) == Path(source_file):
             pick = f
     if pick is None:
         outside = [f for f in frames if "/torch/" not in f[0] and "/site-packages/" not in f[0]]
         pick = outside[-1] if outside else frames[-1]
     code = pick[3].strip().replace('"', "'")  # the IR text quotes sources with "
     return f"{Path(pick[0]).name}:{pick[1]}: {code}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved(path: str) -> Path:
+    """Path(path).resolve(), once per file name (every node's stack trace names the same few)."""
+    return Path(path).resolve()
 
 
 def _instance_key(node: torch.fx.Node) -> str:

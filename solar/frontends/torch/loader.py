@@ -141,8 +141,12 @@ class Redirect(TorchFunctionMode):
 
 
 def decomposition_table() -> Any:
+    """Core-ATen decompositions of the ops the lowering table does not lower itself: an op it
+    lowers (or preserves whole) reaches it as one node, so fewer nodes are traced and lowered."""
+    from solar.frontends.torch.lowerings import LOWERINGS
+
     table = torch.export.default_decompositions()
-    for op in preserved_ops():
+    for op in preserved_ops() | frozenset(LOWERINGS):
         table.pop(op, None)
     return table
 

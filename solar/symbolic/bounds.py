@@ -1,0 +1,381 @@
+"""Symbolic bounds: FLOPs, DRAM bytes and the compute, memory, fused, cache-aware and unfused bounds
+of a SymbolicProgram as sympy formulas in the user's size symbols, from the same structure the
+numeric backends read (solar.backends.work / memory / cache / bounds) with isl's parametric counts
+in place of integers.
+
+- work per class: Σ over einsum nodes of (work per domain point) × |D|(symbols); the work per point
+  is the numeric node work at the traced size divided by its domain size (an integer: it is the op
+  count of the statement's value, which does not depend on sizes);
+- bytes: footprints(symbols) × dtype width, with the L2 rules of the numeric backend as Max(0, ·);
+  the cache-aware extras from solar.symbolic.traffic;
+- compute: the LP of solar.backends.compute is convex, piecewise linear and homogeneous in the work
+  amounts n. Any unit weighting y (Σ y = 1) gives T >= Σ_i n_i min_u y_u / r_iu for EVERY n (weak
+  duality), and the weighting the LP finds at one size is tight there. The formula is the Max of
+  the functionals of the optimal weightings at every traced size and of each class alone: a lower
+  bound at every size, equal to the numeric one at the traced sizes;
+- fused = Max(compute, bytes / BW, launch), cache_aware likewise with the cache-aware bytes;
+  unfused = Σ_kernels Max(compute_g, bytes_g / BW, launch) + the uncharged remainder, as in
+  solar.backends.bounds._unfused."""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+from scipy.optimize import linprog
+
+from solar.backends.assumptions import Assumptions
+from solar.backends.compute import UNITS, clock_scale, unit_rates
+from solar.backends.memory import READ_ROLES, inplace_copies, op_groups
+from solar.backends.work import graph_work
+from solar.errors import SolarError
+from solar.hardware import HardwareSpec
+from solar.ir import polyhedral
+from solar.ir.dtypes import BLOCK_SCALES, DType
+from solar.ir.nodes import Program, Role, Stmt
+from solar.lift.einsum import lift
+from solar.symbolic.counts import Counter
+from solar.symbolic.trace import SymbolicError, SymbolicProgram
+from solar.symbolic.traffic import cache_aware_bytes
+
+TERMS = ("compute", "memory", "launch")
+
+
+@dataclass(frozen=True)
+class SymbolicAnalysis:
+    """Formulas in the user's symbols (sympy). `work`: amount per work class (MACs or SIMT flops);
+    `regions`: for each bound, where each term binds (from `binding_regions`)."""
+
+    program: str
+    spec: str
+    symbols: Mapping[str, tuple[str, int]]  # symbol -> (module global, traced value)
+    defs: Mapping[str, sympy.Expr]
+    flops: sympy.Expr
+    contraction_flops: sympy.Expr
+    dram_bytes: sympy.Expr
+    cache_aware_dram_bytes: sympy.Expr
+    unfused_dram_bytes: sympy.Expr
+    compute_seconds: sympy.Expr
+    memory_seconds: sympy.Expr
+    launch_seconds: sympy.Expr
+    fused_seconds: sympy.Expr
+    cache_aware_seconds: sympy.Expr
+    unfused_seconds: sympy.Expr
+    points: tuple[Mapping[str, int], ...]
+
+    def evaluate(self, values: Mapping[str, int]) -> dict[str, float]:
+        """Every formula at one size point (symbol -> integer)."""
+        subs = {sympy.Symbol(s, integer=True, positive=True): int(v) for s, v in values.items()}
+        missing = set(self.symbols) - set(values)
+        if missing:
+            raise SolarError(f"evaluate needs a value for {', '.join(sorted(missing))}")
+        out = {}
+        for name in FORMULAS:
+            v = getattr(self, name).subs(subs)
+            out[name] = int(v) if name in EXACT and v.is_Integer else float(v)
+        return out
+
+    def formulas(self) -> dict[str, str]:
+        return {name: str(getattr(self, name)) for name in FORMULAS}
+
+    def regions(self) -> dict[str, list[str]]:
+        """For the fused bound: the crossover of each pair of its terms, solved for each symbol."""
+        terms = {
+            "compute": self.compute_seconds,
+            "memory": self.memory_seconds,
+            "launch": self.launch_seconds,
+        }
+        syms = [sympy.Symbol(s, integer=True, positive=True) for s in self.symbols]
+        return binding_regions(terms, syms, {s: v for s, (_, v) in self.symbols.items()})
+
+
+FORMULAS = (
+    "flops",
+    "contraction_flops",
+    "dram_bytes",
+    "cache_aware_dram_bytes",
+    "unfused_dram_bytes",
+    "compute_seconds",
+    "memory_seconds",
+    "launch_seconds",
+    "fused_seconds",
+    "cache_aware_seconds",
+    "unfused_seconds",
+)
+EXACT = {"flops", "contraction_flops", "dram_bytes"}  # integers (or halves: 4-bit types)
+
+
+def binding_regions(
+    terms: Mapping[str, sympy.Expr], syms: list[sympy.Symbol], base: Mapping[str, int]
+) -> list[str]:
+    """The bound as a piecewise formula along each symbol (the others at their traced values):
+    the intervals of the symbol in which each term of the Max binds, e.g.
+    `N in [1, 119.8): memory = 3.58e-12*N**2`. Crossovers are the real roots > 1 of the
+    differences of the terms (a term that is itself a Max is split into its parts)."""
+    flat: list[tuple[str, sympy.Expr]] = []
+    for name, expr in terms.items():
+        for p in expr.args if isinstance(expr, sympy.Max) else (expr,):
+            flat.append((name, p))
+    x = sympy.Symbol("x", real=True)
+    lines = []
+    for sym in syms:
+        fixed = {s: base[s.name] for s in syms if s != sym}
+        curves = [(n, sympy.expand(e.subs(fixed).subs(sym, x))) for n, e in flat]
+        edges = sorted(_crossings(curves, x) | {1.0}) + [float("inf")]
+        spans: list[list] = []
+        for lo, hi in zip(edges, edges[1:]):
+            mid = lo * 2 if hi == float("inf") else (lo + hi) / 2
+            name, expr = max(curves, key=lambda c: float(c[1].subs(x, mid)))
+            if spans and spans[-1][3] == expr:
+                spans[-1][1] = hi
+            else:
+                spans.append([lo, hi, name, expr])
+        others = "".join(f", {s} = {v}" for s, v in fixed.items())
+        for lo, hi, name, expr in spans:
+            lines.append(f"{sym} in [{lo:.6g}, {hi:.6g}){others}: {name} = {expr.subs(x, sym)}")
+    return lines
+
+
+def _crossings(curves: list[tuple[str, sympy.Expr]], x: sympy.Symbol) -> set[float]:
+    cuts: set[float] = set()
+    for i, (_, a) in enumerate(curves):
+        for _, b in curves[i + 1 :]:
+            d = a - b
+            if not d.free_symbols or not d.is_polynomial(x):
+                continue
+            for r in sympy.Poly(d, x).nroots():
+                if abs(sympy.im(r)) < 1e-9 * max(1.0, abs(sympy.re(r))) and sympy.re(r) > 1:
+                    cuts.add(float(sympy.re(r)))
+    return cuts
+
+
+# ---- work ----------------------------------------------------------------------------------------
+
+
+def _per_point(program: Program, graph, counter: Counter) -> dict[int, tuple[dict, sympy.Expr]]:
+    """node id -> ({work class: amount per point}, |D| formula)."""
+    works = graph_work(graph)
+    out = {}
+    for node in graph.nodes():
+        w = works[node.id]
+        points = int(polyhedral.domain_size(program, node.stmt))
+        if w.is_zero or points == 0:
+            continue
+        per = {}
+        for k, n in w.macs + w.simt:
+            if n % points:
+                raise SymbolicError(
+                    f"work of {node.stmt.target.tensor} is not a multiple of its domain"
+                )
+            per[k] = n // points
+        out[node.id] = (per, counter.domain(node.stmt))
+    return out
+
+
+def _classes(per_point, ids) -> dict:
+    amounts: dict = defaultdict(lambda: sympy.Integer(0))
+    for i in ids:
+        if i in per_point:
+            per, d = per_point[i]
+            for k, n in per.items():
+                amounts[k] += n * d
+    return {k: sympy.expand(v) for k, v in amounts.items()}
+
+
+# ---- compute -------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=65536)
+def _weights(
+    table: tuple[tuple[float, tuple[tuple[str, float], ...]], ...],
+) -> tuple[float, ...] | None:
+    """Optimal unit weights y of the compute LP for amounts and rates `table` (None: one class)."""
+    if len(table) == 1:
+        return None
+    cols = [(i, u, n / r) for i, (n, rates) in enumerate(table) for u, r in rates]
+    ref = max(min(t for j, _, t in cols if j == i) for i in range(len(table)))
+    nvar = len(cols) + 1
+    c = np.zeros(nvar)
+    c[-1] = 1.0
+    a_eq = np.zeros((len(table), nvar))
+    a_ub = np.zeros((len(UNITS), nvar))
+    for v, (i, u, t) in enumerate(cols):
+        a_eq[i, v] = 1.0
+        a_ub[UNITS.index(u), v] = t / ref
+    a_ub[:, -1] = -1.0
+    res = linprog(
+        c,
+        A_ub=a_ub,
+        b_ub=np.zeros(len(UNITS)),
+        A_eq=a_eq,
+        b_eq=np.ones(len(table)),
+        bounds=[(0.0, 1.0)] * len(cols) + [(0.0, None)],
+        method="highs",
+    )
+    if res.status != 0:
+        raise SolarError(f"compute-time LP failed: {res.message}")
+    y = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
+    return tuple(y / y.sum()) if y.sum() > 0 else None
+
+
+def _compute(amounts: dict, spec: HardwareSpec, a: Assumptions, points, syms) -> sympy.Expr:
+    if not amounts:
+        return sympy.Float(0.0)
+    scale = clock_scale(spec, a.clock_mhz)
+    rates = {k: tuple(sorted(unit_rates(spec, k, a.precision, scale).items())) for k in amounts}
+    if any(not r for r in rates.values()):
+        raise SolarError("a work class has no unit that can run it")
+    terms = {amounts[k] / sum(v for _, v in rates[k]) for k in amounts}  # each class alone
+    for p in points:
+        subs = {syms[s]: v for s, v in p.items()}
+        table = tuple((float(amounts[k].subs(subs)), rates[k]) for k in amounts)
+        y = _weights(table)
+        if y is None:
+            continue
+        terms.add(
+            sum(amounts[k] * min(y[UNITS.index(u)] / r for u, r in rates[k]) for k in amounts)
+        )
+    return sympy.Max(*terms)
+
+
+# ---- bytes ---------------------------------------------------------------------------------------
+
+
+def _bytes(program: Program, tensor: str, elements: sympy.Expr) -> sympy.Expr:
+    dtype = program.tensor(tensor).dtype
+    if dtype in BLOCK_SCALES:
+        raise SymbolicError(f"{tensor}: block-scaled {dtype.text} bytes are not symbolic yet")
+    return elements * sympy.Rational(dtype.bits, 8)
+
+
+def _compulsory(
+    program: Program, c: Counter, tensors: frozenset[str] | None = None
+) -> tuple[sympy.Expr, sympy.Expr]:
+    """(read, write) compulsory bytes, as solar.backends.memory.compulsory_bytes."""
+    if any(t.updates for t in program.tensors):
+        raise SymbolicError(
+            "in-place updates (an output that updates an input) are not symbolic yet"
+        )
+    reads = writes = sympy.Integer(0)
+    for t in program.tensors:
+        if tensors is not None and t.name not in tensors:
+            continue
+        if t.role in READ_ROLES:
+            reads += _bytes(program, t.name, c.footprint(t.name, "read"))
+        elif t.role is Role.OUTPUT:
+            writes += _bytes(program, t.name, c.footprint(t.name, "write"))
+    return reads, writes
+
+
+def _unfused_bytes(program: Program, groups, c: Counter, l2: float, warm: bool) -> list[sympy.Expr]:
+    """solar.backends.memory.unfused_dram_bytes with formulas (the same rules, same order)."""
+    copies = inplace_copies(program)
+    priced: list[tuple[Stmt, ...]] = [
+        tuple(program.stmts[i] for i in g.node_ids if i not in copies) for g in groups
+    ]
+    per_group = []
+    readers: dict[str, list[int]] = {}
+    writers: dict[str, list[int]] = {}
+    for gi, stmts in enumerate(priced):
+        reads = {ld.tensor for s in stmts for ld in s.loads()}
+        writes = {s.target.tensor for s in stmts}
+        per_group.append((stmts, reads, writes))
+        for t in reads:
+            readers.setdefault(t, []).append(gi)
+        for t in writes:
+            writers.setdefault(t, []).append(gi)
+    L = sympy.Float(l2)
+
+    def beyond(x):
+        return sympy.Max(0, x - L)
+
+    out = []
+    for gi, (stmts, reads, writes) in enumerate(per_group):
+        tot = sympy.Integer(0)
+        for name in sorted(reads):
+            role = program.tensor(name).role
+            fp = _bytes(program, name, c.footprint(name, "read", stmts))
+            if role in READ_ROLES:
+                tot += fp if readers[name][0] == gi and not warm else beyond(fp)
+            elif any(w < gi for w in writers.get(name, ())):
+                tot += beyond(fp)
+        for name in sorted(writes):
+            role = program.tensor(name).role
+            fp = _bytes(program, name, c.footprint(name, "write", stmts))
+            if role is Role.OUTPUT:
+                tot += fp
+            elif role is Role.TEMP and any(r > gi for r in readers.get(name, ())):
+                tot += beyond(fp)
+        out.append(tot)
+    return out
+
+
+# ---- the analysis --------------------------------------------------------------------------------
+
+
+def analyze_symbolic(
+    sp: SymbolicProgram, spec: HardwareSpec, a: Assumptions = Assumptions()
+) -> SymbolicAnalysis:
+    program = sp.program
+    graph = lift(program)
+    counter = Counter(sp)
+    syms = {s: sympy.Symbol(s, integer=True, positive=True) for s in sp.symbols}
+    per_point = _per_point(program, graph, counter)
+    all_ids = [n.id for n in graph.nodes()]
+    amounts = _classes(per_point, all_ids)
+    mac_total = sum((v for k, v in amounts.items() if _is_mac(k)), sympy.Integer(0))
+    flops = sympy.expand(
+        2 * mac_total + sum((v for k, v in amounts.items() if not _is_mac(k)), sympy.Integer(0))
+    )
+    bw = sympy.Float(spec.dram_bytes_per_s)
+    launch = sympy.Float(spec.min_kernel_seconds.value if a.count_launch and program.stmts else 0.0)
+    reads, writes = _compulsory(program, counter)
+    dram, dependency, capacity = cache_aware_bytes(
+        sp, spec, reads, writes, lambda ts: _compulsory(program, counter, ts)[0], a.cache
+    )
+    cab = dram + sympy.Max(dependency, capacity)
+    compute = _compute(amounts, spec, a, sp.points, syms)
+    memory = dram / bw
+    fused = sympy.Max(compute, memory, launch)
+    cache_aware = sympy.Max(compute, cab / bw, launch)
+
+    groups = op_groups(program)
+    copies = inplace_copies(program)
+    group_bytes = _unfused_bytes(program, groups, counter, spec.l2_bytes, a.cache == "warm")
+    ops, slack = [], []
+    for g, nbytes in zip(groups, group_bytes):
+        ga = _classes(per_point, g.node_ids)
+        runs = not copies.issuperset(g.node_ids)
+        op = sympy.Max(_compute(ga, spec, a, sp.points, syms), nbytes / bw, launch if runs else 0)
+        ops.append(op)
+        slack.append(op - nbytes / bw)
+    # solar.backends.bounds._unfused: traffic any implementation moves that no kernel was charged
+    charged = sympy.Add(*group_bytes)
+    extra_bytes = sympy.Max(0, cab - charged)
+    extra = sympy.Max(0, extra_bytes / bw - sympy.Add(*slack))
+    return SymbolicAnalysis(
+        program.name,
+        spec.name,
+        sp.symbols,
+        sp.defs,
+        flops,
+        sympy.expand(2 * mac_total),
+        dram,
+        cab,
+        charged + extra_bytes,
+        compute,
+        memory,
+        launch,
+        fused,
+        cache_aware,
+        sympy.Add(*ops) + extra,
+        sp.points,
+    )
+
+
+def _is_mac(key) -> bool:
+    return isinstance(key[0], DType)

@@ -1,0 +1,312 @@
+"""`solar compare` and `solar provision`, and the comparison table and `--plot` of `solar analyze`
+with several GPUs (registered from solar/cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from solar import render
+from solar.errors import UsageError
+
+DEFAULT_ARCHS = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200")
+LEVEL_TITLES = {"fused": "fused (SOL)", "cache_aware": "cache-aware", "unfused": "unfused (eager)"}
+COMPARE_EXAMPLES = """examples:
+  solar compare examples/matmul.py --arch L4 A100-SXM4-80GB H100-SXM H200-SXM B200
+  solar compare examples/attention.py --arch A100 H100 --json
+  solar compare examples/mlp.py --plot roofline.png
+"""
+PROVISION_EXAMPLES = """examples:
+  solar provision examples/matmul.py --target-ms 0.5 --like H100-SXM
+  solar provision examples/layernorm_softmax.py --target-ms 0.05 --like L4 --json
+  solar provision examples/mlp.py --target-ms 0.1 --level fused --plot plane.svg
+"""
+
+
+def _plot_path(text: str) -> str:
+    from solar.usecases.plots import check_plot_path
+
+    try:
+        return check_plot_path(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_ms(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds") from None
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a target is a positive, finite number of milliseconds"
+        )
+    return value
+
+
+def add_analyze_flags(p: argparse.ArgumentParser) -> None:
+    """`--plot` for `solar analyze`."""
+    p.add_argument(
+        "--plot",
+        type=_plot_path,
+        default=None,
+        metavar="FILE",
+        help="draw the program on every GPU's roofline (.svg, .png or .pdf)",
+    )
+
+
+def show_analysis(args: argparse.Namespace, loaded: Any, reports: list) -> bool:
+    """After `solar analyze`: with several GPUs print the one comparison table (after the per-GPU
+    reports when --per-op or --group-by asks for them); write --plot. True when it printed."""
+    several = len(reports) > 1
+    comparison = None
+    if several or args.plot:
+        from solar.usecases.compare import build_comparison
+
+        comparison = build_comparison(loaded, reports, args.precision, args.clock_mhz, args.cache)
+    if args.plot:
+        from solar.usecases.plots import roofline
+
+        roofline(comparison, args.plot)
+    if args.json or not several:
+        return False
+    if args.per_op or args.group_by:
+        for r in reports:
+            render.print_report(r, args.per_op, args.group_by)
+    print_comparison(comparison)
+    return True
+
+
+def print_comparison(c: Any) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = render.console()
+    title = f"{c.program} on {len(c.rows)} GPUs (ratio: bound / {c.reference}'s)"
+    table = Table(title=escape(title), title_justify="left", show_lines=True)
+    levels = list(c.rows[0].levels)
+    for col in (
+        "GPU",
+        "clock",
+        *(LEVEL_TITLES.get(lv, lv) for lv in levels),
+        "what changes the binding (fused)",
+        "precision paths",
+    ):
+        table.add_column(col, overflow="fold")
+    for row in c.rows:
+        cells = [
+            f"{render.fmt_seconds(cell.seconds)} ({'-' if cell.ratio is None else f'{cell.ratio:.3g}'}x)\n{cell.binds}"
+            for cell in row.levels.values()
+        ]
+        paths = " ".join(row.tensor_paths) or "none"
+        prec = "\n".join([*row.precision, f"tensor: {paths}"])
+        change = row.change.get("fused", "-")
+        ca = row.change.get("cache_aware")
+        if ca and ca != change:  # forced traffic moved the binding term
+            change += f"\ncache-aware: {ca}"
+        table.add_row(escape(row.arch), row.clock, *cells, escape(change), escape(prec))
+    con.print(table)
+    con.print(
+        f"totals: {render.fmt_count(c.flops, 'FLOP')}, compulsory DRAM {render.fmt_count(c.dram_bytes, 'B')}, "
+        f"cache-aware DRAM {render.fmt_count(c.cache_aware_dram_bytes, 'B')} (on the reference GPU); "
+        f"precision {c.precision}, cache {c.cache}; dense datasheet peaks",
+        highlight=False,
+    )
+
+
+def print_provision(p: Any) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = render.console()
+    con.print(
+        f"[bold]{escape(p.program)}[/bold]: target {render.fmt_seconds(p.target_seconds)}, {p.level} bound, "
+        f"like [bold]{escape(p.like)}[/bold] (there: {render.fmt_seconds(p.like_seconds)}; compute "
+        f"{render.fmt_seconds(p.compute_seconds)}, memory {render.fmt_seconds(p.memory_seconds)}, launch "
+        f"{render.fmt_seconds(p.launch_seconds)})",
+        highlight=False,
+    )
+    table = Table(title="each resource alone (the others as on the like GPU)", title_justify="left")
+    for col in ("resource", "needed", f"{p.like} has", "ratio", "bound with it", "note"):
+        table.add_column(col, overflow="fold")
+    for r in p.requirements:
+        needed = (
+            "-"
+            if r.value is None
+            else ("<= " if r.limit == "max" else ">= ") + _amount(r.value, r.unit)
+        )
+        table.add_row(
+            escape(r.resource),
+            needed,
+            "-" if r.like_value is None else _amount(r.like_value, r.unit),
+            "-" if r.ratio is None else f"{r.ratio:.4g}x",
+            "-" if r.check_seconds is None else render.fmt_seconds(r.check_seconds),
+            escape(r.note),
+        )
+    con.print(table)
+    if p.frontier:
+        f = p.frontier[0]
+        con.print(
+            f"{p.level} frontier: one corner (its terms are a max): DRAM >= {_amount(f.bandwidth_bytes_per_s, 'bytes/s')} "
+            f"and compute >= {f.compute_scale:.4g}x {p.like}'s rates",
+            highlight=False,
+        )
+    if p.unfused_frontier:
+        pts = ", ".join(
+            f"({_amount(q.bandwidth_bytes_per_s, 'bytes/s')}, {q.compute_scale:.4g}x)"
+            for q in p.unfused_frontier[:8]
+        )
+        more = f" ... {len(p.unfused_frontier)} points" if len(p.unfused_frontier) > 8 else ""
+        con.print(
+            f"unfused (eager) frontier (bandwidth, compute scale): {pts}{more}", highlight=False
+        )
+    meets = [s.arch for s in p.specs if s.meets]
+    con.print(
+        f"specs meeting the target at the {p.level} bound: {', '.join(meets) or 'none'}",
+        highlight=False,
+    )
+    for s in p.specs:
+        con.print(
+            f"  {s.arch}: {render.fmt_seconds(s.seconds)}{'' if s.meets else ' (misses)'}",
+            highlight=False,
+        )
+
+
+def _amount(x: float, unit: str) -> str:
+    if unit == "s":
+        return render.fmt_seconds(x)
+    if unit == "MHz":
+        return f"{x:.6g} MHz"
+    if unit == "bytes":
+        return render.fmt_count(x, "B")
+    return render.fmt_count(x, unit.replace("bytes/s", "B/s"))
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from solar.usecases.compare import analyze_archs, build_comparison
+
+    loaded = _load(args)
+    reports = analyze_archs(loaded, args.arch, args.precision, args.clock_mhz, args.cache)
+    comparison = build_comparison(loaded, reports, args.precision, args.clock_mhz, args.cache)
+    if args.plot:
+        from solar.usecases.plots import roofline
+
+        roofline(comparison, args.plot)
+    if args.json:
+        print(comparison.to_json())
+    else:
+        print_comparison(comparison)
+    return 0
+
+
+def cmd_provision(args: argparse.Namespace) -> int:
+    from solar.hardware import get_spec
+    from solar.usecases.provision import provision_loaded
+
+    get_spec(args.like)
+    loaded = _load(args)
+    prov = provision_loaded(
+        loaded, args.target_ms / 1e3, args.like, args.level, args.precision, args.clock_mhz
+    )
+    if args.plot:
+        from solar.usecases.plots import provision_plane
+
+        provision_plane(prov, args.plot)
+    if args.json:
+        print(prov.to_json())
+    else:
+        print_provision(prov)
+    return 0
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from solar.api import load
+
+    if getattr(args, "arch", None):
+        from solar.hardware import get_spec
+
+        for arch in args.arch:
+            get_spec(arch)
+    return load(
+        args.file,
+        mode=args.mode,
+        infer_structure=args.infer_structure,
+        train=args.train,
+        loss=args.loss,
+        optimizer=args.optimizer,
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register `solar compare` and `solar provision`."""
+    from solar.cli import _add_mode_flags, _add_run_flags, _add_train_flags, _clock_mhz
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("file", help="KernelBench-format model file, a JAX file, or .ir text")
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
+        p.add_argument(
+            "--precision",
+            choices=("exact", "fastest"),
+            default="exact",
+            help="tensor-core precision policy",
+        )
+        p.add_argument(
+            "--clock-mhz",
+            type=_clock_mhz,
+            default=None,
+            metavar="MHZ",
+            help="locked SM clock in MHz",
+        )
+        p.add_argument(
+            "--plot",
+            type=_plot_path,
+            default=None,
+            metavar="FILE",
+            help="write the plot (.svg, .png, .pdf)",
+        )
+        _add_train_flags(p)
+        _add_mode_flags(p)
+        _add_run_flags(p)
+
+    c = sub.add_parser(
+        "compare",
+        help="one program's bounds across GPUs, as one table",
+        epilog=COMPARE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    common(c)
+    c.add_argument(
+        "--arch",
+        nargs="+",
+        default=list(DEFAULT_ARCHS),
+        metavar="NAME",
+        help=f"GPU spec names; the first is the reference (default: {' '.join(DEFAULT_ARCHS)})",
+    )
+    c.add_argument(
+        "--cache", choices=("cold", "warm"), default="cold", help="cache state before the run"
+    )
+    c.set_defaults(fn=cmd_compare)
+    p = sub.add_parser(
+        "provision",
+        help="the least hardware with which a program could meet a target time",
+        epilog=PROVISION_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    common(p)
+    p.add_argument(
+        "--target-ms",
+        type=_positive_ms,
+        required=True,
+        metavar="T",
+        help="target time in milliseconds",
+    )
+    p.add_argument(
+        "--like", default="H100-SXM", metavar="NAME", help="the GPU whose other resources are kept"
+    )
+    p.add_argument(
+        "--level",
+        choices=("cache_aware", "fused"),
+        default="cache_aware",
+        help="the bound to invert (default cache_aware; on-chip capacity always uses it)",
+    )
+    p.set_defaults(fn=cmd_provision)

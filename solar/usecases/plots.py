@@ -1,0 +1,164 @@
+"""Plots of the use cases, written to a file (.svg, .png or .pdf, by its suffix) with matplotlib's
+Agg backend: the program on every GPU's roofline (`roofline`), and the provisioning plane of DRAM
+bandwidth against compute (`provision_plane`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from solar.errors import UsageError
+
+FORMATS = (".svg", ".png", ".pdf")
+
+
+def check_plot_path(path: str) -> str:
+    p = Path(path)
+    if p.suffix.lower() not in FORMATS:
+        raise UsageError(f"--plot {path!r}: name a .svg, .png or .pdf file")
+    if not p.parent.is_dir():
+        raise UsageError(f"--plot {path!r}: folder {str(p.parent)!r} does not exist")
+    return path
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _log(ax: Any) -> None:
+    """Log axes with plain labels and no minor ticks (mathtext labels and minor tick objects cost
+    seconds per figure, as solar.kernelbench.plots found)."""
+    from matplotlib.ticker import LogFormatter, NullLocator
+
+    for name in "xy":
+        getattr(ax, f"set_{name}scale")("log")
+        axis = getattr(ax, f"{name}axis")
+        axis.set_major_formatter(LogFormatter(labelOnlyBase=True))
+        axis.set_minor_locator(NullLocator())
+
+
+def _save(fig: Any, path: str) -> None:
+    fig.savefig(
+        path,
+        dpi=110,
+        bbox_inches="tight",
+        metadata={"Date": None} if path.endswith(".svg") else None,
+    )
+    _plt().close(fig)
+
+
+def roofline(comparison: Any, path: str) -> None:
+    """One roofline per GPU, for THIS program's work mix: attainable FLOP/s = min(flops / compute
+    term, DRAM bandwidth × intensity); the program sits at its compulsory intensity (filled) and at
+    its cache-aware intensity (hollow) with the height flops / bound. A launch-bound program sits
+    below its roof."""
+    plt = _plt()
+    check_plot_path(path)
+    fig, ax = plt.subplots(figsize=(8, 5.2))
+    flops = comparison.flops
+    ai = flops / comparison.dram_bytes if comparison.dram_bytes else None
+    ai_ca = flops / comparison.cache_aware_dram_bytes if comparison.cache_aware_dram_bytes else None
+    xs = [x for x in (ai, ai_ca) if x]
+    lo, hi = (min(xs) / 100, max(xs) * 100) if xs else (0.1, 1e4)
+    colors = plt.get_cmap("tab10")
+    for k, row in enumerate(comparison.rows):
+        color = colors(k % 10)
+        fused = row.levels["fused"]
+        bw = row.dram_bytes_per_s
+        peak = flops / fused.compute_seconds if fused.compute_seconds else None
+        grid = [lo * (hi / lo) ** (t / 200) for t in range(201)]
+        roof = [min(bw * x, peak) if peak else bw * x for x in grid]
+        ax.plot(
+            grid,
+            roof,
+            color=color,
+            linewidth=1.6,
+            label=f"{row.arch} ({fused.binds}, {_fmt(fused.seconds)})",
+        )
+        if ai and fused.seconds:
+            ax.plot([ai], [flops / fused.seconds], "o", color=color, markersize=7)
+        ca = row.levels.get("cache_aware")
+        if ai_ca and ca and ca.seconds:
+            ax.plot(
+                [ai_ca],
+                [flops / ca.seconds],
+                "o",
+                color=color,
+                markersize=9,
+                markerfacecolor="none",
+            )
+    _log(ax)
+    ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
+    ax.set_ylabel("attainable FLOP/s for this program's work mix")
+    ax.set_title(f"{comparison.program}: roofline per GPU (filled: fused SOL, hollow: cache-aware)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    _save(fig, path)
+
+
+def _fmt(s: float) -> str:
+    from solar.render import fmt_seconds
+
+    return fmt_seconds(s)
+
+
+def provision_plane(prov: Any, path: str) -> None:
+    """The (DRAM bandwidth, compute scale) plane of a provisioning: the region where the chosen
+    level meets the target (a corner: its terms are a max), the eager (unfused) frontier (a curve:
+    its per-kernel terms add), and every existing spec at its bandwidth and at the compute scale
+    that gives this program its compute term there."""
+    plt = _plt()
+    check_plot_path(path)
+    fig, ax = plt.subplots(figsize=(8, 5.2))
+    pts = [p for p in prov.frontier if p.bandwidth_bytes_per_s and p.compute_scale]
+    eager = [p for p in prov.unfused_frontier if p.bandwidth_bytes_per_s and p.compute_scale]
+    specs = [s for s in prov.specs if s.compute_scale]
+    bws = [p.bandwidth_bytes_per_s for p in (*pts, *eager)] + [s.dram_bytes_per_s for s in specs]
+    cs = [p.compute_scale for p in (*pts, *eager)] + [s.compute_scale for s in specs]
+    x0, x1 = min(bws) / 3, max(bws) * 3
+    y0, y1 = min(cs) / 3, max(cs) * 3
+    if pts:
+        bw, c = pts[0].bandwidth_bytes_per_s, pts[0].compute_scale
+        ax.fill_between(
+            [bw, x1],
+            [c, c],
+            [y1, y1],
+            color="#2e7d32",
+            alpha=0.15,
+            label=f"{prov.level} bound <= target: BW >= {bw / 1e9:.4g} GB/s, compute >= {c:.3g}x",
+        )
+        ax.plot([bw], [c], "s", color="#2e7d32")
+    if eager:
+        ax.plot(
+            [p.bandwidth_bytes_per_s for p in eager],
+            [p.compute_scale for p in eager],
+            "-",
+            color="#c62828",
+            linewidth=1.5,
+            label="unfused (eager) bound = target",
+        )
+    for k, s in enumerate(sorted(specs, key=lambda v: (v.dram_bytes_per_s, v.compute_scale))):
+        color = "#2e7d32" if s.meets else "#555555"
+        ax.plot([s.dram_bytes_per_s], [s.compute_scale], "o", color=color)
+        ax.annotate(
+            s.arch,
+            (s.dram_bytes_per_s, s.compute_scale),
+            fontsize=8,
+            color=color,
+            xytext=(5, 4 if k % 2 else -11),
+            textcoords="offset points",
+        )  # alternate: near specs overlap
+    _log(ax)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_xlabel("DRAM bandwidth (bytes/s)")
+    ax.set_ylabel(f"compute rates (x {prov.like}'s, all units)")
+    ax.set_title(f"{prov.program}: what meets {_fmt(prov.target_seconds)} (green points meet it)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
+    _save(fig, path)
