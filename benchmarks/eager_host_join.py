@@ -79,9 +79,11 @@ def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, spec_path: Path
     }
     out = []
     for row in _read(rows_path):
-        if "error" in row or row["problem"] not in measured:
+        key = f"{row['level']}/{row['problem']}"  # measured rows are named level/file
+        key = key if key in measured else row["problem"]
+        if "error" in row or key not in measured:
             continue
-        out.append(Joined(row["problem"], row["level"], measured[row["problem"]], recompute(row, floors, sync)))
+        out.append(Joined(row["problem"], row["level"], measured[key], recompute(row, floors, sync)))
     return out
 
 
