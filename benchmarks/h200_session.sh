@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call of GPU work, step by step, each with its own time budget; every result lands
 # under $OUT (the device tool brings it back). Usage (on the GPU machine, from the repo root):
-#   bash benchmarks/h200_session.sh STEP...   STEP: soundness | train | flax | corpus | corpus_eager | kb1 | kb23 | kb2c
+#   bash benchmarks/h200_session.sh STEP...   STEP: soundness | train | flax | corpus | corpus_eager | dispatch | kb1 | kb23 | kb2c
 # Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
 set -u
 export PYTHONUNBUFFERED=1
@@ -23,6 +23,8 @@ for step in "$@"; do
             timeout 360 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models.jsonl --compile --reps 20 --budget-s 320 ;;
     corpus_eager) ls benchmarks/models/*.py | grep -v -e 70b -e mixtral | grep -v -f <(sed -n 's/.*"problem": "\([^"]*\)".*/\1/p' ${MEASURED:-/dev/null}) > /tmp/corpus.txt
             timeout 150 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models_eager.jsonl --reps 20 --budget-s 120 ;;
+    dispatch) XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 230 python3 -m solar.cli calibrate --dispatch-only --arch H200-SXM \
+                --out $OUT/H200-SXM.yaml --raw $OUT/dispatch.json ;;
     kb1) timeout 440 python3 benchmarks/measure_files.py .kb/level1/*.py --out $OUT/kb_level1.jsonl --reps 20 --budget-s ${KB_BUDGET:-400} ;;
     kb23) timeout 560 python3 benchmarks/measure_files.py .kb/level2/*.py .kb/level3/*.py --out $OUT/kb_level23.jsonl --reps 20 --budget-s 520 ;;
     kb2c) timeout 570 python3 benchmarks/measure_files.py .kb/level2/*.py --out $OUT/kb_level2_compile.jsonl --compile --warm-jobs 12 --warm-budget-s 230 --reps 20 --budget-s 540 --name-depth 2 ;;

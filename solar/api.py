@@ -189,9 +189,15 @@ def analyze_loaded(
     clock_mhz: float | None = None,
     cache: str = "cold",
     writeback: bool = True,
+    dispatch_us: float | None = None,
+    grid_sync_us: float | None = None,
 ) -> Report:
+    """The report of a loaded program on `arch`. dispatch_us / grid_sync_us: host dispatch and
+    grid-sync floors (microseconds) for the eager_host and recurrence levels, instead of the
+    calibrated spec's (docs/BOUNDS.md §17, §18)."""
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
+    from solar.backends.levels import with_levels
     from solar.hardware import get_spec
 
     clock_mhz = check_clock_mhz(clock_mhz)
@@ -203,10 +209,24 @@ def analyze_loaded(
     )
     graph = loaded.graph
     analysis = analyze_graph(graph, spec, assumptions)
+    analysis = with_levels(
+        analysis, graph, spec, assumptions, _eager_calls(loaded),
+        None if dispatch_us is None else dispatch_us * 1e-6,
+        None if grid_sync_us is None else grid_sync_us * 1e-6,
+    )
     report = _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
     if loaded.serving is not None:
         report = _with_serving(report, loaded.serving, arch, precision, clock_mhz, cache)
     return report
+
+
+def _eager_calls(loaded: Loaded) -> Any:
+    """The ops as eager PyTorch runs them, where the torch loader recorded them (else None)."""
+    if not getattr(loaded.traced, "eager", ()):
+        return None
+    from solar.frontends.torch.eager import eager_calls
+
+    return eager_calls(loaded.traced)
 
 
 def _with_serving(report: Report, serving: Any, arch: str, precision: str, clock_mhz: float | None, cache: str) -> Report:

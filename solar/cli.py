@@ -167,7 +167,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     reports = []
     for a in args.arch:
         progress(f"pricing {a}")
-        reports.append(analyze_loaded(loaded, a, args.precision, args.clock_mhz, args.cache))
+        reports.append(analyze_loaded(
+            loaded, a, args.precision, args.clock_mhz, args.cache, args.dispatch_us, args.grid_sync_us,
+        ))
     progress.done()
     if args.measured:
         from solar.report import with_insights
@@ -253,9 +255,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from solar.validate.calibrate import calibrate
 
-    measured = calibrate(args.out, args.arch)
+    measured = calibrate(args.out, args.arch, args.dispatch_only, args.raw)
+    dispatch = measured.pop("dispatch", {})
     for key, m in measured.items():
         print(f"{key}: {m['value']:.4g}")
+    for key, value in dispatch.items():
+        if isinstance(value, float):
+            print(f"dispatch.{key}: {value:.4g}")
     return 0
 
 
@@ -316,6 +322,21 @@ def cmd_ops(args: argparse.Namespace) -> int:
     for n in prims:
         print(f"  {n}")
     return 0
+
+
+def _microseconds(text: str) -> float:
+    value = _finite(text)
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r}: a floor is microseconds > 0 (e.g. 4.5)")
+    return value
+
+
+def _add_level_flags(p: argparse.ArgumentParser) -> None:
+    """Floors of the eager_host and recurrence levels (default: the calibrated spec's)."""
+    p.add_argument("--dispatch-us", type=_microseconds, default=None, metavar="US",
+                   help="host dispatch floor per eager op that launches a kernel (eager_host level; default: the calibrated spec's per-op floors)")
+    p.add_argument("--grid-sync-us", type=_microseconds, default=None, metavar="US",
+                   help="grid-wide synchronisation floor per recurrence step (default: the calibrated spec's)")
 
 
 def _add_run_flags(p: argparse.ArgumentParser) -> None:
@@ -394,6 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="measured times (eager=0.0012 compile=8e-4): opportunities rank the time lost per level",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    _add_level_flags(a)
     a.add_argument(
         "--group-by", choices=("module", "layer", "op"), default=None,
         help="roll the op table up by module path, by layer (the path to its first index: "
@@ -428,6 +450,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
     cal.add_argument("--out", type=_new_file, default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
     cal.add_argument("--arch", default=None, metavar="NAME", help="spec to extend (default: detected)")
+    cal.add_argument("--dispatch-only", action="store_true", help="measure the host dispatch floors only; keep the existing calibrated ceilings")
+    cal.add_argument("--raw", type=_new_file, default=None, metavar="FILE", help="also write the dispatch measurements as JSON")
     cal.set_defaults(fn=cmd_calibrate)
     for name, fn, text in (("ir", cmd_ir, "print the Affine Loop IR"), ("einsum", cmd_einsum, "print the einsum graph")):
         c = sub.add_parser(name, help=text)

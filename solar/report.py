@@ -153,7 +153,7 @@ class Report(_Model):
     arch: str
     assumptions: list[str]
     totals: TotalsReport
-    bounds: dict[str, BoundReport]  # "fused", "cache_aware", "library", "unfused"
+    bounds: dict[str, BoundReport]  # "fused", "cache_aware", "library", "unfused"[, "recurrence", "eager_host"]
     ops: list[OpReport]
     traffic: TrafficReport | None = None
     provenance: list[ProvenanceReport] = []
@@ -191,6 +191,9 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
     if analysis.library is not None:
         bounds["library"] = bound(analysis.library)
     bounds["unfused"] = bound(analysis.unfused)
+    for extra in analysis.levels:  # recurrence, eager_host (solar.backends.levels)
+        bounds[extra.level] = bound(extra)
+    assumptions.extend(analysis.notes)
     lib = getattr(analysis, "library_level", None)
     report = Report(
         program=program_name,

@@ -29,7 +29,9 @@ from solar.hardware import HardwareSpec
 from solar.ir.nodes import Program
 from solar.lift.einsum import EinsumGraph, lift
 
-Bottleneck = Literal["compute", "memory", "launch"]
+# "dispatch" (host-bound, eager_host) and "steps" (a recurrence's critical path) name the bottleneck
+# of the levels built on these (solar.backends.dispatch, solar.backends.recurrence).
+Bottleneck = Literal["compute", "memory", "launch", "dispatch", "steps"]
 TERMS: tuple[Bottleneck, ...] = ("compute", "memory", "launch")  # order breaks ties
 # What an op row says binds it: the resource of a memory or launch bottleneck; for compute, the
 # unit and precision of the busiest work class (ComputeTime.binding_path).
@@ -92,6 +94,8 @@ class Analysis:
     library: Bound | None = None  # always set by analyze_graph (solar.backends.library)
     library_level: LibraryLevel | None = None  # its kernels, rest and extra
     fastest_op_compute: tuple[float, ...] | None = None  # per op, under --precision fastest (exact runs)
+    levels: tuple[Bound, ...] = ()  # further levels (recurrence, eager_host), in report order
+    notes: tuple[str, ...] = ()  # one assumption line per further level, or why it is absent
 
 
 def _dominant(terms: dict[Bottleneck, float]) -> Bottleneck:

@@ -57,6 +57,30 @@ class DramLevel(MemoryLevel):
     bandwidth_bytes_per_s: Sourced
 
 
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+class Dispatch(_Strict):
+    """Host dispatch floors measured by `solar calibrate` on one host (solar/validate/dispatch.py):
+    valid for that host CPU and those framework versions only (docs/BOUNDS.md §17)."""
+
+    date: Annotated[str, Field(min_length=1)]
+    host_cpu: Annotated[str, Field(min_length=1)]
+    torch: Annotated[str, Field(min_length=1)]
+    jax: str = ""
+    method: Annotated[str, Field(min_length=1)]
+    torch_eager_op_seconds: dict[str, Seconds]  # ATen op (as exported before decomposition) -> floor
+    torch_eager_kernel_seconds: Seconds  # floor of an op that launches a kernel and has no entry
+    torch_eager_any_seconds: Seconds  # floor of any op (views and no-kernel ops included)
+    cuda_graph_kernel_seconds: Seconds
+    jax_dispatch_seconds: Seconds | None = None
+    grid_sync_seconds: Seconds  # least time of one grid-wide synchronisation (recurrence floor)
+    grid_barrier_seconds: Seconds | None = None
+    timing_lead_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]  # host head start in time_cuda
+    timing_lead: dict[str, float] = {}
+    errors: dict[str, str] = {}
+
+
 class HardwareSpec(_Strict):
     """Datasheet facts about one GPU (dense peaks at the boost clock), each with its source."""
 
@@ -80,6 +104,7 @@ class HardwareSpec(_Strict):
     sfu_ops_per_s: Sourced
     min_kernel_seconds: Sourced
     calibrated: dict[str, Sourced] = {}
+    dispatch: Dispatch | None = None  # host dispatch floors (calibrated specs only)
 
     @field_validator("aliases")
     @classmethod
@@ -323,6 +348,17 @@ def load_spec_file(path: str | Path) -> HardwareSpec:
             f"set name: {path.stem} or rename the file to {spec.name}.yaml"
         )
     return spec
+
+
+CALIBRATED_DIR = SPEC_DIR / "calibrated"
+
+
+@functools.cache
+def calibrated_spec(name: str) -> HardwareSpec | None:
+    """The calibrated variant of spec `name` (hardware_specs/calibrated/NAME.yaml, written by
+    `solar calibrate`), or None where that GPU has not been calibrated."""
+    path = CALIBRATED_DIR / f"{name}.yaml"
+    return load_spec_file(path) if path.is_file() else None
 
 
 @functools.cache

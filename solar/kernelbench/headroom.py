@@ -17,13 +17,15 @@ from solar.kernelbench.measured import Measurement
 from solar.kernelbench.results import Row
 
 #: bound level -> the only variants it bounds (levels not listed bound every implementation): the
-#: library level bounds library-kernel implementations (eager, torch.compile), not a hand-fused one.
+#: library level bounds library-kernel implementations (eager, torch.compile), not a hand-fused one;
+#: unfused and eager_host bound eager execution (one kernel per op, dispatched by the host).
 ONLY_FOR_VARIANT: dict[str, frozenset[str]] = {
     "unfused": frozenset({"eager"}),
     "library": frozenset({"eager", "compile"}),
+    "eager_host": frozenset({"eager"}),
 }
 #: bound levels in the order reports show them; others follow alphabetically.
-LEVEL_ORDER = ("fused", "unfused", "cache_aware", "library")
+LEVEL_ORDER = ("fused", "unfused", "cache_aware", "library", "recurrence", "eager_host")
 #: variants in the order reports show them; others follow alphabetically.
 VARIANT_ORDER = ("eager", "compile")
 

@@ -91,11 +91,28 @@ def measure_min_kernel(kernels: int = 1000) -> float:
     return _median_seconds(graph.replay) / kernels
 
 
-def calibrate(out: str | Path | None = None, arch: str | None = None) -> dict:
+def calibrate(
+    out: str | Path | None = None, arch: str | None = None, dispatch_only: bool = False,
+    raw: str | Path | None = None,
+) -> dict:
     """Measure, then write `out` (default: hardware_specs/calibrated/<name>.yaml): the datasheet spec
-    with a `calibrated` section. Returns the measurements."""
+    with a `calibrated` section and a `dispatch` section (solar.validate.dispatch). Returns the
+    measurements. `dispatch_only`: measure the dispatch floors alone and keep the ceilings of the
+    existing calibrated spec. `raw`: also write the dispatch measurements there as JSON."""
+    import json
+
+    from solar.validate.dispatch import measure_dispatch
+
     info = query_device()
     spec = detect_spec(info) if arch is None else get_spec(arch)
+    dispatch = measure_dispatch(info.l2_bytes, info.sm_count)
+    if raw:
+        Path(raw).write_text(json.dumps({"gpu": info.name, **dispatch}, indent=2) + "\n")
+    if dispatch_only:
+        existing = SPEC_DIR / "calibrated" / f"{spec.name}.yaml"
+        data = yaml.safe_load((existing if existing.is_file() else SPEC_DIR / f"{spec.name}.yaml").read_text())
+        data["dispatch"] = dispatch
+        return _write(data, spec.name, out, {"dispatch": dispatch})
     env = environment()
     when = _dt.date.today().isoformat()
     where = f"{env.get('gpu')}, driver {env.get('driver_version')}, torch {env.get('torch')}, CUDA {env.get('cuda')}"
@@ -111,11 +128,17 @@ def calibrate(out: str | Path | None = None, arch: str | None = None) -> dict:
     put("min_kernel_seconds", measure_min_kernel(), "1000 one-element add_ kernels captured in a CUDA graph, replay time / 1000, median of 10")
     data = yaml.safe_load((SPEC_DIR / f"{spec.name}.yaml").read_text())
     data["calibrated"] = measured
-    path = Path(out) if out else SPEC_DIR / "calibrated" / f"{spec.name}.yaml"
+    data["dispatch"] = dispatch
+    return _write(data, spec.name, out, {**measured, "dispatch": dispatch})
+
+
+def _write(data: dict, name: str, out: str | Path | None, measured: dict) -> dict:
+    path = Path(out) if out else SPEC_DIR / "calibrated" / f"{name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     header = (
-        f"# {spec.name} datasheet spec plus ceilings measured by `solar calibrate` on {when}.\n"
+        f"# {name} datasheet spec plus ceilings measured by `solar calibrate` (dates in each source).\n"
         "# The calibrated values are achievable ceilings, shown as context; bounds use the datasheet peaks.\n"
+        "# `dispatch`: host dispatch floors of this host and framework (the eager_host level, docs/BOUNDS.md).\n"
     )
     path.write_text(header + yaml.safe_dump(data, sort_keys=False, width=120))
     return measured

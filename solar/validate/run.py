@@ -19,6 +19,8 @@ LEVEL_MODES: dict[str, frozenset[str]] = {
     "cache_aware": frozenset({"eager", "compile"}),
     "library": frozenset({"eager", "compile"}),
     "unfused": frozenset({"eager"}),
+    "recurrence": frozenset({"eager", "compile"}),
+    "eager_host": frozenset({"eager"}),  # valid on the host and framework it was calibrated on
 }
 
 

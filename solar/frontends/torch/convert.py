@@ -116,6 +116,16 @@ def _instance_key(node: torch.fx.Node) -> str:
     return node.name
 
 
+def instance_numbers(exported: torch.export.ExportedProgram) -> dict[str, int]:
+    """Each user-level op's instance number (`Origin.instance`): the order of first appearance of
+    its key among the graph's call_function nodes."""
+    numbers: dict[str, int] = {}
+    for node in exported.graph.nodes:
+        if node.op == "call_function":
+            numbers.setdefault(_instance_key(node), len(numbers))
+    return numbers
+
+
 def _module_path(node: torch.fx.Node) -> str:
     """The qualified name of the innermost module that called this node (`layers.3.self_attn.q_proj`),
     read from the export's `nn_module_stack`; "" for the top-level module's own ops."""
@@ -203,7 +213,7 @@ def convert_returning(
     kinds = {spec.arg.name: spec.kind for spec in sig.input_specs if hasattr(spec.arg, "name")}
     targets = {spec.arg.name: spec.target for spec in sig.input_specs if hasattr(spec.arg, "name")}
     flags = dict(traced.flags)
-    instances: dict[str, int] = {}
+    instances = instance_numbers(ep)
     outputs: list[Any] = []
     bindings: dict[str, tuple[str, Any]] = {}
     placeholders: dict[str, Binding] = {}  # fx placeholder name -> binding
@@ -232,8 +242,7 @@ def convert_returning(
             view_of[node.name] = Viewed(node.name, True)
             env[node.name] = view
         elif node.op == "call_function":
-            key = _instance_key(node)
-            instance = instances.setdefault(key, len(instances))
+            instance = instances[_instance_key(node)]
             op_name = _original_op(node)
             src = source_line(node, traced.source_file)
             tf32 = flags.get(

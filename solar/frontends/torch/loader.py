@@ -68,6 +68,7 @@ class Traced:
     flags: tuple[tuple[str, bool], ...]
     mode: str | None = None
     structure: tuple[KnownStructure, ...] = ()
+    eager: tuple = ()  # the calls before decomposition (solar.frontends.torch.eager.PreCall)
 
     def notes(self) -> list[str]:
         """Assumption lines for the report: the module mode and the structure used."""
@@ -447,8 +448,9 @@ def trace_file(path: str | Path, mode: str | None = None, infer_structure: bool 
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         model = _fakeify_module(model, fake)
         inputs = tuple(_fakeify(x, fake) for x in inputs)
-        exported = _export(model, inputs, spath)
-    return Traced(exported, Path(path).stem, spath, framework_flags(), mode, tuple(structure))
+        calls: list = []
+        exported = _export(model, inputs, spath, calls)
+    return Traced(exported, Path(path).stem, spath, framework_flags(), mode, tuple(structure), tuple(calls))
 
 
 def trace_module(
@@ -471,8 +473,9 @@ def trace_module(
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         fake_inputs = tuple(_fakeify(x, fake) for x in _as_tuple(inputs))
         model = _fakeify_module(model, fake)
-        exported = _export(model, fake_inputs, None)
-    return Traced(exported, name or type(model).__name__, None, framework_flags(), mode, tuple(structure))
+        calls: list = []
+        exported = _export(model, fake_inputs, None, calls)
+    return Traced(exported, name or type(model).__name__, None, framework_flags(), mode, tuple(structure), tuple(calls))
 
 
 def _fakeify(x: Any, mode: FakeTensorMode) -> Any:
@@ -506,7 +509,9 @@ def _fake_like(t: torch.Tensor, mode: FakeTensorMode) -> torch.Tensor:
     return torch.nn.Parameter(fake, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else fake
 
 
-def _export(model: torch.nn.Module, inputs: tuple, path: str | None) -> torch.export.ExportedProgram:
+def _export(
+    model: torch.nn.Module, inputs: tuple, path: str | None, calls: list | None = None
+) -> torch.export.ExportedProgram:
     where = Path(path).name if path else type(model).__name__
     _check_inputs(inputs, where)
     with usercode.running(path, "tracing forward()"):
@@ -514,6 +519,10 @@ def _export(model: torch.nn.Module, inputs: tuple, path: str | None) -> torch.ex
             with torch.no_grad(), warnings.catch_warnings(), Redirect(), CpuFunctions(copy=False):
                 warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
                 ep = torch.export.export(model, inputs, strict=False)
+                if calls is not None:  # the ops as eager runs them (the eager_host level)
+                    from solar.frontends.torch.eager import pre_decomposition_calls
+
+                    calls.extend(pre_decomposition_calls(ep.graph))
                 ep = ep.run_decompositions(decomposition_table())
         except SolarError:
             raise

@@ -1,0 +1,125 @@
+"""Join the committed eager_host ingredients (benchmarks/eager_host_rows.py) with the committed eager
+timings of the same KernelBench files, recomputing the eager_host and recurrence levels with the
+calibrated spec's dispatch floors; list violations (a fastest eager run below a bound) and the
+median bound / measured per KernelBench level. Exit 1 on any violation.
+
+    python benchmarks/eager_host_join.py [--rows R.jsonl] [--measured M.jsonl] [--spec SPEC.yaml] [--dispatch-us X]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+RESULTS = ROOT / "benchmarks" / "results" / "h200"
+ROWS = RESULTS / "kernelbench_eager_host_rows.jsonl"
+MEASURED = RESULTS / "kernelbench_eager.jsonl"
+
+
+@dataclass(frozen=True)
+class Joined:
+    problem: str
+    level: str
+    measured_seconds: float  # fastest eager run
+    bounds: dict  # level -> seconds (unfused, recurrence, eager_host)
+
+
+def _read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def recompute(row: dict, floors, sync_seconds: float) -> dict[str, float]:
+    """unfused, recurrence and eager_host of one committed row with these floors."""
+    from solar.backends.dispatch import pipeline_makespan
+    from solar.backends.recurrence import critical_path
+
+    chains = row["chains"]
+    path: list[float] = []
+    best = 0.0
+    if chains:
+        _, path, best, _ = critical_path(
+            [c[0] for c in chains], [c[1] for c in chains], [set(c[2]) for c in chains], row["sms"], sync_seconds
+        )
+    host = [0.0] + [floors.floor(op, launches) for op, launches, _, _ in row["calls"]]
+    device = [row["front"]] + [max(d, path[c]) if c >= 0 else d for _, _, d, c in row["calls"]]
+    out = {
+        "unfused": row["unfused"],
+        "eager_host": pipeline_makespan(host, device, floors.lead_seconds),
+    }
+    if chains:
+        out["recurrence"] = max(row["cache_aware"], best)
+    return out
+
+
+def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, spec_path: Path | None = None,
+         dispatch_us: float | None = None) -> list[Joined]:
+    from solar.backends.dispatch import floors_from_spec, floors_given
+    from solar.backends.recurrence import GRID_SYNC_MARGIN
+    from solar.hardware.spec import calibrated_spec, load_spec_file
+
+    spec = load_spec_file(spec_path) if spec_path else calibrated_spec("H200-SXM")
+    dispatch = spec.dispatch if spec is not None else None
+    if dispatch_us is not None:
+        floors = floors_given(dispatch_us * 1e-6)
+    elif dispatch is not None:
+        floors = floors_from_spec(spec.name, dispatch)
+    else:
+        raise SystemExit("no dispatch floors: the calibrated spec has no `dispatch` section; pass --dispatch-us")
+    sync = GRID_SYNC_MARGIN * dispatch.grid_sync_seconds if dispatch is not None else 0.0
+    measured = {
+        r["problem"]: r["measured"]["eager"]["min_seconds"]
+        for r in _read(measured_path) if "eager" in r.get("measured", {})
+    }
+    out = []
+    for row in _read(rows_path):
+        key = f"{row['level']}/{row['problem']}"  # measured rows are named level/file
+        key = key if key in measured else row["problem"]
+        if "error" in row or key not in measured:
+            continue
+        out.append(Joined(row["problem"], row["level"], measured[key], recompute(row, floors, sync)))
+    return out
+
+
+def summary(joined: list[Joined]) -> list[dict]:
+    """Per (KernelBench level, bound level): n, violations, min / median bound / measured."""
+    lines = []
+    for level in sorted({j.level for j in joined}):
+        rows = [j for j in joined if j.level == level]
+        for bound in ("unfused", "recurrence", "eager_host"):
+            ratios = [j.bounds[bound] / j.measured_seconds for j in rows if bound in j.bounds]
+            if ratios:
+                lines.append({
+                    "kernelbench": level, "bound": bound, "n": len(ratios),
+                    "violations": sum(r > 1 for r in ratios),
+                    "median": statistics.median(ratios), "max": max(ratios),
+                })
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=Path, default=ROWS)
+    p.add_argument("--measured", type=Path, default=MEASURED)
+    p.add_argument("--spec", type=Path, default=None)
+    p.add_argument("--dispatch-us", type=float, default=None)
+    args = p.parse_args(argv)
+    joined = join(args.rows, args.measured, args.spec, args.dispatch_us)
+    print("| KernelBench | bound | n | violations | median bound / eager | max |")
+    print("|---|---|---|---|---|---|")
+    for s in summary(joined):
+        print(f"| {s['kernelbench']} | {s['bound']} | {s['n']} | {s['violations']} | {s['median']:.3f} | {s['max']:.3f} |")
+    bad = [(j.problem, b, v, j.measured_seconds) for j in joined for b, v in j.bounds.items() if v > j.measured_seconds]
+    for problem, b, v, m in bad:
+        print(f"VIOLATION {problem}: {b} {v * 1e6:.1f} us > measured {m * 1e6:.1f} us")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""The eager@host bound (docs/BOUNDS.md §17): eager execution as an in-order two-stage pipeline. The
+host dispatches the eager ops one after another, op i taking at least its measured dispatch floor
+a_i; the device runs them in the same order, op i taking at least its unfused device bound d_i and
+starting no earlier than the host has finished ops 1..i-1 (its launch happens inside op i's own
+dispatch). With the host allowed a head start of `lead` seconds before the timed region begins:
+
+    C_0 = 0,   C_i = max(C_{i-1}, A_{i-1} - lead) + d_i,   A_i = a_1 + ... + a_i
+    eager_host = max(C_n, A_n - lead)
+
+the exact minimum makespan, computed in one pass (O(n)). Valid only for the host and framework the
+floors were measured on (a calibrated spec) or for the floor the user gives (`--dispatch-us`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Protocol, Sequence
+
+from solar.backends.bounds import Analysis, Bound
+
+
+class EagerCall(Protocol):
+    """One op as eager PyTorch runs it (before decomposition): its ATen name, the op instance its
+    statements form in the unfused bound (None: it became no statement), and whether it is a view."""
+
+    op: str
+    instance: int | None
+    view: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Floors:
+    """Host dispatch floors: per op where measured, else `kernel_seconds` for an op that launches a
+    kernel and `any_seconds` for one that launches none; `source` says where they come from."""
+
+    source: str
+    kernel_seconds: float
+    any_seconds: float = 0.0
+    by_op: Mapping[str, float] = field(default_factory=dict)
+    lead_seconds: float = 0.0
+
+    def floor(self, op: str, launches: bool) -> float:
+        if op in self.by_op:
+            return self.by_op[op]
+        return self.kernel_seconds if launches else self.any_seconds
+
+
+def floors_from_spec(spec_name: str, dispatch: object, lead_seconds: float | None = None) -> Floors:
+    """The floors of a calibrated spec's `dispatch` section (solar.hardware.spec.Dispatch)."""
+    d = dispatch
+    source = (
+        f"calibrated: hardware_specs/calibrated/{spec_name}.yaml, measured {d.date} on {d.host_cpu}, "  # type: ignore[attr-defined]
+        f"torch {d.torch}"  # type: ignore[attr-defined]
+    )
+    return Floors(
+        source=source,
+        kernel_seconds=d.torch_eager_kernel_seconds,  # type: ignore[attr-defined]
+        any_seconds=d.torch_eager_any_seconds,  # type: ignore[attr-defined]
+        by_op=dict(d.torch_eager_op_seconds),  # type: ignore[attr-defined]
+        lead_seconds=d.timing_lead_seconds if lead_seconds is None else lead_seconds,  # type: ignore[attr-defined]
+    )
+
+
+def floors_given(dispatch_seconds: float, lead_seconds: float = 0.0) -> Floors:
+    """One floor for every op that launches a kernel (views and no-kernel ops: 0), from the user."""
+    return Floors(
+        source=f"--dispatch-us {dispatch_seconds * 1e6:g} (given, not measured)",
+        kernel_seconds=dispatch_seconds,
+        lead_seconds=lead_seconds,
+    )
+
+
+def pipeline_makespan(host: Sequence[float], device: Sequence[float], lead: float = 0.0) -> float:
+    """Exact minimum makespan of the in-order pipeline above (host[i] = a_i, device[i] = d_i)."""
+    done = 0.0  # C_{i-1}
+    dispatched = 0.0  # A_{i-1}
+    for a, d in zip(host, device, strict=True):
+        done = max(done, dispatched - lead) + d
+        dispatched += a
+    return max(done, dispatched - lead)
+
+
+@dataclass(frozen=True, slots=True)
+class EagerHost:
+    bound: Bound
+    ops: int  # eager ops counted (views and no-kernel ops included)
+    views: int
+    dispatch_seconds: float  # A_n
+    device_seconds: float  # sum of the device floors
+    source: str
+    lead_seconds: float
+
+    def describe(self) -> str:
+        return (
+            f"eager_host: {self.ops} eager ops as PyTorch runs them ({self.views} without a kernel), "
+            f"host dispatch floors {self.source}; host head start {self.lead_seconds * 1e6:.1f} us; "
+            f"valid for that host and framework only"
+        )
+
+
+def eager_host(
+    analysis: Analysis,
+    calls: Iterable[EagerCall],
+    floors: Floors,
+    device_floors: Mapping[int, float] | None = None,
+) -> EagerHost:
+    """The eager@host bound of `analysis`'s program, run as the eager `calls` (in program order).
+
+    d_i is the unfused bound of the op instance call i became (raised to `device_floors[instance]`
+    where a recurrence's critical path is longer). Device work no call accounts for (statements
+    without an origin, the unfused bound's unattributed traffic) is put first with no dispatch: the
+    position that lowers the makespan most, so the bound stays one."""
+    device_floors = device_floors or {}
+    rows = {op.instance: op for op in analysis.ops if op.instance is not None}
+    used: set[int] = set()
+    host: list[float] = []
+    device: list[float] = []
+    views = 0
+    for call in calls:
+        row = rows.get(call.instance) if call.instance is not None and call.instance not in used else None
+        launches = row is not None and row.launch_seconds > 0
+        d = 0.0
+        if row is not None:
+            used.add(row.instance)  # type: ignore[arg-type]
+            d = max(row.seconds, device_floors.get(row.instance, 0.0))  # type: ignore[arg-type]
+        views += not launches
+        host.append(floors.floor(call.op, launches))
+        device.append(d)
+    rest = [op for op in analysis.ops if op.instance is None or op.instance not in used]
+    front = sum(max(op.seconds, device_floors.get(op.instance, 0.0) if op.instance is not None else 0.0) for op in rest)
+    front += analysis.unfused.seconds - sum(op.seconds for op in analysis.ops)  # unattributed traffic
+    host, device = [0.0, *host], [max(0.0, front), *device]
+    seconds = pipeline_makespan(host, device, floors.lead_seconds)
+    device_total = sum(device)
+    u = analysis.unfused
+    bound = Bound(
+        level="eager_host",
+        seconds=seconds,
+        bottleneck="dispatch" if seconds > device_total * (1 + 1e-12) else u.bottleneck,  # type: ignore[arg-type]
+        compute_seconds=u.compute_seconds,
+        memory_seconds=u.memory_seconds,
+        launch_seconds=u.launch_seconds,
+        binding_unit=u.binding_unit,
+    )
+    return EagerHost(bound, len(host) - 1, views, sum(host), device_total, floors.source, floors.lead_seconds)

@@ -1,0 +1,345 @@
+"""`solar calibrate --dispatch`: the sequential-dispatch measurements behind the `eager_host` and
+`recurrence` levels (docs/BOUNDS.md §17, §18): the host's own time per eager PyTorch op (many
+back-to-back calls of a tiny op, the host-side slope; per ATen op, views included), CUDA-graph
+replay per kernel, JAX dispatch of a jitted call, a grid-wide barrier, and how far ahead of the
+timed region `solar validate`'s timing loop lets the host run. Each is a minimum (the lead: a
+maximum) over repeated runs; everything is written with date, host CPU and framework versions."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import time
+from typing import Any, Callable
+
+# Calls per timed run (two lengths: the slope removes the loop's fixed cost) and runs per op. The
+# longer run stays far below the CUDA launch queue's depth, so a host call never waits for the GPU.
+SHORT, LONG, RUNS = 16, 96, 9
+
+
+def host_cpu() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def host_slope(fn: Callable[[], object], sync: Callable[[], object], runs: int = RUNS) -> float:
+    """Host seconds per call of `fn`: (t(LONG) - t(SHORT)) / (LONG - SHORT), t(n) the least over
+    `runs` runs of the host's wall time to issue n back-to-back calls (no synchronisation inside;
+    one after each run). The least times shed the runs an interrupt slowed down."""
+    best = {SHORT: float("inf"), LONG: float("inf")}
+    for _ in range(runs):
+        for n in (SHORT, LONG):
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[n] = min(best[n], time.perf_counter() - t0)
+            sync()
+    return (best[LONG] - best[SHORT]) / (LONG - SHORT)
+
+
+def torch_op_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]]:
+    """Tiny calls of the ATen ops eager programs make, keyed as the exported graph names them before
+    decomposition; several variants per op (the op's floor is the least of them)."""
+    F = torch.nn.functional
+    r = lambda *s, dt=torch.float32: torch.randn(*s, device=dev, dtype=dt)  # noqa: E731
+    x, xh, v, m = r(2, 8, 8, 8), r(2, 8, 8, 8, dt=torch.bfloat16), r(64), r(8, 8)
+    z = torch.zeros(64, device=dev)
+    y = r(64)
+    w3, w1, wd, b8 = r(8, 8, 3, 3), r(8, 8, 1, 1), r(8, 1, 3, 3), r(8)
+    w3h = w3.to(torch.bfloat16)
+    rm, rv = torch.zeros(8, device=dev), torch.ones(8, device=dev)
+    s3, w1d = r(2, 8, 16), r(8, 8, 3)
+    q = r(1, 2, 8, 16)
+    lstm = torch.nn.LSTM(8, 8, batch_first=True).to(dev)
+    gru = torch.nn.GRU(8, 8, batch_first=True).to(dev)
+    seq = r(1, 1, 8)
+    count = torch.zeros((), dtype=torch.long, device=dev)  # a batch norm's num_batches_tracked
+    return {
+        "aten.add.Tensor": [lambda: v + v, lambda: torch.add(v, v), lambda: v + 1.0, lambda: x + x],
+        "aten.add_.Tensor": [lambda: y.add_(z), lambda: count.add_(1)],
+        "aten.sub.Tensor": [lambda: v - v],
+        "aten.mul.Tensor": [lambda: v * v, lambda: v * 2.0],
+        "aten.mul_.Tensor": [lambda: y.mul_(1.0)],
+        "aten.div.Tensor": [lambda: v / 2.0],
+        "aten.relu.default": [lambda: torch.relu(v), lambda: F.relu(v), lambda: torch.relu(x)],
+        "aten.relu_.default": [lambda: y.relu_(), lambda: F.relu(y, inplace=True)],
+        "aten.hardtanh_.default": [lambda: F.relu6(y, inplace=True), lambda: F.hardtanh(y, inplace=True)],
+        "aten.hardtanh.default": [lambda: F.hardtanh(v)],
+        "aten.tanh.default": [lambda: torch.tanh(v)],
+        "aten.sigmoid.default": [lambda: torch.sigmoid(v)],
+        "aten.exp.default": [lambda: torch.exp(v)],
+        "aten.gelu.default": [lambda: F.gelu(v)],
+        "aten.clamp_min.default": [lambda: torch.clamp_min(v, 0.0)],
+        "aten.fill_.Scalar": [lambda: y.fill_(1.0)],
+        "aten.zero_.default": [lambda: y.zero_()],
+        "aten.copy_.default": [lambda: y.copy_(z)],
+        "aten.conv2d.default": [
+            lambda: F.conv2d(x, w3, b8, padding=1), lambda: F.conv2d(x, w3, padding=1), lambda: F.conv2d(x, w1),
+            lambda: F.conv2d(x, w3, stride=2),
+            lambda: F.conv2d(x, wd, groups=8, padding=1), lambda: F.conv2d(xh, w3h, padding=1),
+        ],
+        "aten.conv1d.default": [lambda: F.conv1d(s3, w1d, padding=1)],
+        "aten.batch_norm.default": [
+            lambda: F.batch_norm(x, rm, rv, b8, b8, training=True),
+            lambda: F.batch_norm(x, rm, rv, b8, b8, training=False),
+        ],
+        "aten.layer_norm.default": [lambda: F.layer_norm(m, (8,))],
+        "aten.linear.default": [lambda: F.linear(m, m, b8), lambda: F.linear(m, m)],
+        "aten.matmul.default": [lambda: m @ m],
+        "aten.bmm.default": [lambda: torch.bmm(s3, s3.transpose(1, 2))],
+        "aten.max_pool2d.default": [lambda: F.max_pool2d(x, 2), lambda: F.max_pool2d(x, 3, 2, 1)],
+        "aten.avg_pool2d.default": [lambda: F.avg_pool2d(x, 2)],
+        "aten.adaptive_avg_pool2d.default": [lambda: F.adaptive_avg_pool2d(x, 1)],
+        "aten.mean.dim": [lambda: x.mean(dim=(2, 3))],
+        "aten.sum.dim_IntList": [lambda: x.sum(dim=1)],
+        "aten.softmax.int": [lambda: torch.softmax(m, -1)],
+        "aten.cat.default": [lambda: torch.cat([v, v])],
+        "aten.scaled_dot_product_attention.default": [lambda: F.scaled_dot_product_attention(q, q, q)],
+        "aten.dropout.default": [lambda: F.dropout(v, 0.0, True), lambda: F.dropout(v, 0.5, True)],
+        "solar.lstm.default": [lambda: lstm(seq)],
+        "solar.gru.default": [lambda: gru(seq)],
+        # views and other ops that launch no kernel
+        "aten.view.default": [lambda: v.view(8, 8)],
+        "aten.reshape.default": [lambda: v.reshape(8, 8)],
+        "aten.flatten.using_ints": [lambda: x.flatten(1)],
+        "aten.unflatten.int": [lambda: v.unflatten(0, (8, 8))],
+        "aten.transpose.int": [lambda: m.transpose(0, 1)],
+        "aten.t.default": [lambda: m.t()],
+        "aten.permute.default": [lambda: x.permute(0, 2, 3, 1)],
+        "aten.select.int": [lambda: m[0]],
+        "aten.slice.Tensor": [lambda: m[:, :4]],
+        "aten.unsqueeze.default": [lambda: v.unsqueeze(0)],
+        "aten.squeeze.dim": [lambda: m[None].squeeze(0)],
+        "aten.expand.default": [lambda: v.expand(2, 64)],
+        "aten.contiguous.default": [lambda: v.contiguous()],
+        "aten.alias.default": [lambda: torch.ops.aten.alias(v)],
+        "aten.detach.default": [lambda: v.detach()],
+    }
+
+
+# Ops of the table that certainly launch a kernel on every call (the floor of an op solar lowers to
+# work and the table lacks is the least of these); the others may launch none.
+KERNEL_OPS = (
+    "aten.add.Tensor", "aten.add_.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.mul_.Tensor",
+    "aten.div.Tensor", "aten.relu.default", "aten.relu_.default", "aten.hardtanh_.default",
+    "aten.hardtanh.default", "aten.tanh.default", "aten.sigmoid.default", "aten.exp.default",
+    "aten.gelu.default", "aten.clamp_min.default", "aten.fill_.Scalar", "aten.zero_.default",
+    "aten.copy_.default",
+)
+
+
+def measure_torch_ops(torch: Any, dev: str, sync: Callable[[], object]) -> tuple[dict[str, float], dict[str, str]]:
+    """{op: least host seconds per call over its variants}, minus the timing loop's own cost per
+    call (an empty call), and {op: error} for variants that could not run."""
+    empty = host_slope(lambda: None, sync)
+    floors: dict[str, float] = {}
+    errors: dict[str, str] = {}
+    for op, variants in torch_op_table(torch, dev).items():
+        for fn in variants:
+            try:
+                with torch.no_grad():
+                    for _ in range(3):
+                        fn()
+                    sync()
+                    t = host_slope(fn, sync) - empty
+            except Exception as exc:  # an op this build cannot run is left out, and said
+                errors[op] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+                continue
+            if t > 0:
+                floors[op] = min(floors.get(op, t), t)
+    return floors, errors
+
+
+def measure_graph_replay(torch: Any, kernels: int = 1000, runs: int = 20) -> float:
+    """Least seconds per kernel of back-to-back one-element kernels replayed from a CUDA graph."""
+    x = torch.zeros(1, device="cuda")
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        x.add_(1)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(kernels):
+            x.add_(1)
+    return _least_event_seconds(torch, graph.replay, runs) / kernels
+
+
+def _least_event_seconds(torch: Any, fn: Callable[[], object], runs: int) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(runs):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        best = min(best, s.elapsed_time(e) / 1e3)
+    return best
+
+
+def measure_timing_lead(torch: Any, l2_bytes: int, runs: int = 30) -> dict[str, float]:
+    """How far ahead of the timed region solar.validate.timing.time_cuda lets the host run: the
+    L2 flush before each timed call is not waited for, so the host may dispatch while the GPU
+    still flushes. `flush_max_seconds`: the longest flush seen (events around it, after an idle
+    GPU). `observed_lead_seconds`: host time of 200 tiny adds minus their time_cuda minimum."""
+    from solar.validate.timing import time_cuda
+
+    flush = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device="cuda")
+    worst = 0.0
+    for k in range(runs):
+        torch.cuda.synchronize()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        flush.fill_(k & 0xFF)
+        e.record()
+        torch.cuda.synchronize()
+        worst = max(worst, s.elapsed_time(e) / 1e3)
+    del flush
+    v, z = torch.zeros(64, device="cuda"), torch.zeros(64, device="cuda")
+
+    def adds() -> None:
+        for _ in range(200):
+            v.add_(z)
+
+    host = float("inf")  # the host's own time to issue 200 adds (no wait inside), least of 10
+    for _ in range(10):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        adds()
+        host = min(host, time.perf_counter() - t0)
+        torch.cuda.synchronize()
+    measured = time_cuda(adds, l2_bytes, reps=30).min_seconds
+    return {"flush_max_seconds": worst, "adds200_host_seconds": host, "adds200_time_cuda_min_seconds": measured,
+            "observed_lead_seconds": max(0.0, host - measured)}
+
+
+def measure_grid_barrier(torch: Any, sms: int) -> float | None:
+    """Seconds per grid-wide barrier of a persistent Triton kernel with one program per SM
+    (solar/validate/barrier.py): slope between 100 and 1100 barriers, least of 10 runs each. None
+    without Triton, or when a spin hit its cap (not every program was resident)."""
+    try:
+        from solar.validate.barrier import barrier_kernel
+    except ImportError:
+        return None
+
+    np2 = 1 << (sms - 1).bit_length()
+    stuck = torch.zeros(1, dtype=torch.int32, device="cuda")
+    cap = 2000  # spins of one step (about a millisecond): a barrier that works needs a handful
+
+    def run(steps: int) -> Callable[[], object]:
+        def go() -> None:
+            flags = torch.zeros(sms, dtype=torch.int32, device="cuda")
+            barrier_kernel[(sms,)](flags, steps, cap, stuck, NP=np2, N=sms, num_warps=1)
+        return go
+
+    try:
+        short, long_ = (_least_event_seconds(torch, run(n), 10) for n in (100, 1100))
+    except Exception:
+        return None
+    if int(stuck.item()) >= cap:
+        return None
+    return (long_ - short) / 1000
+
+
+def measure_jax_dispatch() -> tuple[float | None, str]:
+    """Least host seconds per call of a jitted one-op function on JAX's GPU backend (None where JAX
+    or its GPU backend is missing), and the JAX version."""
+    import os
+
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave the GPU's memory to torch
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None, "not installed"
+    if jax.default_backend() != "gpu":
+        return None, f"{jax.__version__} (backend {jax.default_backend()}: no GPU dispatch measured)"
+    f = jax.jit(lambda a: a + 1)
+    state = {"x": jnp.zeros(64)}
+
+    def call() -> None:
+        state["x"] = f(state["x"])
+
+    def sync() -> None:
+        state["x"].block_until_ready()
+
+    for _ in range(5):
+        call()
+    sync()
+    return host_slope(call, sync), str(jax.__version__)
+
+
+def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
+    """Every dispatch measurement, as the calibrated spec's `dispatch` section (spec.Dispatch)."""
+    import torch
+
+    sync = torch.cuda.synchronize
+    floors, errors = measure_torch_ops(torch, "cuda", sync)
+    kernel = min((floors[k] for k in KERNEL_OPS if k in floors), default=min(floors.values()))
+    jax_seconds, jax_version = measure_jax_dispatch()
+    replay = measure_graph_replay(torch)
+    barrier = measure_grid_barrier(torch, sms)
+    lead = measure_timing_lead(torch, l2_bytes)
+    out: dict[str, Any] = {
+        "date": _dt.date.today().isoformat(),
+        "host_cpu": host_cpu(),
+        "torch": str(torch.__version__),
+        "jax": jax_version,
+        "method": (
+            f"host wall time of {SHORT} and {LONG} back-to-back calls of a tiny op on the GPU, slope, "
+            f"least of {RUNS} runs and of the op's variants, minus an empty call's slope; "
+            "views included (solar/validate/dispatch.py)"
+        ),
+        "torch_eager_op_seconds": dict(sorted(floors.items())),
+        "torch_eager_kernel_seconds": kernel,
+        "torch_eager_any_seconds": min(floors.values()),
+        "cuda_graph_kernel_seconds": replay,
+        "grid_sync_seconds": min(replay, barrier) if barrier else replay,
+        "grid_barrier_seconds": barrier,
+        "timing_lead_seconds": max(lead["flush_max_seconds"], lead["observed_lead_seconds"]),
+        "timing_lead": lead,
+        "errors": errors,
+    }
+    if jax_seconds is not None:
+        out["jax_dispatch_seconds"] = jax_seconds
+    return out
+
+
+def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One `dispatch` section from several calibrations of one host: every floor the least of the
+    runs (a floor is only as low as the fastest host seen), the timing lead the largest (it bounds
+    the host's head start from above); dates and versions joined."""
+    first = runs[0]
+    floors = {op: min(r["torch_eager_op_seconds"][op] for r in runs if op in r["torch_eager_op_seconds"])
+              for op in sorted({op for r in runs for op in r["torch_eager_op_seconds"]})}
+    least = lambda key: min(r[key] for r in runs if r.get(key) is not None)  # noqa: E731
+    out = dict(first)
+    out.pop("gpu", None)
+    out.update(
+        date=" and ".join(dict.fromkeys(r["date"] for r in runs)),
+        torch=" and ".join(dict.fromkeys(r["torch"] for r in runs)),
+        jax=" and ".join(dict.fromkeys(r["jax"] for r in runs)),
+        method=f"{first['method']}; the least of {len(runs)} calibrations (the lead: the largest)",
+        torch_eager_op_seconds=floors,
+        torch_eager_kernel_seconds=least("torch_eager_kernel_seconds"),
+        torch_eager_any_seconds=least("torch_eager_any_seconds"),
+        cuda_graph_kernel_seconds=least("cuda_graph_kernel_seconds"),
+        grid_sync_seconds=least("grid_sync_seconds"),
+        timing_lead_seconds=max(r["timing_lead_seconds"] for r in runs),
+        timing_lead={f"run{k + 1}.{key}": v for k, r in enumerate(runs) for key, v in r["timing_lead"].items()},
+        errors={k: v for r in runs for k, v in r["errors"].items()},
+    )
+    barriers = [r["grid_barrier_seconds"] for r in runs if r.get("grid_barrier_seconds")]
+    out["grid_barrier_seconds"] = min(barriers) if barriers else None
+    jax = [r["jax_dispatch_seconds"] for r in runs if r.get("jax_dispatch_seconds")]
+    if jax:
+        out["jax_dispatch_seconds"] = min(jax)
+    return out
