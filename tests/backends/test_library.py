@@ -1,5 +1,5 @@
 """The library level (solar.backends.library) and write-back of outputs that fit in L2, with exact
-values on hand-built programs (docs/BOUNDS.md §3 and §14)."""
+values on hand-built programs (docs/BOUNDS.md §3 and §15)."""
 
 from __future__ import annotations
 
