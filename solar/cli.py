@@ -168,7 +168,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     for a in args.arch:
         progress(f"pricing {a}")
         reports.append(analyze_loaded(
-            loaded, a, args.precision, args.clock_mhz, args.cache, args.dispatch_us, args.grid_sync_us,
+            loaded, a, args.precision, args.clock_mhz, args.cache,
+            dispatch_us=args.dispatch_us, grid_sync_us=args.grid_sync_us,
         ))
     progress.done()
     if args.measured:
