@@ -15,7 +15,8 @@ import operator
 from typing import Any
 
 import torch
-from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
+from torch.export.graph_signature import InputKind
 
 from solar.frontends.torch.loader import REPLAY_LIMIT, _numpy
 from solar.frontends.views import Band, detect_band
@@ -47,9 +48,25 @@ def _small(node: torch.fx.Node) -> bool:
     )
 
 
-def constant_bands(graph: torch.fx.Graph) -> dict[str, Band]:
+def _lifted(ep: torch.export.ExportedProgram) -> dict[str, torch.Tensor]:
+    """Placeholders of tensors created in forward (`torch.tensor(5)`), lifted by export as
+    constants, whose real values export kept (placeholder name -> value)."""
+    out = {}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind != InputKind.CONSTANT_TENSOR or not hasattr(spec.arg, "name"):
+            continue
+        value = ep.constants.get(spec.target)
+        if isinstance(value, torch.Tensor) and not isinstance(value, FakeTensor) and not value.is_meta:
+            if value.numel() <= REPLAY_LIMIT:
+                out[spec.arg.name] = value
+    return out
+
+
+def constant_bands(ep: torch.export.ExportedProgram) -> dict[str, Band]:
     """For each constant node read by a non-constant one and holding a band: that band."""
-    constant: set[str] = set()
+    graph = ep.graph
+    lifted = _lifted(ep)
+    constant: set[str] = set(lifted)
     for node in graph.nodes:
         if node.op != "call_function" or not _is_constant_op(node.target) or not _small(node):
             continue
@@ -64,7 +81,7 @@ def constant_bands(graph: torch.fx.Graph) -> dict[str, Band]:
     ]
     if not frontier:
         return {}
-    values = _evaluate(graph, constant, {n.name for n in frontier})
+    values = _evaluate(graph, constant, {n.name for n in frontier}, lifted)
     out: dict[str, Band] = {}
     for n in frontier:
         v = values.get(n.name)
@@ -75,7 +92,9 @@ def constant_bands(graph: torch.fx.Graph) -> dict[str, Band]:
     return out
 
 
-def _evaluate(graph: torch.fx.Graph, constant: set[str], wanted: set[str]) -> dict[str, Any]:
+def _evaluate(
+    graph: torch.fx.Graph, constant: set[str], wanted: set[str], lifted: dict[str, torch.Tensor]
+) -> dict[str, Any]:
     """The real values of the `wanted` constant nodes (and only what they need); intermediate
     values are dropped once their last constant reader has run."""
     needed: set[str] = set()
@@ -86,9 +105,10 @@ def _evaluate(graph: torch.fx.Graph, constant: set[str], wanted: set[str]) -> di
             continue
         needed.add(n.name)
         stack += [m for m in n.all_input_nodes if m.name in constant]
-    order = [n for n in graph.nodes if n.name in needed]
+    order = [n for n in graph.nodes if n.name in needed and n.name not in lifted]
     readers = {n.name: sum(1 for u in n.users if u.name in needed) for n in order}
-    env: dict[str, Any] = {}
+    readers |= {name: 1 for name in lifted}  # kept: export's own constants
+    env: dict[str, Any] = dict(lifted)
     out: dict[str, Any] = {}
     with unset_fake_temporarily(), torch.no_grad():
         for n in order:
@@ -102,7 +122,7 @@ def _evaluate(graph: torch.fx.Graph, constant: set[str], wanted: set[str]) -> di
                 out[n.name] = env[n.name]
             for m in n.all_input_nodes:
                 readers[m.name] -= 1
-                if readers[m.name] == 0 and m.name not in wanted:
+                if readers.get(m.name, 1) == 0 and m.name not in wanted:
                     env.pop(m.name, None)
     return out
 

@@ -203,7 +203,7 @@ def convert_returning(
     placeholders: dict[str, Binding] = {}  # fx placeholder name -> binding
     view_of: dict[str, Viewed] = {}  # fx node name -> whose storage its value shares
     user_inputs = 0
-    bands = constant_bands(ep.graph)  # masks computed from constants (HF causal masks)
+    bands = constant_bands(ep)  # masks computed from constants (HF causal masks)
 
     for node in ep.graph.nodes:
         if node.op == "placeholder":
