@@ -18,9 +18,16 @@ import os
 import signal
 import socket
 import tempfile
+import warnings
 from pathlib import Path
 
 os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything in this process imports torch
+
+# Each forked worker re-runs the runner's main module (`python -m solar.cli`) as __mp_main__, as
+# multiprocessing does; this server has imported solar.cli already, so runpy warns once per worker
+# that the module is in sys.modules. The re-run is harmless (the CLI's main is guarded): the
+# warning is hidden here, in the server, whose filters every worker inherits.
+warnings.filterwarnings("ignore", message=r".*found in sys\.modules after import of package", category=RuntimeWarning)
 
 TINY_PROGRAM = """
 import torch

@@ -54,16 +54,12 @@ def validate_train_file(
 
     if framework_of(path) == "jax":
         return validate_jax_train_file(path, arch, loss, optimizer, reps)
-    from solar.api import analyze_loaded, load
     from solar.frontends.torch.loader import import_model_file
     from solar.frontends.torch.train import loss_function, optimizer_of
-    from solar.validate.device import detect_spec, environment, query_device, require_cuda
+    from solar.validate.device import environment, require_cuda
 
     torch = require_cuda()
-    info = query_device()
-    spec_name = arch or detect_spec(info).name
-    loaded = load(str(path), train=True, loss=loss, optimizer=optimizer)  # fake tensors, CPU
-    report = analyze_loaded(loaded, spec_name)
+    info, report = _bound_step(path, arch, loss, optimizer)
     module = import_model_file(path)
     torch.manual_seed(0)
     try:
@@ -89,10 +85,26 @@ def validate_train_file(
             p.grad = None
 
     t = time_steps(step, zero, info.l2_bytes, reps)
-    measured = {
-        "eager": ModeTiming(median_seconds=t.median_seconds, min_seconds=t.min_seconds, reps=t.reps)
-    }
-    return assemble(f"{Path(path).name} (train, {optimizer})", report, measured, environment())
+    return _result(path, optimizer, report, "eager", t, environment())
+
+
+def _bound_step(path: str | Path, arch: str | None, loss: str, optimizer: str) -> tuple[Any, Any]:
+    """(the device's description, the report of one training step bounded on its spec — or on
+    `arch`): traced on fake tensors on the CPU, before anything is built on the GPU."""
+    from solar.api import analyze_loaded, load
+    from solar.validate.device import detect_spec, query_device
+
+    info = query_device()
+    loaded = load(str(path), train=True, loss=loss, optimizer=optimizer)
+    return info, analyze_loaded(loaded, arch or detect_spec(info).name)
+
+
+def _result(
+    path: str | Path, optimizer: str, report: Any, mode: str, t: Timing, env: dict[str, str]
+) -> ValidationResult:
+    """The validation result of one timed training step run in `mode`."""
+    timing = ModeTiming(median_seconds=t.median_seconds, min_seconds=t.min_seconds, reps=t.reps)
+    return assemble(f"{Path(path).name} (train, {optimizer})", report, {mode: timing}, env)
 
 
 def _jax_gpu() -> Any:
@@ -146,13 +158,10 @@ def validate_jax_train_file(
     with random parameters, optimizer state and inputs of the traced shapes."""
     import numpy as np
 
-    from solar.api import analyze_loaded, load
     from solar.frontends.jax.train import train_step
-    from solar.validate.device import detect_spec, environment, query_device
+    from solar.validate.device import environment
 
-    info = query_device()  # torch's view of the device: name, SM count, L2 size
-    spec_name = arch or detect_spec(info).name
-    report = analyze_loaded(load(str(path), train=True, loss=loss, optimizer=optimizer), spec_name)
+    info, report = _bound_step(path, arch, loss, optimizer)  # torch's view of the device
     jax = _jax_gpu()
     ts = train_step(path, loss, optimizer)
     rng = np.random.default_rng(0)
@@ -173,13 +182,7 @@ def validate_jax_train_file(
 
     t = time_jax_steps(step, state, info.l2_bytes, reps)
     # A jitted step is compiled (fused by XLA): the unfused level does not claim it.
-    measured = {
-        "compile": ModeTiming(
-            median_seconds=t.median_seconds, min_seconds=t.min_seconds, reps=t.reps
-        )
-    }
-    env = dict(environment(), jax=jax.__version__)
-    return assemble(f"{Path(path).name} (train, {optimizer})", report, measured, env)
+    return _result(path, optimizer, report, "compile", t, dict(environment(), jax=jax.__version__))
 
 
 __all__ = [

@@ -37,10 +37,33 @@ MLP = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def mlp(tmp_path):
+# The same network written with flax.nnx: its nnx.Param leaves are the trained state.
+NNX_MLP = textwrap.dedent(
+    """
+    import jax, jax.numpy as jnp
+    from flax import nnx
+
+    class Model(nnx.Module):
+        def __init__(self, rngs: nnx.Rngs):
+            self.fc1 = nnx.Linear(5, 6, rngs=rngs)
+            self.fc2 = nnx.Linear(6, 3, rngs=rngs)
+
+        def __call__(self, x):
+            return self.fc2(nnx.gelu(self.fc1(x)))
+
+    def get_inputs():
+        return [jax.ShapeDtypeStruct((4, 5), jnp.float32)]
+
+    def loss(out, x):
+        return jnp.mean((out - 1.0) ** 2)
+    """
+)
+
+
+@pytest.fixture(params=["linen", "nnx"])
+def mlp(tmp_path, request):
     path = tmp_path / "mlp.py"
-    path.write_text(MLP)
+    path.write_text(MLP if request.param == "linen" else NNX_MLP)
     return path
 
 

@@ -4,7 +4,6 @@ reproduces PyTorch (multi-layer, bidirectional, batch_first); counts are T x the
 
 from __future__ import annotations
 
-import time
 
 import pytest
 import torch
@@ -101,14 +100,11 @@ def test_lstm_macs_are_exact(with_state, skipped):
     )
 
 
-def test_lstm_over_512_steps_analyses_quickly():
+def test_lstm_over_512_steps_is_a_loop_not_an_unrolling():
     """KernelBench-sized: batch 10, 512 steps, hidden 256, two layers."""
     model = nn.LSTM(128, 256, num_layers=2, batch_first=True)
     x = torch.randn(10, 512, 128)
-    start = time.perf_counter()
     program = convert(trace_module(model, (x,)))
     work = total(graph_work(lift(program)).values())
-    seconds = time.perf_counter() - start
     assert len(program.stmts) < 40
     assert work.mac_count == 512 * 10 * 1024 * (128 + 256 + 256 + 256) - 2 * 10 * 1024 * 256
-    assert seconds < 60, seconds

@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -165,13 +164,10 @@ def test_unsupported_op_is_named_with_source_line(tmp_path):
 def test_huge_model_analyses_without_allocating():
     path = ROOT / "benchmarks/suite/huge/1_Huge_linear_stack.py"
     tracemalloc.start()
-    start = time.perf_counter()
     report = solar.analyze(str(path), arch="H200-SXM")
-    seconds = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert report.totals.dram_bytes > 40e9  # the weights alone, read once
-    assert seconds < 30
     assert peak < 300 * 2**20  # nothing near the model's 50 GB was allocated
 
 

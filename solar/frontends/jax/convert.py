@@ -297,11 +297,12 @@ def lower_prim(
 ) -> list[Any]:
     """Apply the lowering rule of `prim` (one equation) and return its output values."""
     from solar.frontends.jax.lowerings import LOWERINGS
+    from solar.frontends.jax.primitives import NEWER_BY_NAME
 
     # TF32 only matters for contractions, which are the primitives with a precision parameter
     tf32 = "precision" in params and precision.allow_tf32(params["precision"], state.tf32_default)
     state.b.origin = Origin(prim.name, instance, src, tf32)
-    rule = LOWERINGS.get(prim)
+    rule = LOWERINGS.get(prim) or LOWERINGS.get(NEWER_BY_NAME.get(prim.name))
     if rule is None:
         raise UnsupportedOpError(
             f"unsupported JAX primitive '{prim.name}'"

@@ -71,7 +71,7 @@ def _apply_and_params(module: Any, path: str) -> tuple[Callable, Any, tuple, str
         Path(path).name,
     )
     if hasattr(module, "Model"):
-        from flax import linen
+        from flax import linen, nnx
 
         init = loader._as_tuple(
             loader._call_user(
@@ -79,9 +79,12 @@ def _apply_and_params(module: Any, path: str) -> tuple[Callable, Any, tuple, str
             )
         )
         model = loader._build_model(module.Model, init, spath)
+        if isinstance(model, nnx.Module):
+            return (*_nnx_apply(model), inputs, spath)
         if not isinstance(model, linen.Module):
             raise UsageError(
-                f"{Path(path).name}: --train supports flax.linen Models and forward(params, ...) files"
+                f"{Path(path).name}: --train supports flax.linen and flax.nnx Models and "
+                "forward(params, ...) files"
             )
         variables = loader._trace_step(
             lambda: jax.eval_shape(
@@ -99,6 +102,15 @@ def _apply_and_params(module: Any, path: str) -> tuple[Callable, Any, tuple, str
     raise ModelFileError(
         f"{Path(path).name}: --train needs parameters: a Flax class Model, or forward(params, *inputs) with get_params()"
     )
+
+
+def _nnx_apply(model: Any) -> tuple[Callable, Any]:
+    """apply(params, *inputs) of an (abstract) nnx Module: its nnx.Param leaves are what is
+    trained; every other variable (batch statistics, RNG state) enters as a constant of the step."""
+    from flax import nnx
+
+    graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+    return (lambda p, *xs: nnx.merge(graphdef, p, rest)(*xs)), params
 
 
 @dataclass(frozen=True)

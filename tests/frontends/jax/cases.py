@@ -144,6 +144,7 @@ CASES: dict[Any, list[Case]] = {
     P.log1p_p: [c(lambda x: jnp.log1p(pos(x)), F(3, 5))],
     P.expm1_p: [c(jnp.expm1, F(3, 5))],
     P.tanh_p: [c(jnp.tanh, F(3, 5))],
+    P.one_minus_square_p: [c(P.one_minus_square_p.bind, F(3, 5))],
     P.logistic_p: [c(lax.logistic, F(3, 5))],
     P.erf_p: [c(lax.erf, F(3, 5))],
     P.erfc_p: [c(lax.erfc, F(3, 5))],

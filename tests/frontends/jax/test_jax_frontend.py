@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import textwrap
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -430,23 +429,14 @@ def test_nothing_the_size_of_the_model_is_allocated():
 # ---- examples ------------------------------------------------------------------------------------
 
 
-def _lower_and_analyze(path: Path) -> tuple[float, object]:
-    start = time.perf_counter()
-    program, traced = lower_file(path)
-    report = analyze_loaded(Loaded(program, traced.flags, traced.source_file), ARCH)
-    return time.perf_counter() - start, report
-
-
-def test_examples_analyse_in_well_under_a_second():
-    """Each example once to warm the libraries' first-use caches (JAX traces each jnp function
-    once per process, islpy parses once), then timed: tracing, lowering and bounding."""
+def test_examples_analyse():
+    """Each example traces, lowers and bounds (its analysis time is measured by
+    benchmarks/bench_analyze.py, not asserted here)."""
     assert len(EXAMPLES) == 4
     for path in EXAMPLES:
-        _lower_and_analyze(path)
-    for path in EXAMPLES:
-        seconds, report = _lower_and_analyze(path)
+        program, traced = lower_file(path)
+        report = analyze_loaded(Loaded(program, traced.flags, traced.source_file), ARCH)
         assert report.totals.contraction_flops > 0 and report.bounds["fused"].seconds > 0
-        assert seconds < 0.5, (path.name, seconds)
 
 
 def test_robot_example_scan_and_check():

@@ -65,6 +65,7 @@ ELEMENTWISE: dict[Any, Callable[..., Term]] = {
     P.log1p_p: lambda x, **_: call(S.LOG1P, x),
     P.expm1_p: lambda x, **_: call(S.EXPM1, x),
     P.tanh_p: lambda x, **_: call(S.TANH, x),
+    P.one_minus_square_p: lambda x, **_: sub(1.0, mul(x, x)),  # tanh' = 1 - tanh^2 (JAX >= 0.11)
     P.logistic_p: lambda x, **_: call(S.SIGMOID, x),
     P.erf_p: lambda x: call(S.ERF, x),
     P.erfc_p: lambda x: sub(1.0, call(S.ERF, x)),
