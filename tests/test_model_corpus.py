@@ -41,7 +41,6 @@ MODELS = list_models()
 PENDING = {
     "aten.topk.default": "MoE routing: top-k expert choice (Mixtral)",
     "aten.as_strided.default": "adaptive_avg_pool2d of a permuted / channels-last tensor",
-    "aten.copy.default": "Swin's shifted-window mask built with slice assignment",
 }
 # Also analysed through the API (a module built for real at the shrunk size): one or more per
 # library, the cheapest to trace (every corpus model's file path is analysed above).

@@ -29,6 +29,7 @@ from solar.ir.dtypes import DType
 from solar.ir.nodes import Cast, Index, Origin, Program, Role
 from solar.ir.scalar_ops import Update
 from solar.ir.verify import verify
+from solar.passes import optimize as run_passes
 
 DTYPES: dict[np.dtype, DType] = {
     np.dtype("float64"): DType.F64,
@@ -345,7 +346,7 @@ def convert(traced: Any) -> tuple[Program, dict[str, Binding], tuple[str, ...]]:
     jaxpr, consts, args = _unwrap_jit(jaxpr, consts, args)
     outs = lower_jaxpr(state, b, jaxpr, consts, args, None)
     names = materialise_outputs(b, outs, avals(jaxpr.outvars))
-    program = b.program(program_outputs(b, names))
+    program = run_passes(b.program(program_outputs(b, names)))
     verify(program)
     return program, state.bindings, tuple(names)
 

@@ -18,6 +18,7 @@ from torch.export.graph_signature import InputKind
 from solar.errors import SolarError, UnsupportedOpError
 from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder
+from solar.frontends.torch.constants import constant_bands
 from solar.frontends.torch.loader import Traced
 from solar.frontends.views import View
 from solar.ir.dtypes import DType
@@ -219,6 +220,7 @@ def convert_returning(
     placeholders: dict[str, Binding] = {}  # fx placeholder name -> binding
     view_of: dict[str, Viewed] = {}  # fx node name -> whose storage its value shares
     user_inputs = 0
+    bands = constant_bands(ep)  # masks computed from constants (HF causal masks)
 
     for node in ep.graph.nodes:
         if node.op == "placeholder":
@@ -272,6 +274,8 @@ def convert_returning(
             ctx = LowerCtx(b, node)
             try:
                 env[node.name] = rule(ctx, *args, **kwargs)
+                if node.name in bands:
+                    env[node.name] = views.banded(env[node.name], bands[node.name])
             except SolarError as exc:
                 raise type(exc)(f"{exc} (while lowering {node.target} at {src or node.name})") from None
         elif node.op == "output":

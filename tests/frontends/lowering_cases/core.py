@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from tests.frontends.lowering_cases import B, F, P
+from tests.frontends.lowering_cases import B, F, P, T
 
 aten = torch.ops.aten
 
@@ -75,6 +75,12 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
     aten.where.self: [((B(3, 5), F(3, 5), F(5)), {})],
     aten._to_copy.default: [((F(3, 5),), {"dtype": torch.float16}), ((F(3, 5),), {"dtype": torch.float32})],
     aten.clone.default: [((F(3, 5),), {})],
+    aten.copy.default: [
+        ((F(3, 5), F(3, 5)), {}),
+        ((F(2, 3, 5), F(1, 5)), {}),
+        ((T((3, 5), torch.float16), F(3, 5)), {}),
+        ((F(4, 3), T((3,), torch.int64)), {}),
+    ],
     aten.alias.default: [((F(3, 5),), {})],
     aten.lift_fresh_copy.default: [((F(3, 5),), {})],
     aten.detach.default: [((F(3, 5),), {})],

@@ -188,6 +188,18 @@ def _to_copy(ctx: LowerCtx, x: View, **kwargs: Any) -> View:
     return elementwise(ctx.b, ctx.hint, ctx.shape, dtype, [x], lambda t: cast(dtype, t))
 
 
+@lower(aten.copy.default)
+def _copy(ctx: LowerCtx, dst: View, src: View, non_blocking: bool = False) -> View:
+    """`dst.copy_(src)` made functional: a tensor of dst's shape and dtype holding src (broadcast,
+    cast); dst's values are never read. When it updates an input or buffer in place the converter
+    marks the output `updates` that input, and pricing moves the written elements once
+    (docs/BOUNDS.md, in-place updates)."""
+    src = views.expand(src, ctx.shape)
+    if src.dtype == ctx.dtype:
+        return src
+    return elementwise(ctx.b, ctx.hint, ctx.shape, ctx.dtype, [src], lambda t: cast(ctx.dtype, t))
+
+
 # ---- views and creation: index maps, no statements -----------------------------------------------
 
 
