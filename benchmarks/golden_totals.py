@@ -42,7 +42,7 @@ def totals_of(path: Path) -> dict:
     return loaded_totals(load(str(path)))
 
 
-LEVELS = ("fused", "cache_aware", "unfused")  # host- and calibration-dependent levels are not golden
+LEVELS = ("fused", "cache_aware", "library", "unfused")  # host- and calibration-dependent levels are not golden
 
 
 def loaded_totals(loaded) -> dict:
