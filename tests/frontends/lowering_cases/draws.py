@@ -33,6 +33,7 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
     aten.empty.memory_format: [(([3, 4],), {})],
     aten.empty_like.default: [((F(3, 4),), {})],
     aten.empty_strided.default: [(([3, 4], [4, 1]), {})],
+    aten.empty_permuted.default: [(([3, 4, 5], [0, 2, 1]), {})],
 }
 _U = (1 / 12) ** 0.5  # std of U(0, 1)
 DRAWS: dict[Any, Draw] = {
@@ -54,4 +55,5 @@ DRAWS: dict[Any, Draw] = {
     aten.empty.memory_format: Draw(),
     aten.empty_like.default: Draw(),
     aten.empty_strided.default: Draw(),
+    aten.empty_permuted.default: Draw(),
 }

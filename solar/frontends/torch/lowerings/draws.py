@@ -63,7 +63,12 @@ NOTES = {
 # Ops whose values are undefined: read as zeros (one admissible content); what fills them (a
 # draw, an in-place copy) is what the program computes.
 UNINITIALISED = frozenset(
-    {aten.empty.memory_format, aten.empty_like.default, aten.empty_strided.default}
+    {
+        aten.empty.memory_format,
+        aten.empty_like.default,
+        aten.empty_strided.default,
+        aten.empty_permuted.default,
+    }
 )
 
 
