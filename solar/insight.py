@@ -187,7 +187,7 @@ def opportunities(
                 out.append(
                     Opportunity(
                         kind="precision",
-                        what=f"run {_op_label(op)} at the fastest precision ({op.binds})",
+                        what=f"run {_op_label(op)} at the fastest precision (it runs on {op.binds} now)",
                         seconds=op.compute_seconds - faster,
                         caveat=TF32_CAVEAT,
                         detail=op.source,
