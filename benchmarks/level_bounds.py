@@ -93,7 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.root is None:
         p.error("give --root or --from-kernelbench")
     names = sorted(
-        {json.loads(line)["problem"] for line in args.rows.read_text().splitlines() if line.strip()}
+        {
+            json.loads(line)["problem"]
+            for rows in args.rows
+            for line in rows.read_text().splitlines()
+            if line.strip()
+        }
     )
     files = {f.name: f for f in args.root.rglob("*.py")}
     with args.out.open("w") as out:
