@@ -77,7 +77,8 @@ def test_returned_input_or_view_costs_nothing(model):
     assert r.ops == []
     assert r.totals.dram_bytes == 0 and r.totals.unfused_dram_bytes == 0 and r.totals.flops == 0
     seconds = {k: b.seconds for k, b in r.bounds.items()}
-    assert seconds == {"fused": 0.0, "cache_aware": 0.0, "library": 0.0, "unfused": 0.0}
+    assert {"fused", "cache_aware", "library", "unfused"} <= set(seconds)  # (+ eager_host: calibrated)
+    assert set(seconds.values()) == {0.0}
 
 
 def test_in_place_mul_moves_x_once_each_way():
