@@ -140,16 +140,31 @@ def binding_regions(
     return lines
 
 
+def _branches(e: sympy.Expr) -> list[sympy.Expr]:
+    """The polynomial pieces of `e`: each Max(a, b) inside it replaced by a or by b (every
+    combination, at most 2^4), so that roots of differences can be taken piece by piece."""
+    out = [e]
+    for m in list(e.atoms(sympy.Max))[:4]:
+        out = [b.subs(m, arg) for b in out for arg in m.args]
+    return [sympy.expand(b) for b in out]
+
+
 def _crossings(curves: list[tuple[str, sympy.Expr]], x: sympy.Symbol) -> set[float]:
+    """Candidate edges: the real roots > 1 of the differences of every pair of curves' polynomial
+    pieces, and of each Max's arguments (where a piece switches). A superfluous edge only splits a
+    span; which term binds on each span is decided by evaluating it."""
+    pieces = [p for _, e in curves for p in _branches(e)]
+    diffs = [a - b for i, a in enumerate(pieces) for b in pieces[i + 1 :]]
+    for _, e in curves:
+        diffs += [m.args[0] - m.args[1] for m in e.atoms(sympy.Max) if len(m.args) == 2]
     cuts: set[float] = set()
-    for i, (_, a) in enumerate(curves):
-        for _, b in curves[i + 1 :]:
-            d = a - b
-            if not d.free_symbols or not d.is_polynomial(x):
-                continue
-            for r in sympy.Poly(d, x).nroots():
-                if abs(sympy.im(r)) < 1e-9 * max(1.0, abs(sympy.re(r))) and sympy.re(r) > 1:
-                    cuts.add(float(sympy.re(r)))
+    for d in diffs:
+        d = sympy.expand(d)
+        if not d.free_symbols or not d.is_polynomial(x):
+            continue
+        for r in sympy.Poly(d, x).nroots():
+            if abs(sympy.im(r)) < 1e-9 * max(1.0, abs(sympy.re(r))) and sympy.re(r) > 1:
+                cuts.add(float(sympy.re(r)))
     return cuts
 
 
@@ -271,9 +286,11 @@ def _compulsory(
     return reads, writes
 
 
-def _unfused_bytes(program: Program, groups, c: Counter, l2: float, warm: bool) -> list[sympy.Expr]:
+def _unfused_bytes(
+    program: Program, graph, groups, c: Counter, l2: float, warm: bool, writeback: bool
+) -> list[sympy.Expr]:
     """solar.backends.memory.unfused_dram_bytes with formulas (the same rules, same order)."""
-    copies = inplace_copies(program)
+    copies = inplace_copies(graph)
     priced: list[tuple[Stmt, ...]] = [
         tuple(program.stmts[i] for i in g.node_ids if i not in copies) for g in groups
     ]
@@ -303,14 +320,18 @@ def _unfused_bytes(program: Program, groups, c: Counter, l2: float, warm: bool) 
                 tot += fp if readers[name][0] == gi and not warm else beyond(fp)
             elif any(w < gi for w in writers.get(name, ())):
                 tot += beyond(fp)
+        outliving = sympy.Integer(0)  # writes that must outlive the kernel (joint, write-back)
         for name in sorted(writes):
             role = program.tensor(name).role
             fp = _bytes(program, name, c.footprint(name, "write", stmts))
-            if role is Role.OUTPUT:
+            later = role is Role.TEMP and any(r > gi for r in readers.get(name, ()))
+            if writeback and (role is Role.OUTPUT or later):
+                outliving += fp
+            elif role is Role.OUTPUT:
                 tot += fp
-            elif role is Role.TEMP and any(r > gi for r in readers.get(name, ())):
+            elif later:
                 tot += beyond(fp)
-        out.append(tot)
+        out.append(tot + beyond(outliving) if writeback else tot)
     return out
 
 
@@ -335,7 +356,8 @@ def analyze_symbolic(
     launch = sympy.Float(spec.min_kernel_seconds.value if a.count_launch and program.stmts else 0.0)
     reads, writes = _compulsory(program, counter)
     dram, dependency, capacity = cache_aware_bytes(
-        sp, spec, reads, writes, lambda ts: _compulsory(program, counter, ts)[0], a.cache
+        sp, spec, reads, writes, lambda ts: _compulsory(program, counter, ts)[0], a.cache,
+        a.writeback,
     )
     cab = dram + sympy.Max(dependency, capacity)
     compute = _compute(amounts, spec, a, sp.points, syms)
@@ -343,9 +365,11 @@ def analyze_symbolic(
     fused = sympy.Max(compute, memory, launch)
     cache_aware = sympy.Max(compute, cab / bw, launch)
 
-    groups = op_groups(program)
-    copies = inplace_copies(program)
-    group_bytes = _unfused_bytes(program, groups, counter, spec.l2_bytes, a.cache == "warm")
+    groups = op_groups(graph)
+    copies = inplace_copies(graph)
+    group_bytes = _unfused_bytes(
+        program, graph, groups, counter, spec.l2_bytes, a.cache == "warm", a.writeback
+    )
     ops, slack = [], []
     for g, nbytes in zip(groups, group_bytes):
         ga = _classes(per_point, g.node_ids)

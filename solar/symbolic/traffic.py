@@ -58,22 +58,27 @@ def cache_aware_bytes(
     writes: sympy.Expr,
     footprint_reads,
     cache: str,
+    writeback: bool = True,
 ) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr]:
     """(compulsory, dependency-forced extra, capacity-forced extra) bytes as formulas, by the rules
     of solar.backends.cache.cache_aware_traffic. `footprint_reads(tensors)` gives the compulsory
-    read bytes of a set of tensors."""
+    read bytes of a set of tensors; with `writeback`, output bytes up to the L2 capacity need not
+    reach DRAM (solar.backends.memory.written_back)."""
     m = Monomials(sp)
+    graph = lift(m.program)
     onchip = spec.onchip_bytes
     resident = sympy.Float(spec.l2_bytes) if cache == "warm" else sympy.Integer(0)
+    if writeback:
+        writes = sympy.Max(0, writes - sympy.Float(spec.l2_bytes))
     compulsory = sympy.Max(0, reads - resident) + writes if cache == "warm" else reads + writes
     s_bytes = sympy.Float(onchip)
     dependency = [
         m.expr(r.groups)
         * sympy.Max(0, m.expr(r.group_elements) * sympy.Rational(r.hold_bits, 8) - s_bytes)
-        for r in find_rereads(m.program, onchip)
+        for r in find_rereads(graph, onchip)
     ]
     capacity = []
-    for io in contraction_io(lift(m.program), onchip):
+    for io in contraction_io(graph, onchip):
         sw = onchip_words(onchip, io.word_bits)
         mm, nn, kk, bb = (m.expr(x) for x in (io.m, io.n, io.k, io.batch))
         top = 2 * mm * nn * kk
