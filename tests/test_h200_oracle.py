@@ -45,7 +45,9 @@ def test_the_suite_run_covers_the_golden_suite():
 @pytest.mark.parametrize("row", SUITE, ids=[r["problem"] for r in SUITE])
 def test_suite_bounds_stay_below_the_h200_minima(row):
     golden = GOLDEN[f"benchmarks/suite/{row['problem']}"]["H200-SXM"]
-    bounds = {level: golden[f"{level}_seconds"] for level in LEVEL_MODES}
+    # the golden levels (host- and calibration-dependent ones are checked by their own oracles)
+    bounds = {level: golden[f"{level}_seconds"] for level in LEVEL_MODES if f"{level}_seconds" in golden}
+    assert {"fused", "cache_aware", "library", "unfused"} <= set(bounds)
     assert not _beaten(bounds, row["measured"])
 
 

@@ -331,6 +331,9 @@ def _llama_layer(seq: int) -> Case:
     report: hidden 4096, 32 heads, MLP 11008."""
 
     def build():
+        from solar.frontends.torch.libraries import prepare_torchvision
+
+        prepare_torchvision()  # a CPU torch beside PyPI's torchvision (README): before transformers
         from transformers import LlamaConfig, LlamaModel
 
         cfg = LlamaConfig(

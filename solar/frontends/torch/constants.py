@@ -85,7 +85,7 @@ def constant_bands(ep: torch.export.ExportedProgram) -> dict[str, Band]:
     out: dict[str, Band] = {}
     for n in frontier:
         v = values.get(n.name)
-        if isinstance(v, torch.Tensor) and not v.is_complex():
+        if isinstance(v, torch.Tensor) and not v.is_complex() and not v.is_meta:  # meta: no values
             band = detect_band(_numpy(v), constant_inside=True)
             if band is not None:
                 out[n.name] = band
