@@ -33,10 +33,13 @@ MAX_SHRUNK_NUMEL = 1 << 22
 SUITE = ROOT / "benchmarks" / "suite"
 EXAMPLES = ROOT / "examples"
 HUGE = [p for p in list_problems(SUITE) if "huge" in p.relative_to(SUITE).parts]
-# PyTorch files only: examples/jax/ holds JAX programs, run by tests/frontends/jax.
+# PyTorch model files only: examples/jax/ holds JAX programs, run by tests/frontends/jax, and the
+# study scripts of examples/studies/ (which analyse model files, and are no model files themselves)
+# run as scripts from the README.
 TORCH_EXAMPLES = [
     p for p in list_problems(EXAMPLES)
     if "jax" not in p.relative_to(EXAMPLES).parts and framework_of(p) == "torch"
+    and "def get_inputs" in p.read_text()
 ]
 RUNNABLE = TORCH_EXAMPLES + [p for p in list_problems(SUITE) if p not in HUGE]
 
