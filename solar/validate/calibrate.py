@@ -78,17 +78,9 @@ def measure_gemm(kind: str, n: int = 8192) -> float | None:
 
 def measure_min_kernel(kernels: int = 1000) -> float:
     """Seconds per kernel of back-to-back tiny kernels replayed from a CUDA graph."""
-    torch = require_cuda()
-    x = torch.zeros(1, device="cuda")
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        x.add_(1)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(kernels):
-            x.add_(1)
-    return _median_seconds(graph.replay) / kernels
+    from solar.validate.dispatch import tiny_kernel_graph
+
+    return _median_seconds(tiny_kernel_graph(require_cuda(), kernels).replay) / kernels
 
 
 def calibrate(

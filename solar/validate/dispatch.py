@@ -156,8 +156,9 @@ def measure_torch_ops(torch: Any, dev: str, sync: Callable[[], object]) -> tuple
     return floors, errors
 
 
-def measure_graph_replay(torch: Any, kernels: int = 1000, runs: int = 20) -> float:
-    """Least seconds per kernel of back-to-back one-element kernels replayed from a CUDA graph."""
+def tiny_kernel_graph(torch: Any, kernels: int) -> Any:
+    """A CUDA graph of `kernels` back-to-back one-element kernels (warmed on a side stream first,
+    as graph capture needs); its replay time / kernels is the per-kernel floor."""
     x = torch.zeros(1, device="cuda")
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
@@ -167,7 +168,12 @@ def measure_graph_replay(torch: Any, kernels: int = 1000, runs: int = 20) -> flo
     with torch.cuda.graph(graph):
         for _ in range(kernels):
             x.add_(1)
-    return _least_event_seconds(torch, graph.replay, runs) / kernels
+    return graph
+
+
+def measure_graph_replay(torch: Any, kernels: int = 1000, runs: int = 20) -> float:
+    """Least seconds per kernel of back-to-back one-element kernels replayed from a CUDA graph."""
+    return _least_event_seconds(torch, tiny_kernel_graph(torch, kernels).replay, runs) / kernels
 
 
 def _least_event_seconds(torch: Any, fn: Callable[[], object], runs: int) -> float:
