@@ -175,6 +175,8 @@ def print_provision(p: Any) -> None:
 def _amount(x: float, unit: str) -> str:
     if unit == "s":
         return render.fmt_seconds(x)
+    if unit == "x":
+        return f"{x:.6g}x"
     if unit == "MHz":
         return f"{x:.6g} MHz"
     if unit == "bytes":
