@@ -10,38 +10,27 @@ times it. One JSON line per file, joined to solar's op rows on any CPU by
 from __future__ import annotations
 
 import argparse
-import gc
+import functools
 import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.measure_files import measure_one  # noqa: E402
 
-def measure_one(path: Path, reps: int) -> dict:
+
+def profile(model: Any, inputs: list, reps: int) -> dict:
     import torch
 
     from solar.validate.device import query_device
     from solar.validate.per_op import profile_ops
-    from solar.validate.run import _to_device, build_on_gpu, measure
+    from solar.validate.run import _to_device
 
-    model = inputs = None
-    try:
-        model, inputs = build_on_gpu(path)
-        measured, _ = measure(model, inputs, False, 20)
-        args = _to_device(list(inputs), torch)
-        row: dict = {"measured": {m: t.model_dump() for m, t in measured.items()}}
-        row.update(profile_ops(model.cuda(), args, query_device().l2_bytes, reps))
-        return row
-    except Exception as exc:  # a model that does not build or profile is a row
-        text = str(exc).strip().splitlines()
-        return {"error": f"{type(exc).__name__}: {text[0] if text else ''}"[:300]}
-    finally:
-        model = inputs = None  # noqa: F841
-        gc.collect()
-        torch.cuda.empty_cache()
+    return profile_ops(model.cuda(), _to_device(list(inputs), torch), query_device().l2_bytes, reps)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,13 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget-s", type=float, default=300.0)
     p.add_argument("--name-depth", type=int, choices=(1, 2), default=1)
     args = p.parse_args(argv)
+    then = functools.partial(profile, reps=args.reps)
     deadline = time.time() + args.budget_s
     env = environment()
     with args.out.open("a") as f:
         for path in args.files:
             name = path.name if args.name_depth == 1 else f"{path.parent.name}/{path.name}"
             row: dict = {"problem": name, "arch": env["gpu"]}
-            row.update({"skipped": "time budget"} if time.time() > deadline else measure_one(path, args.reps))
+            row.update({"skipped": "time budget"} if time.time() > deadline else measure_one(path, False, 20, then))
             row["environment"] = env
             f.write(json.dumps(row) + "\n")
             f.flush()
