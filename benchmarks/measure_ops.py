@@ -20,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.measure_files import measure_one  # noqa: E402
+from benchmarks.measure_files import measure_one
 
 
 def profile(model: Any, inputs: list, reps: int) -> dict:

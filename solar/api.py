@@ -221,7 +221,8 @@ def analyze_loaded(
     if loaded.serving is not None:
         report = _with_serving(report, loaded.serving, arch, precision, clock_mhz, cache)
     if measured_ops is not None:
-        from solar.insight_ops import measured_ops as join, read_rows, with_measured_ops
+        from solar.insight_ops import measured_ops as join
+        from solar.insight_ops import read_rows, with_measured_ops
 
         name = Path(loaded.source_file).name if loaded.source_file else None
         row = measured_ops if isinstance(measured_ops, dict) else read_rows(measured_ops, name)
@@ -292,13 +293,32 @@ def analyze(
         out = analyze_file(model_or_path, symbols, arch, precision, clock_mhz, cache, train)
         return out[0] if isinstance(arch, str) else out
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
-    archs = [arch] if isinstance(arch, str) else list(arch)
+    reports = analyze_archs(
+        loaded, [arch] if isinstance(arch, str) else list(arch), precision, clock_mhz, cache, writeback,
+        measured_ops=measured_ops,
+    )
+    return reports[0] if isinstance(arch, str) else reports
+
+
+def analyze_archs(
+    loaded: Loaded,
+    archs: Sequence[str],
+    precision: str = "exact",
+    clock_mhz: float | None = None,
+    cache: str = "cold",
+    writeback: bool = True,
+    **kwargs: Any,
+) -> list[Report]:
+    """One Report per GPU of a loaded program (its graph lifted once), every name checked before
+    any work; `kwargs` as analyze_loaded takes them."""
+    from solar.hardware import get_spec
+
     if not archs:
         raise UsageError("no GPU given; pass arch='H100-SXM' or a list of names (see `solar specs`)")
-    reports = [
-        analyze_loaded(loaded, a, precision, clock_mhz, cache, writeback, measured_ops=measured_ops) for a in archs
-    ]
-    return reports[0] if isinstance(arch, str) else reports
+    for a in archs:
+        if isinstance(a, str):
+            get_spec(a)
+    return [analyze_loaded(loaded, a, precision, clock_mhz, cache, writeback, **kwargs) for a in archs]
 
 
 def ir_text(
@@ -376,9 +396,8 @@ def _load_torch_or_llm(
 ) -> Loaded:
     """The torch tracer first (unless frontend is "llm"); in "auto" mode with an endpoint, what it
     cannot do goes to the LLM frontend: a missing op alone, a program it cannot trace whole."""
-    from solar.frontends.torch.loader import framework_flags
-
     from solar.errors import LLMError
+    from solar.frontends.torch.loader import framework_flags
 
     error = "(not traced: --frontend llm)"
     if frontend != "llm":

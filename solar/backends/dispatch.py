@@ -12,8 +12,9 @@ floors were measured on (a calibrated spec) or for the floor the user gives (`--
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Protocol
 
 from solar.backends.bounds import Analysis, Bound
 

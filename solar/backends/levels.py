@@ -5,8 +5,9 @@ assumption line saying where its numbers come from, or why it is absent."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any
 
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import Analysis

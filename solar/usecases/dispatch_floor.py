@@ -18,6 +18,7 @@ makes the bound exceed T, so no eager execution with that host cost meets T (doc
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -79,7 +80,7 @@ def makespan_curve(
         return max(s * x + b for s, b in hull)
 
     xs = [0.0]
-    for (s0, b0), (s1, b1) in zip(hull, hull[1:]):
+    for (s0, b0), (s1, b1) in itertools.pairwise(hull):
         x = (b0 - b1) / (s1 - s0)
         if 0.0 < x < x_max:
             xs.append(x)

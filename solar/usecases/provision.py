@@ -22,7 +22,6 @@ from solar.backends.bounds import analyze_graph
 from solar.backends.work import graph_work, total
 from solar.errors import UsageError
 from solar.hardware import get_spec, list_specs
-from solar.usecases.compare import loaded_graph
 from solar.usecases.frontier import (
     cache_aware_bytes_at,
     largest_x,
@@ -147,7 +146,7 @@ def provision_loaded(
         )
     spec = get_spec(like)
     program = loaded.program
-    graph = loaded_graph(loaded)
+    graph = loaded.graph
     work = total(graph_work(graph).values())
     assumptions = Assumptions(
         precision=precision, cache="cold", clock_mhz=clock_mhz, tf32_flags=loaded.flags
@@ -338,7 +337,13 @@ def _dispatch_rows(
     where the like GPU has calibrated floors, the largest factor on them (the measured per-op mix
     and head start kept: a host that is uniformly faster or slower)."""
     from solar.api import _eager_calls
-    from solar.backends.dispatch import Floors, eager_host, eager_stages, floors_from_spec, floors_given
+    from solar.backends.dispatch import (
+        Floors,
+        eager_host,
+        eager_stages,
+        floors_from_spec,
+        floors_given,
+    )
     from solar.backends.levels import recurrence_level
     from solar.hardware.spec import calibrated_spec
     from solar.usecases.dispatch_floor import largest_floor, makespan_curve

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from solar.api import _eager_calls, analyze_loaded, load
-from solar.backends.dispatch import eager_host, floors_from_spec, pipeline_makespan
-from solar.backends.bounds import analyze_graph
 from solar.backends.assumptions import Assumptions
+from solar.backends.bounds import analyze_graph
+from solar.backends.dispatch import eager_host, floors_from_spec, pipeline_makespan
 from solar.hardware import get_spec
 from solar.hardware.spec import calibrated_spec
 from solar.usecases.dispatch_floor import largest_floor, makespan_curve
@@ -65,7 +65,7 @@ def _chain() -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
 
 
-def test_provision_floor_reprices_through_the_eager_host_level():
+def test_provision_floor_reprices_through_the_eager_host_level(tmp_path):
     loaded = load(_chain(), [torch.randn(4, 64)])
     first = provision_loaded(loaded, 1.0, "H200-SXM", "fused")
     assert first.eager_ops == 3 and first.eager_device_seconds > 0
@@ -90,6 +90,10 @@ def test_provision_floor_reprices_through_the_eager_host_level():
         seconds = eager_host(a, _eager_calls(loaded), scaled).bound.seconds
         assert (seconds > target * (1 + 1e-12)) is above
     assert p.dispatch_curve[0].seconds == pytest.approx(p.eager_device_seconds, rel=1e-15)
+    from solar.usecases.plots import provision_plane
+
+    provision_plane(p, str(tmp_path / "plane.png"))  # the plane and the dispatch panel
+    assert (tmp_path / "plane.png").stat().st_size > 20_000
 
 
 def test_provision_floor_rows_say_why_they_are_absent():

@@ -69,7 +69,7 @@ def test_each_op_against_its_bound_ranked_by_time_lost(chain):
 
 
 def test_ops_one_side_lacks_cost_only_themselves(chain):
-    _, loaded, bounds = chain
+    _, loaded, _ = chain
     names = ["aten::linear", "aten::empty", "aten::relu"]  # an extra op, and the last one missing
     mo = measured_ops(loaded, "H200-SXM", _row(names, [1.0, 1.0, 1.0]))
     assert (mo.matched, mo.unmatched_measured, mo.unmatched_calls) == (2, 1, 1)
