@@ -176,3 +176,24 @@ def with_measured_ops(report: Any, mo: MeasuredOps) -> Any:
     if ins is not None:
         update["insights"] = ins.model_copy(update={"opportunities": ranked})
     return report.model_copy(update=update)
+
+
+def print_measured_ops(con: Any, mo: MeasuredOps, top: int = 8) -> None:
+    """The ops that lose most time against their bound, as a table (the text report)."""
+    from rich.markup import escape
+
+    from solar.render import fmt_seconds
+    from solar.render import table as new_table
+
+    table = new_table(escape(f"measured per op: {mo.matched} ops joined, largest time lost first"),
+                      ("op", "source", "kernels", "measured", "bound", "lost", "binds"))
+    for o in mo.ops[:top]:
+        table.add_row(escape(f"{o.op} #{o.index}"), escape(o.source), str(o.kernels), fmt_seconds(o.measured_seconds),
+                      fmt_seconds(o.bound_seconds), fmt_seconds(o.lost_seconds), escape(o.binds))
+    con.print(table)
+    con.print(
+        f"unattributed device time {fmt_seconds(mo.unattributed_seconds)} (bound "
+        f"{fmt_seconds(mo.unattributed_bound_seconds)}); {len(mo.violations)} ops below their bound"
+        + "".join(f"\n  violation: {escape(v)}" for v in mo.violations[:5]),
+        highlight=False,
+    )

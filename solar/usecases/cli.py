@@ -77,15 +77,6 @@ def show_analysis(args: argparse.Namespace, loaded: Any, reports: list) -> bool:
     return True
 
 
-def _table(title: str, columns: Any, show_lines: bool = False) -> Any:
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left", show_lines=show_lines)
-    for col in columns:
-        table.add_column(col, overflow="fold")
-    return table
-
-
 def print_comparison(c: Any) -> None:
     from rich.markup import escape
 
@@ -94,7 +85,7 @@ def print_comparison(c: Any) -> None:
     levels = list(c.rows[0].levels)
     cols = ("GPU", "clock", *(LEVEL_TITLES.get(lv, lv) for lv in levels), "what changes the binding (fused)",
             "precision paths")
-    table = _table(escape(title), cols, show_lines=True)
+    table = render.table(escape(title), cols, show_lines=True)
     for row in c.rows:
         cells = [
             f"{render.fmt_seconds(cell.seconds)} ({'-' if cell.ratio is None else f'{cell.ratio:.3g}'}x)\n{cell.binds}"
@@ -128,7 +119,7 @@ def print_provision(p: Any) -> None:
         highlight=False,
     )
     cols = ("resource", "needed", f"{p.like} has", "ratio", "bound with it", "note")
-    table = _table("each resource alone (the others as on the like GPU)", cols)
+    table = render.table("each resource alone (the others as on the like GPU)", cols)
     for r in p.requirements:
         needed = (
             "-"
