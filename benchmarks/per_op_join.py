@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             measured_seconds=mo.measured_seconds, unattributed_seconds=mo.unattributed_seconds,
             unattributed_bound_seconds=mo.unattributed_bound_seconds, violations=mo.violations,
             ops=sorted(
-                ({"index": o.index, "op": o.op, "bound_seconds": o.bound_seconds, "measured_seconds": o.measured_seconds,
+                ({"index": o.index, "profiled_index": o.profiled_index, "op": o.op, "bound_seconds": o.bound_seconds, "measured_seconds": o.measured_seconds,
                   "kernels": o.kernels} for o in mo.ops),
                 key=lambda o: o["index"],
             ),

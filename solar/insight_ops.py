@@ -30,6 +30,7 @@ class _Model(BaseModel):
 
 class MeasuredOp(_Model):
     index: int  # position among the eager calls solar recorded
+    profiled_index: int  # position among the profiled top-level ops
     op: str  # ATen op as eager runs it
     source: str = ""
     module: str = ""
@@ -127,7 +128,7 @@ def measured_ops(loaded: Any, arch: str, row: dict[str, Any], precision: str = "
             r = rows_by_instance.get(call.instance)
             seconds = float(m["kernel_seconds"])
             ops.append(MeasuredOp(
-                index=i, op=call.op, source="" if r is None else r.source, module="" if r is None else r.module,
+                index=i, profiled_index=block.a + k, op=call.op, source="" if r is None else r.source, module="" if r is None else r.module,
                 kernels=int(m.get("kernels", 0)), measured_seconds=seconds, bound_seconds=bound,
                 lost_seconds=seconds - bound, binds="" if r is None or bound == 0 else r.binds,
             ))
