@@ -187,9 +187,9 @@ def print_measured_ops(con: Any, mo: MeasuredOps, top: int = 8) -> None:
     from solar.render import table as new_table
 
     table = new_table(escape(f"measured per op: {mo.matched} ops joined, largest time lost first"),
-                      ("op", "source", "kernels", "measured", "bound", "lost", "binds"))
+                      ("op", "module / source", "kernels", "measured", "bound", "lost", "binds"))
     for o in mo.ops[:top]:
-        table.add_row(escape(f"{o.op} #{o.index}"), escape(o.source), str(o.kernels), fmt_seconds(o.measured_seconds),
+        table.add_row(escape(f"{o.op} #{o.index}"), escape(o.module or o.source), str(o.kernels), fmt_seconds(o.measured_seconds),
                       fmt_seconds(o.bound_seconds), fmt_seconds(o.lost_seconds), escape(o.binds))
     con.print(table)
     con.print(
