@@ -43,7 +43,8 @@ class MeasuredOp(_Model):
 
 class MeasuredOps(_Model):
     problem: str
-    arch: str
+    arch: str  # the spec the bounds are for
+    measured_on: str = ""  # the GPU the row was measured on (its `arch`); compare like with like
     matched: int
     unmatched_measured: int  # profiled ops with no eager call of that name at that place
     unmatched_calls: int  # eager calls solar recorded that the profile does not show
@@ -54,8 +55,9 @@ class MeasuredOps(_Model):
     ops: list[MeasuredOp]  # largest time lost first
 
     def describe(self) -> str:
+        on = f", measured on {self.measured_on}" if self.measured_on else ""
         return (
-            f"measured per op ({self.problem} on {self.arch}): {self.matched} ops joined, "
+            f"measured per op ({self.problem}, bounds for {self.arch}{on}): {self.matched} ops joined, "
             f"{self.unmatched_measured} profiled and {self.unmatched_calls} traced ops unmatched; "
             f"{len(self.violations)} below their bound"
         )
@@ -137,7 +139,7 @@ def measured_ops(loaded: Any, arch: str, row: dict[str, Any], precision: str = "
     unattributed = float(row.get("unattributed_kernel_seconds", 0.0))
     ops.sort(key=lambda o: -o.lost_seconds)
     return MeasuredOps(
-        problem=problem, arch=spec.name, matched=len(ops), unmatched_measured=len(left) - len(ops),
+        problem=problem, arch=spec.name, measured_on=str(row.get("arch", "")), matched=len(ops), unmatched_measured=len(left) - len(ops),
         unmatched_calls=len(right) - len(ops),
         measured_seconds=float(row.get("total_kernel_seconds", sum(o.measured_seconds for o in ops) + unattributed)),
         unattributed_seconds=unattributed, unattributed_bound_seconds=stages.device[0],
