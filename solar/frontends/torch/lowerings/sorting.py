@@ -48,7 +48,7 @@ def _plain(v: View) -> bool:
     return isinstance(expr, Load) and all(isinstance(t, Affine) for t in expr.index)
 
 
-def _keys(ctx: LowerCtx, x: View) -> View:
+def plain_keys(ctx: LowerCtx, x: View) -> View:
     """`x` as something an order statistic can read: itself, or a copy when it is computed or
     pieced together (an order's key computes nothing)."""
     if _plain(x):
@@ -68,7 +68,10 @@ def order(
     d = dim % x.rank
     n = x.shape[d]
     shape = (*x.shape[:d], count, *x.shape[d + 1 :])
-    x = _keys(ctx, x)
+    x = plain_keys(ctx, x)
+    probe = lambda i: (*i[:d], Load("_probe", tuple(i)), *i[d + 1 :])  # noqa: E731
+    if views.indirect(x, shape, probe) is None:  # a reshape: the position would index non-linearly
+        x = elementwise(ctx.b, f"{ctx.hint}_keys", x.shape, x.dtype, [x], lambda t: t)
     pos = ctx.b.temp(f"{ctx.hint}_pos", shape, DType.I64)
     loops, idx = loop_vars("i", shape)
     if n == 1:  # one key: its position is 0
@@ -119,4 +122,4 @@ def _kthvalue(
     return views.squeeze(values, [d]), views.squeeze(pos, [d])
 
 
-__all__: list[str] = ["order"]
+__all__: list[str] = ["order", "plain_keys"]
