@@ -190,7 +190,9 @@ def _lower_node(
     when they are real tensors). Also returns how many statements the op itself emitted (0 for a
     pure view, whose outputs are then copies made only for the check)."""
     from solar.frontends.torch.lowerings import LOWERINGS
+    from solar.frontends.torch.lowerings.registry import resolve_library
 
+    resolve_library()
     b = ProgramBuilder.new(str(node.name))
     feed: dict[str, np.ndarray] = {}
 
