@@ -115,6 +115,45 @@ def test_hf_decode_step_reads_k_experts(tmp_path: Path):
     assert report.serving.per_layer["fused"]["seconds"] > 0
 
 
+class _MiniMoE(torch.nn.Module):
+    """The routing pattern of transformers' grouped_mm experts, without transformers: router,
+    top-k, sort of the ids, histc offsets, one grouped GEMM (bf16: the CPU kernel's dtype)."""
+
+    def __init__(self, hidden: int = 16, out: int = 8, experts: int = 4) -> None:
+        super().__init__()
+        self.router = torch.nn.Parameter(torch.randn(experts, hidden))
+        self.w = torch.nn.Parameter(torch.randn(experts, hidden, out).bfloat16())
+
+    def forward(self, x):
+        experts = self.w.shape[0]
+        weights, ids = torch.topk(torch.softmax(x.float() @ self.router.t(), -1), K)
+        sorted_ids, perm = torch.sort(ids.reshape(-1))
+        counts = torch.histc(sorted_ids.float(), bins=experts, min=0, max=experts - 1)
+        offs = torch.cumsum(counts, 0, dtype=torch.int32)
+        return torch._grouped_mm(x[perm // K], self.w, offs=offs), weights
+
+
+def test_routing_pattern_exact_per_op_and_whole():
+    """Exact MACs (router T·H·E + experts T·k·H·N), k experts' weight bytes, and `solar verify`
+    both ways: the whole program, and op by op on random data (sort's ties, valid offsets)."""
+    from solar.frontends.torch import loader
+    from solar.frontends.torch.check import check_ops
+
+    torch.manual_seed(0)
+    model, x = _MiniMoE(), torch.randn(6, 16).bfloat16()
+    loaded = load(model, (x,))
+    report = analyze_loaded(loaded, "H100-SXM")
+    assert report.totals.contraction_flops == 2 * (6 * 16 * 4 + 6 * K * 16 * 8)
+    w = next(t.name for t in loaded.program.tensors if t.role.value == "param" and t.shape == (4, 16, 8))
+    assert loaded.graph.footprints.elements(w, "read") == K * 16 * 8
+    (whole,) = check_module(model, (x,)).checks
+    assert whole.mode == "full" and whole.error <= whole.tolerance, whole
+    checks = check_ops(loader.trace_module(model, (x,)))
+    ops = {c.what for c in checks}
+    assert {"aten.topk.default", "aten.sort.default", "aten.histc.default", "aten._grouped_mm.default"} <= ops
+    assert all(c.mode.startswith("op") and c.error <= c.tolerance for c in checks), checks
+
+
 class _Histc(torch.nn.Module):
     def forward(self, x):
         return torch.histc(x, bins=4, min=0, max=0)
