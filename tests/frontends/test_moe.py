@@ -25,7 +25,7 @@ from solar.frontends.torch.hf import Scenario  # noqa: E402
 T, H, I, E, K, V, HEADS, KV_HEADS = 8, 32, 48, 4, 2, 64, 4, 2
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hf"
 
-MODEL_FILE = f'''
+MODEL_FILE = f"""
 import torch
 from transformers import MixtralConfig, MixtralForCausalLM
 
@@ -48,7 +48,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 
 def expected_contraction_flops() -> int:
@@ -89,7 +89,9 @@ def bf16_file(tmp_path_factory):
 def test_contraction_count_is_exact_and_experts_at_k(from_file):
     _, loaded, report = from_file
     assert report.totals.contraction_flops == expected_contraction_flops()
-    reads = {t.name: loaded.graph.footprints.elements(t.name, "read") for t in loaded.program.tensors}
+    reads = {
+        t.name: loaded.graph.footprints.elements(t.name, "read") for t in loaded.program.tensors
+    }
     gate_up = next(n for n in reads if n.endswith("experts_gate_up_proj"))
     down = next(n for n in reads if n.endswith("experts_down_proj"))
     assert reads[gate_up] == K * 2 * I * H  # k experts' weights: the fewest top-k routing reads
@@ -114,8 +116,14 @@ def test_file_and_api_agree_and_the_ir_matches_the_model(bf16_file):
 
 def test_hf_decode_step_reads_k_experts(tmp_path: Path):
     config = json.loads((FIXTURES / "mixtral-8x7b.json").read_text())
-    config.update(num_hidden_layers=1, hidden_size=H, intermediate_size=I, num_attention_heads=HEADS,
-                  num_key_value_heads=KV_HEADS, vocab_size=V)
+    config.update(
+        num_hidden_layers=1,
+        hidden_size=H,
+        intermediate_size=I,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV_HEADS,
+        vocab_size=V,
+    )
     path = tmp_path / "mixtral-small.json"
     path.write_text(json.dumps(config))
     loaded = load_hf(f"hf:{path}", Scenario("decode", 1, 1, 16))
@@ -125,7 +133,9 @@ def test_hf_decode_step_reads_k_experts(tmp_path: Path):
     per_token = H * (2 * H + 2 * KV_HEADS * head_dim) + 2 * HEADS * head_dim * 17  # 16 cached + 1
     per_token += H * config["num_local_experts"] + experts * 3 * H * I + H * V
     assert report.totals.contraction_flops == 2 * per_token
-    gate_up = next(t.name for t in loaded.program.tensors if t.name.endswith("experts_gate_up_proj"))
+    gate_up = next(
+        t.name for t in loaded.program.tensors if t.name.endswith("experts_gate_up_proj")
+    )
     assert loaded.graph.footprints.elements(gate_up, "read") == experts * 2 * I * H
     assert report.serving.per_layer["fused"]["seconds"] > 0
 
@@ -159,13 +169,20 @@ def test_routing_pattern_exact_per_op_and_whole():
     loaded = load(model, (x,))
     report = analyze_loaded(loaded, "H100-SXM")
     assert report.totals.contraction_flops == 2 * (6 * 16 * 4 + 6 * K * 16 * 8)
-    w = next(t.name for t in loaded.program.tensors if t.role.value == "param" and t.shape == (4, 16, 8))
+    w = next(
+        t.name for t in loaded.program.tensors if t.role.value == "param" and t.shape == (4, 16, 8)
+    )
     assert loaded.graph.footprints.elements(w, "read") == K * 16 * 8
     (whole,) = check_module(model, (x,)).checks
     assert whole.mode == "full" and whole.error <= whole.tolerance, whole
     checks = check_ops(loader.trace_module(model, (x,)))
     ops = {c.what for c in checks}
-    assert {"aten.topk.default", "aten.sort.default", "aten.histc.default", "aten._grouped_mm.default"} <= ops
+    assert {
+        "aten.topk.default",
+        "aten.sort.default",
+        "aten.histc.default",
+        "aten._grouped_mm.default",
+    } <= ops
     assert all(c.mode.startswith("op") and c.error <= c.tolerance for c in checks), checks
 
 
@@ -185,7 +202,11 @@ class _GroupedK(torch.nn.Module):
         (_Histc(), (torch.randn(8),), r"^histc with min == max takes its range from the data"),
         (
             _GroupedK(),
-            (torch.randn(8, 16).bfloat16(), torch.randn(16, 8).bfloat16(), torch.tensor([8, 16], dtype=torch.int32)),
+            (
+                torch.randn(8, 16).bfloat16(),
+                torch.randn(16, 8).bfloat16(),
+                torch.tensor([8, 16], dtype=torch.int32),
+            ),
             r"^_grouped_mm of \[8, 16\] x \[16, 8\] with offsets is not supported",
         ),
     ],

@@ -105,7 +105,9 @@ def test_distinct_claim_is_priced_and_checked():
 
 
 def test_distinct_claim_ignored_where_dims_share_a_variable():
-    program = parse_program(GROUPED.replace("w[ind(grp[s], 2), c, n]", "w[ind(grp[s], 2), c, s % 5]"))
+    program = parse_program(
+        GROUPED.replace("w[ind(grp[s], 2), c, n]", "w[ind(grp[s], 2), c, s % 5]")
+    )
     stmt = program.stmts[1]
     load = next(ld for ld in stmt.loads() if ld.tensor == "w")
     assert polyhedral.indirect_values(load.index, guarded=False) == 1

@@ -14,7 +14,9 @@ aten = torch.ops.aten
 
 _gen = torch.Generator().manual_seed(7)
 TIES = torch.randint(0, 3, (5, 9), generator=_gen)  # many equal keys per row
-SPECIAL = torch.tensor([1.0, float("nan"), 3.0, float("inf"), -1.0, 0.0, float("nan"), -float("inf")])
+SPECIAL = torch.tensor(
+    [1.0, float("nan"), 3.0, float("inf"), -1.0, 0.0, float("nan"), -float("inf")]
+)
 
 CASES: dict[Any, list[tuple[tuple, dict]]] = {
     aten.topk.default: [

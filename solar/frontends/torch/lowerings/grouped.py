@@ -75,8 +75,15 @@ def _histc(ctx: LowerCtx, x: View, bins: int = 100, min: Any = 0, max: Any = 0) 
 
 # ops a routing id passes through between top-k and histc unchanged in value
 _SAME_VALUES = frozenset(
-    {aten._to_copy.default, aten.view.default, aten.reshape.default, aten.clone.default,
-     aten.alias.default, aten._unsafe_view.default, aten.flatten.using_ints}
+    {
+        aten._to_copy.default,
+        aten.view.default,
+        aten.reshape.default,
+        aten.clone.default,
+        aten.alias.default,
+        aten._unsafe_view.default,
+        aten.flatten.using_ints,
+    }
 )
 
 
@@ -135,7 +142,9 @@ def _groups(ctx: LowerCtx, offs: View, rows: int) -> View:
     g = b.temp(f"{ctx.hint}_group", (rows,), DType.I64)
     b.emit([("i0", rows)], g.base, (var("i0"),), Update.ASSIGN, const(0))
     le = call(S.LE, offs.at((var("e"),)), index_value(var("i0")))
-    b.emit([("i0", rows), ("e", offs.shape[0])], g.base, (var("i0"),), Update.ADD, cast(DType.I64, le))
+    b.emit(
+        [("i0", rows), ("e", offs.shape[0])], g.base, (var("i0"),), Update.ADD, cast(DType.I64, le)
+    )
     return g
 
 
@@ -155,7 +164,11 @@ CHECK_ARGUMENTS = {aten._grouped_mm.default: _valid_offsets}
 
 @lower(aten._grouped_mm.default)
 def _grouped_mm(
-    ctx: LowerCtx, a: View, w: View, offs: View | None = None, bias: View | None = None,
+    ctx: LowerCtx,
+    a: View,
+    w: View,
+    offs: View | None = None,
+    bias: View | None = None,
     out_dtype: Any = None,
 ) -> View:
     if bias is not None:
@@ -163,11 +176,18 @@ def _grouped_mm(
     if a.rank == 3 and w.rank == 3 and offs is None:  # a batch of GEMMs
         (e, m, k), n = a.shape, w.shape[2]
         return contract(
-            ctx.b, ctx.hint, (e, m, n), ctx.dtype, (k,),
-            lambda o, r: a.at((o[0], o[1], r[0])), lambda o, r: w.at((o[0], r[0], o[2])),
+            ctx.b,
+            ctx.hint,
+            (e, m, n),
+            ctx.dtype,
+            (k,),
+            lambda o, r: a.at((o[0], o[1], r[0])),
+            lambda o, r: w.at((o[0], r[0], o[2])),
         )
     if not (a.rank == 2 and w.rank == 3 and offs is not None and offs.rank == 1):
-        shapes = f"{list(a.shape)} x {list(w.shape)}" + (" with offsets" if offs is not None else "")
+        shapes = f"{list(a.shape)} x {list(w.shape)}" + (
+            " with offsets" if offs is not None else ""
+        )
         raise SolarError(
             f"_grouped_mm of {shapes} is not supported (2-D x 3-D with offsets, the MoE form, and "
             "3-D x 3-D without are)"

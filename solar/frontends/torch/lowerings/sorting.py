@@ -101,7 +101,9 @@ def _stable_kthvalue(x: torch.Tensor, k: int, dim: int = -1, keepdim: bool = Fal
 # What `solar verify` compares an op with on random data (which has ties): PyTorch's own op with
 # the tie order the IR defines (stable), which PyTorch's contract allows for these ops.
 CHECK_REFERENCES = {
-    aten.sort.default: lambda x, dim=-1, descending=False: torch.sort(x, dim=dim, descending=descending, stable=True),
+    aten.sort.default: lambda x, dim=-1, descending=False: torch.sort(
+        x, dim=dim, descending=descending, stable=True
+    ),
     aten.topk.default: _stable_topk,
     aten.kthvalue.default: _stable_kthvalue,
 }
