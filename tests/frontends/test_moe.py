@@ -96,6 +96,7 @@ def test_contraction_count_is_exact_and_experts_at_k(from_file):
     down = next(n for n in reads if n.endswith("experts_down_proj"))
     assert reads[gate_up] == K * 2 * I * H  # k experts' weights: the fewest top-k routing reads
     assert reads[down] == K * H * I
+    assert any("grouped GEMM (MoE experts)" in line for line in report.assumptions), report.assumptions
 
 
 def test_file_and_api_agree_and_the_ir_matches_the_model(bf16_file):

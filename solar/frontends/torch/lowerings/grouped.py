@@ -222,7 +222,7 @@ def _claim(expr: Any, group: str, distinct: int) -> Any:
     return Load(expr.tensor, index)
 
 
-@lower_library("transformers::grouped_mm_fallback")
+@lower_library("transformers::grouped_mm_fallback", note=NOTES[aten._grouped_mm.default])
 def _transformers_grouped_mm(ctx: LowerCtx, a: View, w: View, offs: View) -> View:
     """transformers' grouped GEMM for weights other than bf16 under tracing: the same product as
     aten._grouped_mm (a loop of mm over the groups' rows)."""

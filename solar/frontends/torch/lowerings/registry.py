@@ -12,6 +12,8 @@ from typing import Any, Callable
 Rule = Callable[..., Any]
 LOWERINGS: dict[Any, Rule] = {}
 LIBRARY: dict[str, Rule] = {}  # "namespace::name" -> rule of an op a library defines on import
+LIBRARY_NOTES: dict[str, str] = {}  # "namespace::name" -> its assumption line
+NOTES: dict[Any, str] = {}  # the assumption lines of the library ops resolved so far
 
 
 def lower(*ops: Any) -> Callable[[Rule], Rule]:
@@ -25,12 +27,14 @@ def lower(*ops: Any) -> Callable[[Rule], Rule]:
     return register
 
 
-def lower_library(*qualnames: str) -> Callable[[Rule], Rule]:
+def lower_library(*qualnames: str, note: str = "") -> Callable[[Rule], Rule]:
     def register(fn: Rule) -> Rule:
         for name in qualnames:
             if name in LIBRARY:
                 raise RuntimeError(f"duplicate lowering for {name}")
             LIBRARY[name] = fn
+            if note:
+                LIBRARY_NOTES[name] = note
         return fn
 
     return register
@@ -47,3 +51,5 @@ def resolve_library() -> None:
         except (AttributeError, RuntimeError):
             continue  # the library is not imported (or defines no such op)
         LOWERINGS.setdefault(op, fn)
+        if qualname in LIBRARY_NOTES:
+            NOTES.setdefault(op, LIBRARY_NOTES[qualname])
