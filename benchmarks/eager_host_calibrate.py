@@ -1,0 +1,233 @@
+"""Device measurements behind the eager_host refinements (docs/BOUNDS.md §17): host floors of nn.Module
+calls (an empty module: what every module call pays; the leaf modules the benchmarks use: each call
+with its ops), host time of one nn.LSTM / nn.GRU call against its steps x layers x directions
+(cuDNN launches per step), the timing head start under `time_cuda(sync_start=True)`, and a grid-wide
+barrier from scalar atomics (the min-reduction formulation did not compile on Triton 3.6). One JSON
+file; `--device cpu` runs the host parts on the CPU (a smoke test, not a calibration).
+
+    python benchmarks/eager_host_calibrate.py --out OUT.json [--device cuda]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def type_name(cls: type) -> str:
+    """A module class as torch.export's nn_module_stack names it."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def module_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]]:
+    """Tiny calls of nn.Module leaves (train mode, as the benchmarks run them), keyed by type name;
+    the variants of one type span its arguments (the floor is their least)."""
+    nn = torch.nn
+    r = lambda *s: torch.randn(*s, device=dev)  # noqa: E731
+    x, x1, v, m, s3 = r(2, 8, 8, 8), r(2, 8), r(64), r(8, 8), r(2, 8, 16)
+    mods: dict[type, list[tuple[Any, Any]]] = {
+        nn.Identity: [(nn.Identity(), x)],
+        nn.Conv2d: [(nn.Conv2d(8, 8, 3, padding=1), x), (nn.Conv2d(8, 8, 1, bias=False), x),
+                    (nn.Conv2d(8, 8, 3, stride=2, groups=8, bias=False), x)],
+        nn.Conv1d: [(nn.Conv1d(8, 8, 3, padding=1), s3)],
+        nn.ConvTranspose2d: [(nn.ConvTranspose2d(8, 8, 2, stride=2), x)],
+        nn.BatchNorm2d: [(nn.BatchNorm2d(8), x), (nn.BatchNorm2d(8).eval(), x)],
+        nn.BatchNorm1d: [(nn.BatchNorm1d(8), x1), (nn.BatchNorm1d(8).eval(), x1)],
+        nn.LayerNorm: [(nn.LayerNorm(8), m)],
+        nn.Linear: [(nn.Linear(8, 8), m), (nn.Linear(8, 8, bias=False), m)],
+        nn.ReLU: [(nn.ReLU(), v), (nn.ReLU(inplace=True), v)],
+        nn.ReLU6: [(nn.ReLU6(), v), (nn.ReLU6(inplace=True), v)],
+        nn.GELU: [(nn.GELU(), v)],
+        nn.Tanh: [(nn.Tanh(), v)],
+        nn.Sigmoid: [(nn.Sigmoid(), v)],
+        nn.Softmax: [(nn.Softmax(dim=-1), m)],
+        nn.Dropout: [(nn.Dropout(0.0), v), (nn.Dropout(0.5), v), (nn.Dropout(0.0).eval(), v)],
+        nn.MaxPool2d: [(nn.MaxPool2d(2), x), (nn.MaxPool2d(3, 2, 1), x)],
+        nn.AvgPool2d: [(nn.AvgPool2d(2), x)],
+        nn.AdaptiveAvgPool2d: [(nn.AdaptiveAvgPool2d(1), x), (nn.AdaptiveAvgPool2d((1, 1)), x)],
+        nn.Flatten: [(nn.Flatten(), x)],
+    }
+    table: dict[str, list[Callable[[], object]]] = {}
+    for cls, variants in mods.items():
+        table[type_name(cls)] = [_bind(mod.to(dev), arg) for mod, arg in variants]
+    return table
+
+
+def _bind(mod: Any, arg: Any) -> Callable[[], object]:
+    return lambda: mod(arg)
+
+
+def module_floors(torch: Any, dev: str, sync: Callable[[], object]) -> dict[str, Any]:
+    """Least host seconds per call of each module type (minus an empty lambda's), per variant too."""
+    from solar.validate.dispatch import host_slope
+
+    empty = host_slope(lambda: None, sync)
+    floors: dict[str, float] = {}
+    variants: dict[str, list[float]] = {}
+    with torch.no_grad():
+        for name, fns in module_table(torch, dev).items():
+            for fn in fns:
+                for _ in range(3):
+                    fn()
+                sync()
+                t = host_slope(fn, sync) - empty
+                variants.setdefault(name, []).append(t)
+                if t > 0:
+                    floors[name] = min(floors.get(name, t), t)
+    return {"module_seconds": floors, "module_variant_seconds": variants, "empty_call_seconds": empty}
+
+
+# RNN variants: (cell, hidden, batch, layers, bidirectional); each timed at two sequence lengths.
+RNN_SHAPES = [(h, b, layers, bi) for h, b in ((8, 1), (256, 10)) for layers in (1, 2) for bi in (False, True)]
+RNN_STEPS = (8, 40)  # at most 40 x 2 x 2 = 160 layer-steps per call: far below the launch queue's depth
+
+
+def rnn_calls(torch: Any, dev: str, sync: Callable[[], object], runs: int = 7) -> list[dict[str, Any]]:
+    """Host seconds of one nn.LSTM / nn.GRU call started on an idle GPU (least of `runs`), and its
+    event-timed seconds, per (cell, hidden, batch, layers, bidirectional, steps)."""
+    out = []
+    for cell in ("LSTM", "GRU"):
+        for hidden, batch, layers, bi in RNN_SHAPES:
+            mod = getattr(torch.nn, cell)(hidden, hidden, layers, batch_first=True, bidirectional=bi).to(dev)
+            for steps in RNN_STEPS:
+                x = torch.randn(batch, steps, hidden, device=dev)
+                host, event = float("inf"), float("inf")
+                with torch.no_grad():
+                    for _ in range(2):
+                        mod(x)
+                    for _ in range(runs):
+                        sync()
+                        t0 = time.perf_counter()
+                        mod(x)
+                        host = min(host, time.perf_counter() - t0)
+                        sync()
+                    if dev == "cuda":
+                        for _ in range(runs):
+                            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                            sync()
+                            s.record()
+                            mod(x)
+                            e.record()
+                            sync()
+                            event = min(event, s.elapsed_time(e) / 1e3)
+                out.append({"cell": cell, "hidden": hidden, "batch": batch, "layers": layers,
+                            "directions": 2 if bi else 1, "steps": steps, "host_seconds": host,
+                            "event_seconds": event if event < float("inf") else None})
+    return out
+
+
+def rnn_fit(calls: list[dict[str, Any]], key: str = "host_seconds") -> dict[str, dict[str, float]]:
+    """Per cell, the host floor `call + step * steps * layers * directions` below every measured call:
+    `step` the least slope of `key` (host or event-timed seconds) per layer-step over pairs of calls that differ in one of
+    steps, layers or directions only, `call` the least remainder over all calls."""
+    keys = ("hidden", "batch", "layers", "directions", "steps")
+    fit = {}
+    for cell in sorted({c["cell"] for c in calls}):
+        rows = [c for c in calls if c["cell"] == cell and c[key] is not None]
+        if not rows:
+            continue
+        n = lambda c: c["steps"] * c["layers"] * c["directions"]  # noqa: E731
+        slopes = [
+            (b[key] - a[key]) / (n(b) - n(a))
+            for a in rows for b in rows
+            if n(b) > n(a) and sum(a[k] != b[k] for k in keys) == 1 and a["hidden"] == b["hidden"]
+        ]
+        step = max(0.0, min(slopes))
+        call = min(c[key] - step * n(c) for c in rows)
+        fit[cell] = {"step_seconds": step, "call_seconds": max(0.0, call), "slopes": len(slopes)}
+    return fit
+
+
+def sync_start_lead(torch: Any, l2_bytes: int) -> dict[str, float]:
+    """Host time of 200 tiny adds minus their time_cuda(sync_start=True) minimum (head start seen)."""
+    from solar.validate.timing import time_cuda
+
+    v, z = torch.zeros(64, device="cuda"), torch.zeros(64, device="cuda")
+
+    def adds() -> None:
+        for _ in range(200):
+            v.add_(z)
+
+    host = float("inf")
+    for _ in range(10):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        adds()
+        host = min(host, time.perf_counter() - t0)
+        torch.cuda.synchronize()
+    t = time_cuda(adds, l2_bytes, reps=30, sync_start=True).min_seconds
+    return {"adds200_host_seconds": host, "adds200_sync_start_min_seconds": t, "observed_lead_seconds": host - t}
+
+
+def atomic_barrier(torch: Any, sms: int) -> dict[str, Any]:
+    """Seconds per grid-wide barrier of solar.validate.barrier.counter_barrier (slope between 100 and
+    1100 barriers, least of 10 runs); the error where it does not build or a spin hit its cap."""
+    try:
+        from solar.validate.barrier import counter_barrier
+        from solar.validate.dispatch import _least_event_seconds
+    except ImportError as exc:
+        return {"error": f"ImportError: {exc}"}
+    cap = 20000  # spins of one step (tens of milliseconds): a barrier that works needs a handful
+    stuck = torch.zeros(1, dtype=torch.int32, device="cuda")
+
+    def run(steps: int) -> Callable[[], object]:
+        def go() -> None:
+            count = torch.zeros(1, dtype=torch.int32, device="cuda")
+            counter_barrier[(sms,)](count, steps, cap, stuck, N=sms, num_warps=1)
+        return go
+
+    try:
+        run(10)()  # a short probe first: a barrier that cannot complete is caught before long runs
+        torch.cuda.synchronize()
+        if int(stuck.item()) >= cap:
+            return {"error": "spin cap reached in the probe (not every program resident?)", "cap": cap}
+        short, long_ = (_least_event_seconds(torch, run(n), 10) for n in (100, 1100))
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"}
+    return {"barrier_seconds": (long_ - short) / 1000, "max_spins": int(stuck.item()), "cap": cap,
+            "valid": int(stuck.item()) < cap}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    args = p.parse_args(argv)
+    import torch
+
+    from solar.validate.dispatch import host_cpu, measure_torch_ops
+
+    dev = args.device
+    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "host_cpu": host_cpu(), "torch": str(torch.__version__),
+                           "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu"}
+    t0 = time.time()
+    out.update(module_floors(torch, dev, sync))
+    print(f"modules {time.time() - t0:.1f}s", flush=True)
+    out["rnn_calls"] = rnn_calls(torch, dev, sync)
+    out["rnn_fit"] = rnn_fit(out["rnn_calls"])
+    out["rnn_fit_event"] = rnn_fit(out["rnn_calls"], "event_seconds")
+    print(f"rnn {time.time() - t0:.1f}s", out["rnn_fit"], out["rnn_fit_event"], flush=True)
+    floors, errors = measure_torch_ops(torch, dev, sync)  # a further run of the op floors (merged by least)
+    out["torch_eager_op_seconds"], out["op_errors"] = dict(sorted(floors.items())), errors
+    print(f"ops {time.time() - t0:.1f}s", flush=True)
+    if dev == "cuda":
+        from solar.validate.device import query_device
+
+        info = query_device()
+        out["sync_start_lead"] = sync_start_lead(torch, info.l2_bytes)
+        out["atomic_barrier"] = atomic_barrier(torch, torch.cuda.get_device_properties(0).multi_processor_count)
+        print(f"lead/barrier {time.time() - t0:.1f}s", out["sync_start_lead"], out["atomic_barrier"], flush=True)
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
