@@ -35,9 +35,18 @@ def _read(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def host_calls(row: dict) -> list:
+    """The row's calls as solar.backends.dispatch.HostCall (rows without module data: none)."""
+    from solar.backends.dispatch import HostCall
+
+    modules = [tuple(m) for m in row.get("modules", [])]
+    return [HostCall(c[0], c[1], tuple(modules[k] for k in c[4]) if len(c) > 4 else (), c[5] if len(c) > 5 else 0)
+            for c in row["calls"]]
+
+
 def recompute(row: dict, floors, sync_seconds: float) -> dict[str, float]:
     """unfused, recurrence and eager_host of one committed row with these floors."""
-    from solar.backends.dispatch import pipeline_makespan
+    from solar.backends.dispatch import host_floors, pipeline_makespan
     from solar.backends.recurrence import critical_path
 
     chains = row["chains"]
@@ -47,8 +56,8 @@ def recompute(row: dict, floors, sync_seconds: float) -> dict[str, float]:
         _, path, best, _ = critical_path(
             [c[0] for c in chains], [c[1] for c in chains], [set(c[2]) for c in chains], row["sms"], sync_seconds
         )
-    host = [0.0] + [floors.floor(op, launches) for op, launches, _, _ in row["calls"]]
-    device = [row["front"]] + [max(d, path[c]) if c >= 0 else d for _, _, d, c in row["calls"]]
+    host = [0.0] + host_floors(host_calls(row), floors)
+    device = [row["front"]] + [max(c[2], path[c[3]]) if c[3] >= 0 else c[2] for c in row["calls"]]
     out = {
         "unfused": row["unfused"],
         "eager_host": pipeline_makespan(host, device, floors.lead_seconds),

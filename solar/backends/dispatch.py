@@ -7,8 +7,10 @@ dispatch). With the host allowed a head start of `lead` seconds before the timed
     C_0 = 0,   C_i = max(C_{i-1}, A_{i-1} - lead) + d_i,   A_i = a_1 + ... + a_i
     eager_host = max(C_n, A_n - lead)
 
-the exact minimum makespan, computed in one pass (O(n)). Valid only for the host and framework the
-floors were measured on (a calibrated spec) or for the floor the user gives (`--dispatch-us`)."""
+the exact minimum makespan, computed in one pass (O(n)). a_i is op i's own floor, plus the host
+time the nn.Module calls that end with op i spend around their ops (`host_floors`). Valid only for
+the host and framework the floors were measured on (a calibrated spec) or for the floor the user
+gives (`--dispatch-us`)."""
 
 from __future__ import annotations
 
@@ -18,30 +20,89 @@ from typing import Iterable, Mapping, Protocol, Sequence
 from solar.backends.bounds import Analysis, Bound
 
 
+# nn.Module calls, outermost first: (the call's key, the module's class name).
+Modules = tuple[tuple[str, str], ...]
+
+
 class EagerCall(Protocol):
     """One op as eager PyTorch runs it (before decomposition): its ATen name, the op instance its
-    statements form in the unfused bound (None: it became no statement), and whether it is a view."""
+    statements form in the unfused bound (None: it became no statement), whether it is a view, the
+    nn.Module calls it runs inside and, for a recurrent op, its steps x layers x directions."""
 
     op: str
     instance: int | None
     view: bool
+    modules: Modules
+    layer_steps: int
+
+
+@dataclass(frozen=True, slots=True)
+class HostCall:
+    """What the host floor of one eager op depends on."""
+
+    op: str
+    launches: bool
+    modules: Modules = ()
+    layer_steps: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class Floors:
     """Host dispatch floors: per op where measured, else `kernel_seconds` for an op that launches a
-    kernel and `any_seconds` for one that launches none; `source` says where they come from."""
+    kernel and `any_seconds` for one that launches none; a recurrent op at least `call + step x
+    layer-steps` (`rnn`: op -> (call, step), measured through its nn.Module); per nn.Module call at
+    least `empty_module_seconds` besides its ops, a leaf module of a measured class (`modules`) at
+    least its floor with its ops. `source` says where they come from."""
 
     source: str
     kernel_seconds: float
     any_seconds: float = 0.0
     by_op: Mapping[str, float] = field(default_factory=dict)
     lead_seconds: float = 0.0
+    empty_module_seconds: float = 0.0
+    modules: Mapping[str, float] = field(default_factory=dict)
+    rnn: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
-    def floor(self, op: str, launches: bool) -> float:
-        if op in self.by_op:
-            return self.by_op[op]
-        return self.kernel_seconds if launches else self.any_seconds
+    def floor(self, op: str, launches: bool, layer_steps: int = 0) -> float:
+        base = self.by_op[op] if op in self.by_op else self.kernel_seconds if launches else self.any_seconds
+        if op in self.rnn and layer_steps > 0:
+            call, step = self.rnn[op]
+            return max(base, call + step * layer_steps)
+        return base
+
+
+def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
+    """a_i of every call: its op's floor, plus, at the last op of each nn.Module call, that call's
+    own host time besides its ops and inner calls (docs/BOUNDS.md §17): `empty_module_seconds`, or
+    for a leaf of a measured class the part of its floor its ops' floors leave. A module call whose
+    direct op was measured through the module (a recurrent op) adds nothing: that op's floor
+    includes the call. Placed at the call's last op: it delays only later ops, which run after the
+    call returns."""
+    host = [floors.floor(c.op, c.launches, c.layer_steps) for c in calls]
+    last: dict[str, int] = {}
+    kind: dict[str, str] = {}
+    direct: dict[str, float] = {}
+    parents: set[str] = set()
+    through: set[str] = set()
+    for i, c in enumerate(calls):
+        for depth, (key, cls) in enumerate(c.modules):
+            last[key], kind[key] = i, cls
+            if depth + 1 < len(c.modules):
+                parents.add(key)
+        if c.modules:
+            inner = c.modules[-1][0]
+            direct[inner] = direct.get(inner, 0.0) + host[i]
+            if c.op in floors.rnn:
+                through.add(inner)
+    own = list(host)
+    for key, i in last.items():
+        if key in through:
+            continue
+        extra = floors.empty_module_seconds
+        if key not in parents and kind[key] in floors.modules:
+            extra = max(extra, floors.modules[kind[key]] - direct.get(key, 0.0))
+        own[i] += extra
+    return own
 
 
 def floors_from_spec(spec_name: str, dispatch: object, lead_seconds: float | None = None) -> Floors:
@@ -57,6 +118,9 @@ def floors_from_spec(spec_name: str, dispatch: object, lead_seconds: float | Non
         any_seconds=d.torch_eager_any_seconds,  # type: ignore[attr-defined]
         by_op=dict(d.torch_eager_op_seconds),  # type: ignore[attr-defined]
         lead_seconds=d.timing_lead_seconds if lead_seconds is None else lead_seconds,  # type: ignore[attr-defined]
+        empty_module_seconds=d.torch_empty_module_seconds or 0.0,  # type: ignore[attr-defined]
+        modules=dict(d.torch_module_seconds),  # type: ignore[attr-defined]
+        rnn={op: (r.call_seconds, r.step_seconds) for op, r in d.torch_rnn_seconds.items()},  # type: ignore[attr-defined]
     )
 
 
@@ -112,7 +176,7 @@ def eager_host(
     device_floors = device_floors or {}
     rows = {op.instance: op for op in analysis.ops if op.instance is not None}
     used: set[int] = set()
-    host: list[float] = []
+    hosts: list[HostCall] = []
     device: list[float] = []
     views = 0
     for call in calls:
@@ -123,8 +187,9 @@ def eager_host(
             used.add(row.instance)  # type: ignore[arg-type]
             d = max(row.seconds, device_floors.get(row.instance, 0.0))  # type: ignore[arg-type]
         views += not launches
-        host.append(floors.floor(call.op, launches))
+        hosts.append(HostCall(call.op, launches, getattr(call, "modules", ()), getattr(call, "layer_steps", 0)))
         device.append(d)
+    host = host_floors(hosts, floors)
     rest = [op for op in analysis.ops if op.instance is None or op.instance not in used]
     front = sum(max(op.seconds, device_floors.get(op.instance, 0.0) if op.instance is not None else 0.0) for op in rest)
     front += analysis.unfused.seconds - sum(op.seconds for op in analysis.ops)  # unattributed traffic

@@ -1,6 +1,9 @@
 """The ops eager PyTorch runs for a traced program: the call_function nodes of the exported graph
 before decomposition (recorded by the loader), each mapped to the op instance its core-ATen nodes
-form (`convert.instance_numbers`), and whether its schema makes it a view (no kernel of its own)."""
+form (`convert.instance_numbers`), whether its schema makes it a view (no kernel of its own), the
+nn.Module calls it ran inside (outermost first; torch.export's `nn_module_stack`: one key per call,
+`@N` for the N-th further call of one module) and, for a recurrent net's op, its steps x layers x
+directions (the host floor of a cuDNN RNN call grows with them, docs/BOUNDS.md §17)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,10 @@ import torch
 _NOT_EAGER = ("_assert", "sym_", "alias.")
 
 
+# nn.Module calls, outermost first: (the call's key in nn_module_stack, the module's class).
+Modules = tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class PreCall:
     """One node of the exported graph before decomposition: its fx name and its op."""
@@ -21,6 +28,8 @@ class PreCall:
     name: str
     op: str
     view: bool
+    modules: Modules = ()
+    layer_steps: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +37,25 @@ class EagerCall:
     op: str
     instance: int | None
     view: bool
+    modules: Modules = ()
+    layer_steps: int = 0
+
+
+def _rnn_layer_steps(node: torch.fx.Node) -> int:
+    """Steps x layers x directions of a recurrent op (solar::lstm / gru / rnn_*: the arguments of
+    torch._VF.lstm: input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first), else 0."""
+    if not str(node.target).startswith(("solar.lstm", "solar.gru", "solar.rnn_")):
+        return 0
+    x, layers, bidirectional, batch_first = node.args[0], node.args[4], node.args[7], node.args[8]
+    shape = x.meta["val"].shape
+    steps = shape[1] if batch_first and len(shape) == 3 else shape[0]
+    return int(steps) * int(layers) * (2 if bidirectional else 1)
+
+
+def _modules(node: torch.fx.Node) -> Modules:
+    stack = node.meta.get("nn_module_stack") or {}
+    return tuple((str(key), str(value[1])) for key, value in stack.items())
 
 
 def _is_view(target: object) -> bool:
@@ -47,7 +75,7 @@ def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
         op = str(node.target)
         if not isinstance(node.target, torch._ops.OpOverload) or any(k in op for k in _NOT_EAGER):
             continue
-        calls.append(PreCall(node.name, op, _is_view(node.target)))
+        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn_layer_steps(node)))
     return tuple(calls)
 
 
@@ -59,4 +87,4 @@ def eager_calls(traced: object) -> tuple[EagerCall, ...]:
     if not pre:
         return ()
     numbers = instance_numbers(traced.exported)  # type: ignore[attr-defined]
-    return tuple(EagerCall(c.op, numbers.get(c.name), c.view) for c in pre)
+    return tuple(EagerCall(c.op, numbers.get(c.name), c.view, c.modules, c.layer_steps) for c in pre)
