@@ -6,6 +6,11 @@ barrier from scalar atomics (the min-reduction formulation did not compile on Tr
 file; `--device cpu` runs the host parts on the CPU (a smoke test, not a calibration).
 
     python benchmarks/eager_host_calibrate.py --out OUT.json [--device cuda]
+    python benchmarks/eager_host_calibrate.py --merge CAL.json... --spec hardware_specs/calibrated/H200-SXM.yaml
+
+--merge writes the calibrations into the spec's `dispatch` section, each floor the least of the runs
+(and of the floors already there): the empty module's call, the leaf modules, the recurrent ops'
+floors fitted below every call of every run, the op floors.
 """
 
 from __future__ import annotations
@@ -90,22 +95,24 @@ RNN_STEPS = (8, 40)  # at most 40 x 2 x 2 = 160 layer-steps per call: far below 
 
 
 def rnn_calls(torch: Any, dev: str, sync: Callable[[], object], runs: int = 7) -> list[dict[str, Any]]:
-    """Host seconds of one nn.LSTM / nn.GRU call started on an idle GPU (least of `runs`), and its
-    event-timed seconds, per (cell, hidden, batch, layers, bidirectional, steps)."""
+    """Host seconds of one nn.LSTM / nn.GRU call (initial state given) started on an idle GPU (least
+    of `runs`), and its event-timed seconds, per (cell, hidden, batch, layers, bidirectional, steps)."""
     out = []
     for cell in ("LSTM", "GRU"):
         for hidden, batch, layers, bi in RNN_SHAPES:
             mod = getattr(torch.nn, cell)(hidden, hidden, layers, batch_first=True, bidirectional=bi).to(dev)
+            h = torch.zeros(layers * (2 if bi else 1), batch, hidden, device=dev)
+            state = (h, h.clone()) if cell == "LSTM" else h  # given, as the benchmarks give it: no zeros inside
             for steps in RNN_STEPS:
                 x = torch.randn(batch, steps, hidden, device=dev)
                 host, event = float("inf"), float("inf")
                 with torch.no_grad():
                     for _ in range(2):
-                        mod(x)
+                        mod(x, state)
                     for _ in range(runs):
                         sync()
                         t0 = time.perf_counter()
-                        mod(x)
+                        mod(x, state)
                         host = min(host, time.perf_counter() - t0)
                         sync()
                     if dev == "cuda":
@@ -113,7 +120,7 @@ def rnn_calls(torch: Any, dev: str, sync: Callable[[], object], runs: int = 7) -
                             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                             sync()
                             s.record()
-                            mod(x)
+                            mod(x, state)
                             e.record()
                             sync()
                             event = min(event, s.elapsed_time(e) / 1e3)
@@ -195,11 +202,64 @@ def atomic_barrier(torch: Any, sms: int) -> dict[str, Any]:
             "valid": int(stuck.item()) < cap}
 
 
+# The recurrent ops of the eager op list (solar.frontends.torch.lowerings.recurrent) by cell.
+RNN_OPS = {"LSTM": "solar.lstm.default", "GRU": "solar.gru.default"}
+EMPTY_MODULE = "torch.nn.modules.linear.Identity"
+
+
+def merged_dispatch(dispatch: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """`dispatch` (a spec's section) with the calibrations `runs` merged in, every floor the least."""
+    out = dict(dispatch)
+    least = lambda vals: min(v for v in vals if v is not None and v > 0)  # noqa: E731
+    modules = {name: least([r["module_seconds"].get(name) for r in runs] + [dispatch.get("torch_module_seconds", {}).get(name)])
+               for name in sorted({n for r in runs for n in r["module_seconds"]}) if name != EMPTY_MODULE}
+    out["torch_empty_module_seconds"] = least(
+        [r["module_seconds"].get(EMPTY_MODULE) for r in runs] + [dispatch.get("torch_empty_module_seconds")])
+    out["torch_module_seconds"] = modules
+    calls: dict[tuple, dict[str, Any]] = {}  # per variant, the least host time over the runs
+    for r in runs:
+        for c in r["rnn_calls"]:
+            key = tuple(c[k] for k in ("cell", "hidden", "batch", "layers", "directions", "steps"))
+            if key not in calls or c["host_seconds"] < calls[key]["host_seconds"]:
+                calls[key] = c
+    fit = rnn_fit(list(calls.values()))
+    out["torch_rnn_seconds"] = {RNN_OPS[cell]: {"call_seconds": f["call_seconds"], "step_seconds": f["step_seconds"]}
+                                for cell, f in fit.items() if cell in RNN_OPS}
+    ops = dict(dispatch["torch_eager_op_seconds"])
+    for r in runs:
+        for op, t in r["torch_eager_op_seconds"].items():
+            ops[op] = min(ops.get(op, t), t)
+    out["torch_eager_op_seconds"] = dict(sorted(ops.items()))
+    from solar.validate.dispatch import KERNEL_OPS
+
+    out["torch_eager_kernel_seconds"] = min(ops[k] for k in KERNEL_OPS if k in ops)
+    out["torch_eager_any_seconds"] = min(ops.values())
+    out["date"] = " and ".join(dict.fromkeys([*str(dispatch["date"]).split(" and "), *(r["date"] for r in runs)]))
+    out["method"] = (f"{dispatch['method']}; module-call and recurrent floors: benchmarks/eager_host_calibrate.py "
+                     f"(the least of {len(runs)} runs)")
+    return out
+
+
+def merge(paths: list[Path], spec: Path) -> None:
+    import yaml
+
+    text = spec.read_text()
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    data = yaml.safe_load(text)
+    data["dispatch"] = merged_dispatch(data["dispatch"], [json.loads(p.read_text()) for p in paths])
+    spec.write_text(header + yaml.safe_dump(data, sort_keys=False, width=120))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--out", type=Path)
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    p.add_argument("--merge", type=Path, nargs="+")
+    p.add_argument("--spec", type=Path)
     args = p.parse_args(argv)
+    if args.merge:
+        merge(args.merge, args.spec)
+        return 0
     import torch
 
     from solar.validate.dispatch import host_cpu, measure_torch_ops

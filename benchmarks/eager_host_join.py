@@ -1,9 +1,12 @@
 """Join the committed eager_host ingredients (benchmarks/eager_host_rows.py) with the committed eager
 timings of the same KernelBench files, recomputing the eager_host and recurrence levels with the
 calibrated spec's dispatch floors; list violations (a fastest eager run below a bound) and the
-median bound / measured per KernelBench level. Exit 1 on any violation.
+median bound / measured per KernelBench level. Exit 1 on any violation. A measured row timed with a
+synchronised start ("protocol": "sync_start", benchmarks/eager_host_measure.py) is joined with head
+start 0; the others with the calibrated one.
 
     python benchmarks/eager_host_join.py [--rows R.jsonl] [--measured M.jsonl] [--spec SPEC.yaml] [--dispatch-us X]
+        [--table]   (--table: one line per problem)
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import argparse
 import json
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results" / "h200"
 ROWS = RESULTS / "kernelbench_eager_host_rows.jsonl"
 MEASURED = RESULTS / "kernelbench_eager.jsonl"
+SYNCED = RESULTS / "kernelbench_level3_sync_start.jsonl"
 
 
 @dataclass(frozen=True)
@@ -82,17 +86,17 @@ def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, spec_path: Path
     else:
         raise SystemExit("no dispatch floors: the calibrated spec has no `dispatch` section; pass --dispatch-us")
     sync = GRID_SYNC_MARGIN * dispatch.grid_sync_seconds if dispatch is not None else 0.0
-    measured = {
-        r["problem"]: r["measured"]["eager"]["min_seconds"]
-        for r in _read(measured_path) if "eager" in r.get("measured", {})
-    }
+    measured = {r["problem"]: r for r in _read(measured_path) if "eager" in r.get("measured", {})}
+    synced = replace(floors, lead_seconds=0.0)  # the host issues nothing before the start event
     out = []
     for row in _read(rows_path):
         key = f"{row['level']}/{row['problem']}"  # measured rows are named level/file
         key = key if key in measured else row["problem"]
         if "error" in row or key not in measured:
             continue
-        out.append(Joined(row["problem"], row["level"], measured[key], recompute(row, floors, sync)))
+        m = measured[key]
+        f = synced if m.get("protocol") == "sync_start" else floors
+        out.append(Joined(row["problem"], row["level"], m["measured"]["eager"]["min_seconds"], recompute(row, f, sync)))
     return out
 
 
@@ -118,8 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--measured", type=Path, default=MEASURED)
     p.add_argument("--spec", type=Path, default=None)
     p.add_argument("--dispatch-us", type=float, default=None)
+    p.add_argument("--table", action="store_true")
     args = p.parse_args(argv)
     joined = join(args.rows, args.measured, args.spec, args.dispatch_us)
+    if args.table:
+        print("| problem | eager us | unfused us | eager_host us | eager_host / eager |")
+        print("|---|---|---|---|---|")
+        for j in sorted(joined, key=lambda j: (j.level, j.bounds["eager_host"] / j.measured_seconds)):
+            print(f"| {j.level}/{j.problem} | {j.measured_seconds * 1e6:.1f} | {j.bounds['unfused'] * 1e6:.1f} | "
+                  f"{j.bounds['eager_host'] * 1e6:.1f} | {j.bounds['eager_host'] / j.measured_seconds:.3f} |")
     print("| KernelBench | bound | n | violations | median bound / eager | max |")
     print("|---|---|---|---|---|---|")
     for s in summary(joined):

@@ -67,17 +67,18 @@ class Floors:
         base = self.by_op[op] if op in self.by_op else self.kernel_seconds if launches else self.any_seconds
         if op in self.rnn and layer_steps > 0:
             call, step = self.rnn[op]
-            return max(base, call + step * layer_steps)
+            return call + step * layer_steps  # measured with the initial state given (no zeros inside)
         return base
 
 
 def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
     """a_i of every call: its op's floor, plus, at the last op of each nn.Module call, that call's
     own host time besides its ops and inner calls (docs/BOUNDS.md §17): `empty_module_seconds`, or
-    for a leaf of a measured class the part of its floor its ops' floors leave. A module call whose
-    direct op was measured through the module (a recurrent op) adds nothing: that op's floor
-    includes the call. Placed at the call's last op: it delays only later ops, which run after the
-    call returns."""
+    for a leaf of a measured class the part of its floor its ops' floors leave. A recurrent op was
+    measured through its module: its floor covers that call and the module's other ops (the
+    initial states it makes), so it pays only what those ops' floors leave, and the module adds
+    nothing. Placed at the call's last op: it delays only later ops, which run after the call
+    returns."""
     host = [floors.floor(c.op, c.launches, c.layer_steps) for c in calls]
     last: dict[str, int] = {}
     kind: dict[str, str] = {}
@@ -95,6 +96,10 @@ def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
             if c.op in floors.rnn:
                 through.add(inner)
     own = list(host)
+    for i, c in enumerate(calls):  # a recurrent op's floor covers its module's call and other ops
+        if c.modules and c.op in floors.rnn:
+            others = direct[c.modules[-1][0]] - host[i]
+            own[i] = max(0.0, host[i] - others)
     for key, i in last.items():
         if key in through:
             continue
