@@ -33,6 +33,15 @@ class Joined:
     level: str
     measured_seconds: float  # fastest eager run
     bounds: dict  # level -> seconds (unfused, recurrence, eager_host)
+    detail: dict  # fused, eager ops, host total A_n, device total, head start, chains
+
+    @property
+    def kind(self) -> str:
+        """Why the eager_host bound is what it is: recurrent (in-order loops), host (the dispatch
+        term binds) or device (the device floors bind)."""
+        if self.detail["chains"]:
+            return "recurrent"
+        return "host" if self.detail["host"] - self.detail["lead"] > self.detail["device"] else "device"
 
 
 def _read(path: Path) -> list[dict]:
@@ -71,6 +80,14 @@ def recompute(row: dict, floors, sync_seconds: float) -> dict[str, float]:
     return out
 
 
+def detail(row: dict, floors) -> dict:
+    from solar.backends.dispatch import host_floors
+
+    return {"fused": row["fused"], "ops": len(row["calls"]), "host": sum(host_floors(host_calls(row), floors)),
+            "device": row["front"] + sum(c[2] for c in row["calls"]), "lead": floors.lead_seconds,
+            "chains": len(row["chains"])}
+
+
 def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, spec_path: Path | None = None,
          dispatch_us: float | None = None) -> list[Joined]:
     from solar.backends.dispatch import floors_from_spec, floors_given
@@ -96,7 +113,8 @@ def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, spec_path: Path
             continue
         m = measured[key]
         f = synced if m.get("protocol") == "sync_start" else floors
-        out.append(Joined(row["problem"], row["level"], m["measured"]["eager"]["min_seconds"], recompute(row, f, sync)))
+        out.append(Joined(row["problem"], row["level"], m["measured"]["eager"]["min_seconds"], recompute(row, f, sync),
+                          detail(row, f)))
     return out
 
 
@@ -126,11 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     joined = join(args.rows, args.measured, args.spec, args.dispatch_us)
     if args.table:
-        print("| problem | eager us | unfused us | eager_host us | eager_host / eager |")
-        print("|---|---|---|---|---|")
+        print("| problem | kind | eager ops | eager us | host floors us | device floors us | fused / eager | "
+              "unfused / eager | eager_host / eager |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for j in sorted(joined, key=lambda j: (j.level, j.bounds["eager_host"] / j.measured_seconds)):
-            print(f"| {j.level}/{j.problem} | {j.measured_seconds * 1e6:.1f} | {j.bounds['unfused'] * 1e6:.1f} | "
-                  f"{j.bounds['eager_host'] * 1e6:.1f} | {j.bounds['eager_host'] / j.measured_seconds:.3f} |")
+            t, d = j.measured_seconds, j.detail
+            print(f"| {j.level}/{j.problem} | {j.kind} | {d['ops']} | {t * 1e6:.1f} | {d['host'] * 1e6:.1f} | "
+                  f"{d['device'] * 1e6:.1f} | {d['fused'] / t:.3f} | {j.bounds['unfused'] / t:.3f} | "
+                  f"{j.bounds['eager_host'] / t:.3f} |")
     print("| KernelBench | bound | n | violations | median bound / eager | max |")
     print("|---|---|---|---|---|---|")
     for s in summary(joined):
