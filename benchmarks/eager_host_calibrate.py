@@ -130,25 +130,28 @@ def rnn_calls(torch: Any, dev: str, sync: Callable[[], object], runs: int = 7) -
     return out
 
 
-def rnn_fit(calls: list[dict[str, Any]], key: str = "host_seconds") -> dict[str, dict[str, float]]:
-    """Per cell, the host floor `call + step * steps * layers * directions` below every measured call:
-    `step` the least slope of `key` (host or event-timed seconds) per layer-step over pairs of calls that differ in one of
-    steps, layers or directions only, `call` the least remainder over all calls."""
+def rnn_fit(calls: list[dict[str, Any]], key: str = "host_seconds") -> dict[tuple[str, int, int], dict[str, float]]:
+    """Per (cell, hidden, batch), and per cell over all shapes ((cell, 0, 0)), the host floor `call
+    + step * steps * layers * directions` below every measured call of it: `step` the least slope
+    of `key` (host or event-timed seconds) per layer-step over pairs of calls of one shape that
+    differ in one of steps, layers or directions only, `call` the least remainder. cuDNN's host time
+    per step depends on the shape (constant in steps at hidden 8, ~10 us per step at 256)."""
     keys = ("hidden", "batch", "layers", "directions", "steps")
+    n = lambda c: c["steps"] * c["layers"] * c["directions"]  # noqa: E731
     fit = {}
-    for cell in sorted({c["cell"] for c in calls}):
-        rows = [c for c in calls if c["cell"] == cell and c[key] is not None]
-        if not rows:
-            continue
-        n = lambda c: c["steps"] * c["layers"] * c["directions"]  # noqa: E731
+    shapes = sorted({(c["cell"], c["hidden"], c["batch"]) for c in calls})
+    for cell, hidden, batch in [*shapes, *sorted({(s[0], 0, 0) for s in shapes})]:
+        rows = [c for c in calls if c["cell"] == cell and c[key] is not None
+                and (hidden == 0 or (c["hidden"], c["batch"]) == (hidden, batch))]
         slopes = [
             (b[key] - a[key]) / (n(b) - n(a))
-            for a in rows for b in rows
-            if n(b) > n(a) and sum(a[k] != b[k] for k in keys) == 1 and a["hidden"] == b["hidden"]
+            for a in rows for b in rows if n(b) > n(a) and sum(a[k] != b[k] for k in keys) == 1
         ]
+        if not rows or not slopes:
+            continue
         step = max(0.0, min(slopes))
         call = min(c[key] - step * n(c) for c in rows)
-        fit[cell] = {"step_seconds": step, "call_seconds": max(0.0, call), "slopes": len(slopes)}
+        fit[(cell, hidden, batch)] = {"step_seconds": step, "call_seconds": max(0.0, call), "slopes": len(slopes)}
     return fit
 
 
@@ -223,8 +226,11 @@ def merged_dispatch(dispatch: dict[str, Any], runs: list[dict[str, Any]]) -> dic
             if key not in calls or c["host_seconds"] < calls[key]["host_seconds"]:
                 calls[key] = c
     fit = rnn_fit(list(calls.values()))
-    out["torch_rnn_seconds"] = {RNN_OPS[cell]: {"call_seconds": f["call_seconds"], "step_seconds": f["step_seconds"]}
-                                for cell, f in fit.items() if cell in RNN_OPS}
+    out["torch_rnn_seconds"] = {
+        op: [{"hidden": h, "batch": b, "call_seconds": f["call_seconds"], "step_seconds": f["step_seconds"]}
+             for (c, h, b), f in fit.items() if c == cell]
+        for cell, op in RNN_OPS.items()
+    }
     ops = dict(dispatch["torch_eager_op_seconds"])
     for r in runs:
         for op, t in r["torch_eager_op_seconds"].items():
@@ -272,8 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     out.update(module_floors(torch, dev, sync))
     print(f"modules {time.time() - t0:.1f}s", flush=True)
     out["rnn_calls"] = rnn_calls(torch, dev, sync)
-    out["rnn_fit"] = rnn_fit(out["rnn_calls"])
-    out["rnn_fit_event"] = rnn_fit(out["rnn_calls"], "event_seconds")
+    out["rnn_fit"] = {"/".join(map(str, k)): v for k, v in rnn_fit(out["rnn_calls"]).items()}
+    out["rnn_fit_event"] = {"/".join(map(str, k)): v for k, v in rnn_fit(out["rnn_calls"], "event_seconds").items()}
     print(f"rnn {time.time() - t0:.1f}s", out["rnn_fit"], out["rnn_fit_event"], flush=True)
     floors, errors = measure_torch_ops(torch, dev, sync)  # a further run of the op floors (merged by least)
     out["torch_eager_op_seconds"], out["op_errors"] = dict(sorted(floors.items())), errors

@@ -53,7 +53,7 @@ def host_calls(row: dict) -> list:
     from solar.backends.dispatch import HostCall
 
     modules = [tuple(m) for m in row.get("modules", [])]
-    return [HostCall(c[0], c[1], tuple(modules[k] for k in c[4]) if len(c) > 4 else (), c[5] if len(c) > 5 else 0)
+    return [HostCall(c[0], c[1], tuple(modules[k] for k in c[4]) if len(c) > 4 else (), tuple(c[5]) if len(c) > 5 else ())
             for c in row["calls"]]
 
 

@@ -7,7 +7,7 @@ the CPU and committed as data, so that a test can recompute both levels with any
      "front": device seconds no eager call accounts for,
      "calls": [[op, launches a kernel, unfused device seconds, chain index or -1,
                 [indexes into "modules": the nn.Module calls it runs inside, outermost first],
-                steps x layers x directions of a recurrent op or 0], ...],
+                a recurrent op's [steps x layers x directions, hidden, batch] or []], ...],
      "modules": [[nn_module_stack key, module class], ...],
      "chains": [[steps, step seconds on the whole GPU, [chains feeding it]], ...], "sms"}
 
@@ -54,7 +54,7 @@ def row(path: Path, arch: str) -> dict:
         launches = op is not None and op.launch_seconds > 0
         stack = [modules.setdefault(m, len(modules)) for m in call.modules]
         calls.append([call.op, launches, 0.0 if op is None else op.seconds,
-                      chain_of.get(call.instance, -1) if op is not None else -1, stack, call.layer_steps])
+                      chain_of.get(call.instance, -1) if op is not None else -1, stack, list(call.rnn)])
     rest = [op.seconds for op in analysis.ops if op.instance is None or op.instance not in used]
     front = sum(rest) + analysis.unfused.seconds - sum(op.seconds for op in analysis.ops)
     return {

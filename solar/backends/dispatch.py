@@ -33,24 +33,26 @@ class EagerCall(Protocol):
     instance: int | None
     view: bool
     modules: Modules
-    layer_steps: int
+    rnn: tuple[int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class HostCall:
-    """What the host floor of one eager op depends on."""
+    """What the host floor of one eager op depends on: a recurrent op's (steps x layers x
+    directions, hidden, batch) too."""
 
     op: str
     launches: bool
     modules: Modules = ()
-    layer_steps: int = 0
+    rnn: tuple[int, int, int] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Floors:
     """Host dispatch floors: per op where measured, else `kernel_seconds` for an op that launches a
     kernel and `any_seconds` for one that launches none; a recurrent op at least `call + step x
-    layer-steps` (`rnn`: op -> (call, step), measured through its nn.Module); per nn.Module call at
+    layer-steps` (`rnn`: op -> {(hidden, batch): (call, step)}, measured through its nn.Module at
+    that shape; (0, 0): any shape); per nn.Module call at
     least `empty_module_seconds` besides its ops, a leaf module of a measured class (`modules`) at
     least its floor with its ops. `source` says where they come from."""
 
@@ -61,13 +63,14 @@ class Floors:
     lead_seconds: float = 0.0
     empty_module_seconds: float = 0.0
     modules: Mapping[str, float] = field(default_factory=dict)
-    rnn: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    rnn: Mapping[str, Mapping[tuple[int, int], tuple[float, float]]] = field(default_factory=dict)
 
-    def floor(self, op: str, launches: bool, layer_steps: int = 0) -> float:
+    def floor(self, op: str, launches: bool, rnn: tuple[int, int, int] = ()) -> float:
         base = self.by_op[op] if op in self.by_op else self.kernel_seconds if launches else self.any_seconds
-        if op in self.rnn and layer_steps > 0:
-            call, step = self.rnn[op]
-            return call + step * layer_steps  # measured with the initial state given (no zeros inside)
+        fits = self.rnn.get(op, {})
+        fit = fits.get(tuple(rnn[1:]), fits.get((0, 0))) if rnn else None
+        if fit is not None:  # measured with the initial state given (no zeros inside)
+            return fit[0] + fit[1] * rnn[0]
         return base
 
 
@@ -79,7 +82,7 @@ def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
     initial states it makes), so it pays only what those ops' floors leave, and the module adds
     nothing. Placed at the call's last op: it delays only later ops, which run after the call
     returns."""
-    host = [floors.floor(c.op, c.launches, c.layer_steps) for c in calls]
+    host = [floors.floor(c.op, c.launches, c.rnn) for c in calls]
     last: dict[str, int] = {}
     kind: dict[str, str] = {}
     direct: dict[str, float] = {}
@@ -125,7 +128,8 @@ def floors_from_spec(spec_name: str, dispatch: object, lead_seconds: float | Non
         lead_seconds=d.timing_lead_seconds if lead_seconds is None else lead_seconds,  # type: ignore[attr-defined]
         empty_module_seconds=d.torch_empty_module_seconds or 0.0,  # type: ignore[attr-defined]
         modules=dict(d.torch_module_seconds),  # type: ignore[attr-defined]
-        rnn={op: (r.call_seconds, r.step_seconds) for op, r in d.torch_rnn_seconds.items()},  # type: ignore[attr-defined]
+        rnn={op: {(r.hidden, r.batch): (r.call_seconds, r.step_seconds) for r in fits}
+             for op, fits in d.torch_rnn_seconds.items()},  # type: ignore[attr-defined]
     )
 
 
@@ -192,7 +196,7 @@ def eager_host(
             used.add(row.instance)  # type: ignore[arg-type]
             d = max(row.seconds, device_floors.get(row.instance, 0.0))  # type: ignore[arg-type]
         views += not launches
-        hosts.append(HostCall(call.op, launches, getattr(call, "modules", ()), getattr(call, "layer_steps", 0)))
+        hosts.append(HostCall(call.op, launches, getattr(call, "modules", ()), getattr(call, "rnn", ())))
         device.append(d)
     host = host_floors(hosts, floors)
     rest = [op for op in analysis.ops if op.instance is None or op.instance not in used]

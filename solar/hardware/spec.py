@@ -61,9 +61,12 @@ Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 class RnnFloor(_Strict):
-    """Host floor of one eager recurrent call: `call_seconds + step_seconds x steps x layers x
-    directions` (cuDNN launches per step; fitted below every measured call)."""
+    """Host floor of one eager recurrent call of this hidden size and batch (0: any): `call_seconds
+    + step_seconds x steps x layers x directions` (cuDNN issues per-step kernels; fitted below
+    every measured call of that shape)."""
 
+    hidden: Annotated[int, Field(ge=0)] = 0
+    batch: Annotated[int, Field(ge=0)] = 0
     call_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     step_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
@@ -90,7 +93,7 @@ class Dispatch(_Strict):
     # its ops), and leaf modules by class (each call with its ops); recurrent ops' per-step floors.
     torch_empty_module_seconds: Seconds | None = None
     torch_module_seconds: dict[str, Seconds] = {}
-    torch_rnn_seconds: dict[str, RnnFloor] = {}
+    torch_rnn_seconds: dict[str, list[RnnFloor]] = {}
     errors: dict[str, str] = {}
 
 

@@ -18,7 +18,7 @@ FLOORS = Floors(
     by_op={"aten.conv2d.default": 10 * US, "aten.relu_.default": 5 * US, "aten.add.Tensor": 6 * US,
            "solar.lstm.default": 100 * US},
     empty_module_seconds=1 * US, modules={CONV: 14 * US, RELU: 5.5 * US},
-    rnn={"solar.lstm.default": (50 * US, 2 * US)},
+    rnn={"solar.lstm.default": {(256, 10): (50 * US, 2 * US), (0, 0): (40 * US, 0.0)}},
 )
 
 
@@ -41,11 +41,13 @@ def test_module_calls_add_their_own_host_time_at_their_last_op():
 
 def test_recurrent_op_floor_grows_with_layer_steps():
     lstm = (ROOT, ("L__self__lstm", "torch.nn.modules.rnn.LSTM"))
-    calls = [HostCall("solar.lstm.default", True, lstm, layer_steps=3072)]
-    # 50 + 2 x 3072 us; the LSTM module adds nothing (its call is inside the op's floor), the root 1 us
+    calls = [HostCall("solar.lstm.default", True, lstm, rnn=(3072, 256, 10))]
+    # the fit of its shape: 50 + 2 x 3072 us; the LSTM module adds nothing (its call is inside the
+    # op's floor), the root 1 us
     assert host_floors(calls, FLOORS) == pytest.approx([(50 + 2 * 3072 + 1) * US], rel=1e-12)
-    assert FLOORS.floor("solar.lstm.default", True, 10) == pytest.approx(70 * US)  # the fit, not the T=1 floor
-    assert FLOORS.floor("solar.lstm.default", True) == pytest.approx(100 * US)  # layer-steps unknown
+    assert FLOORS.floor("solar.lstm.default", True, (10, 256, 10)) == pytest.approx(70 * US)  # not the T=1 floor
+    assert FLOORS.floor("solar.lstm.default", True, (3072, 128, 10)) == pytest.approx(40 * US)  # another shape
+    assert FLOORS.floor("solar.lstm.default", True) == pytest.approx(100 * US)  # no shape: the op floor
     # initial states made inside the module (two zeros, 9 us each): the LSTM op pays what they leave
     made = [HostCall("aten.zeros.default", True, lstm), HostCall("aten.zeros.default", True, lstm), calls[0]]
     assert host_floors(made, FLOORS) == pytest.approx([9 * US, 9 * US, (50 + 2 * 3072 - 18 + 1) * US], rel=1e-12)
@@ -72,12 +74,12 @@ def test_eager_calls_carry_module_stacks_and_layer_steps(tmp_path):
         "def get_init_inputs():\n    return []\n"
     )
     calls = _eager_calls(load(str(f)))
-    assert [(c.op, c.layer_steps, [k for k, _ in c.modules]) for c in calls] == [
-        ("aten.zeros.default", 0, ["L__self__", "L__self__lstm"]),  # h0 and c0, made by nn.LSTM
-        ("aten.zeros.default", 0, ["L__self__", "L__self__lstm"]),
-        ("solar.lstm.default", 5 * 2 * 2, ["L__self__", "L__self__lstm"]),
-        ("aten.relu.default", 0, ["L__self__", "L__self__act"]),
-        ("aten.relu.default", 0, ["L__self__", "L__self__act@1"]),
+    assert [(c.op, c.rnn, [k for k, _ in c.modules]) for c in calls] == [
+        ("aten.zeros.default", (), ["L__self__", "L__self__lstm"]),  # h0 and c0, made by nn.LSTM
+        ("aten.zeros.default", (), ["L__self__", "L__self__lstm"]),
+        ("solar.lstm.default", (5 * 2 * 2, 4, 3), ["L__self__", "L__self__lstm"]),  # steps x layers x dirs, hidden, batch
+        ("aten.relu.default", (), ["L__self__", "L__self__act"]),
+        ("aten.relu.default", (), ["L__self__", "L__self__act@1"]),
     ]
     assert calls[3].modules[1][1] == RELU and calls[0].modules[0][1].endswith(".Model")
 
@@ -88,15 +90,20 @@ def _call(cell, layers, directions, steps, host, hidden=8):
 
 
 def test_rnn_fit_is_below_every_call():
-    # host = 40 + 3 x layer-steps us, except the (2 layers, 8 steps) call that runs 16 us faster
+    # host = 40 + 3 x layer-steps us, except the (2 layers, 8 steps) call that runs 16 us faster;
+    # a call of another hidden size whose host time does not grow with steps
     calls = [_call("LSTM", 1, 1, 8, 64e-6), _call("LSTM", 1, 1, 40, 160e-6),
-             _call("LSTM", 2, 1, 8, 72e-6), _call("LSTM", 2, 1, 40, 280e-6)]
-    fit = rnn_fit(calls)["LSTM"]
+             _call("LSTM", 2, 1, 8, 72e-6), _call("LSTM", 2, 1, 40, 280e-6),
+             _call("LSTM", 1, 1, 8, 30e-6, hidden=4), _call("LSTM", 1, 1, 40, 30e-6, hidden=4)]
+    fits = rnn_fit(calls)
+    fit = fits[("LSTM", 8, 1)]
     # slopes: steps (96/32, 208/64), layers (8/8, 120/40) us per layer-step: the least is 1
     assert fit["step_seconds"] == pytest.approx(1e-6) and fit["slopes"] == 4
     assert fit["call_seconds"] == pytest.approx(56e-6)  # min(64 - 8, 160 - 40, 72 - 16, 280 - 80)
     assert all(fit["call_seconds"] + fit["step_seconds"] * c["steps"] * c["layers"] <= c["host_seconds"] + 1e-15
-               for c in calls)
+               for c in calls[:4])
+    assert fits[("LSTM", 4, 1)]["step_seconds"] == 0.0
+    assert fits[("LSTM", 0, 0)] == {"step_seconds": 0.0, "call_seconds": pytest.approx(30e-6), "slopes": 5}
 
 
 def test_merged_dispatch_takes_the_least():
@@ -110,6 +117,7 @@ def test_merged_dispatch_takes_the_least():
     assert out["torch_empty_module_seconds"] == 1.1e-6 and out["torch_module_seconds"] == {CONV: 15e-6}
     assert out["torch_eager_op_seconds"] == {"aten.add.Tensor": 8e-6, "aten.zero_.default": 7e-6}
     assert out["torch_eager_kernel_seconds"] == 7e-6 and out["torch_eager_any_seconds"] == 7e-6
-    rnn = out["torch_rnn_seconds"]["solar.lstm.default"]
-    assert rnn["step_seconds"] == pytest.approx(2e-6) and rnn["call_seconds"] == pytest.approx(34e-6)
+    rnn = {(r["hidden"], r["batch"]): r for r in out["torch_rnn_seconds"]["solar.lstm.default"]}
+    assert rnn[(8, 1)]["step_seconds"] == pytest.approx(2e-6) and rnn[(8, 1)]["call_seconds"] == pytest.approx(34e-6)
+    assert rnn[(0, 0)] == rnn[(8, 1)] | {"hidden": 0, "batch": 0}
     assert out["date"] == "2026-12-01 and 2026-12-02"

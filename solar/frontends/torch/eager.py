@@ -29,7 +29,7 @@ class PreCall:
     op: str
     view: bool
     modules: Modules = ()
-    layer_steps: int = 0
+    rnn: tuple[int, int, int] = ()  # a recurrent op's (steps x layers x directions, hidden, batch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,19 +38,20 @@ class EagerCall:
     instance: int | None
     view: bool
     modules: Modules = ()
-    layer_steps: int = 0
+    rnn: tuple[int, int, int] = ()
 
 
-def _rnn_layer_steps(node: torch.fx.Node) -> int:
-    """Steps x layers x directions of a recurrent op (solar::lstm / gru / rnn_*: the arguments of
-    torch._VF.lstm: input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-    batch_first), else 0."""
+def _rnn(node: torch.fx.Node) -> tuple[int, int, int]:
+    """(steps x layers x directions, hidden size, batch) of a recurrent op (solar::lstm / gru /
+    rnn_*, with torch._VF.lstm's arguments: input, hx, params, has_biases, num_layers, dropout,
+    train, bidirectional, batch_first; hx [layers x directions, batch, hidden]), else ()."""
     if not str(node.target).startswith(("solar.lstm", "solar.gru", "solar.rnn_")):
-        return 0
-    x, layers, bidirectional, batch_first = node.args[0], node.args[4], node.args[7], node.args[8]
+        return ()
+    x, hx, layers, bidirectional, batch_first = (node.args[k] for k in (0, 1, 4, 7, 8))
     shape = x.meta["val"].shape
     steps = shape[1] if batch_first and len(shape) == 3 else shape[0]
-    return int(steps) * int(layers) * (2 if bidirectional else 1)
+    h = (hx[0] if isinstance(hx, (list, tuple)) else hx).meta["val"].shape
+    return int(steps) * int(layers) * (2 if bidirectional else 1), int(h[-1]), int(h[-2]) if len(h) == 3 else 1
 
 
 def _modules(node: torch.fx.Node) -> Modules:
@@ -75,7 +76,7 @@ def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
         op = str(node.target)
         if not isinstance(node.target, torch._ops.OpOverload) or any(k in op for k in _NOT_EAGER):
             continue
-        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn_layer_steps(node)))
+        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn(node)))
     return tuple(calls)
 
 
@@ -87,4 +88,4 @@ def eager_calls(traced: object) -> tuple[EagerCall, ...]:
     if not pre:
         return ()
     numbers = instance_numbers(traced.exported)  # type: ignore[attr-defined]
-    return tuple(EagerCall(c.op, numbers.get(c.name), c.view, c.modules, c.layer_steps) for c in pre)
+    return tuple(EagerCall(c.op, numbers.get(c.name), c.view, c.modules, c.rnn) for c in pre)
