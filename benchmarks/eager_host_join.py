@@ -37,11 +37,11 @@ class Joined:
 
     @property
     def kind(self) -> str:
-        """Why the eager_host bound is what it is: recurrent (in-order loops), host (the dispatch
-        term binds) or device (the device floors bind)."""
-        if self.detail["chains"]:
-            return "recurrent"
-        return "host" if self.detail["host"] - self.detail["lead"] > self.detail["device"] else "device"
+        """Which term sets the eager_host bound: host (the host floors less the head start exceed
+        the device floors) or device; "recurrent" added where the program has in-order loops."""
+        d = self.detail
+        kind = "host" if d["host"] - d["lead"] > d["device"] else "device"
+        return f"{kind}, recurrent" if d["chains"] else kind
 
 
 def _read(path: Path) -> list[dict]:

@@ -49,14 +49,10 @@ def test_eager_host_and_recurrence_never_above_eager(measured):
 
 
 @needs_floors
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 16 target not met: median eager_host / eager on level 3 is below 0.5 (README "
-    "'Bound levels'): device-bound networks (VGG, DenseNet, SqueezeNet, RNNs) stay at their unfused "
-    "or recurrence bound; strict, so reaching the target turns this into a failure to remove"
-))
 def test_eager_host_explains_level3():
-    # the synchronised-start timing where it exists (λ = 0: the bound the level can claim), else the
-    # committed protocol's
+    # issue 16's target: median eager_host / eager >= 0.5 on KernelBench level 3, against the
+    # synchronised-start timing (λ = 0) where it exists, else the committed protocol's
     joined = [j for j in join(measured_path=MEASUREMENTS[-1]) if j.level == "level3"]
+    assert len(joined) >= 48  # of the 50 problems (29_SwinMLP, 30_SwinTransformerV2: rows not recorded yet)
     ratio = statistics.median(j.bounds["eager_host"] / j.measured_seconds for j in joined)
     assert ratio >= 0.5, f"median eager_host / eager on level 3: {ratio:.3f} ({summary(joined)})"
