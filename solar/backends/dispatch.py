@@ -161,12 +161,13 @@ class EagerHost:
     device_seconds: float  # sum of the device floors
     source: str
     lead_seconds: float
+    modules: int = 0  # nn.Module calls charged
 
     def describe(self) -> str:
         return (
-            f"eager_host: {self.ops} eager ops as PyTorch runs them ({self.views} without a kernel), "
-            f"host dispatch floors {self.source}; host head start {self.lead_seconds * 1e6:.1f} us; "
-            f"valid for that host and framework only"
+            f"eager_host: {self.ops} eager ops as PyTorch runs them ({self.views} without a kernel) in "
+            f"{self.modules} nn.Module calls, host dispatch floors {self.source}; host head start "
+            f"{self.lead_seconds * 1e6:.1f} us; valid for that host and framework only"
         )
 
 
@@ -215,4 +216,5 @@ def eager_host(
         launch_seconds=u.launch_seconds,
         binding_unit=u.binding_unit,
     )
-    return EagerHost(bound, len(host) - 1, views, sum(host), device_total, floors.source, floors.lead_seconds)
+    modules = len({key for c in hosts for key, _ in c.modules})
+    return EagerHost(bound, len(host) - 1, views, sum(host), device_total, floors.source, floors.lead_seconds, modules)
