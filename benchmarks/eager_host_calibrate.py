@@ -10,7 +10,8 @@ file; `--device cpu` runs the host parts on the CPU (a smoke test, not a calibra
 
 --merge writes the calibrations into the spec's `dispatch` section, each floor the least of the runs
 (and of the floors already there): the empty module's call, the leaf modules, the recurrent ops'
-floors fitted below every call of every run, the op floors.
+floors fitted below every call of every run, the op floors, the grid barrier (and the grid-sync
+floor, the lesser of it and the kernel boundary).
 """
 
 from __future__ import annotations
@@ -240,6 +241,11 @@ def merged_dispatch(dispatch: dict[str, Any], runs: list[dict[str, Any]]) -> dic
 
     out["torch_eager_kernel_seconds"] = min(ops[k] for k in KERNEL_OPS if k in ops)
     out["torch_eager_any_seconds"] = min(ops.values())
+    barriers = [r["atomic_barrier"]["barrier_seconds"] for r in runs
+                if r.get("atomic_barrier", {}).get("valid")] + [dispatch.get("grid_barrier_seconds")]
+    if any(barriers):
+        out["grid_barrier_seconds"] = least(barriers)
+        out["grid_sync_seconds"] = min(dispatch["grid_sync_seconds"], out["grid_barrier_seconds"])
     out["date"] = " and ".join(dict.fromkeys([*str(dispatch["date"]).split(" and "), *(r["date"] for r in runs)]))
     out["method"] = (f"{dispatch['method']}; module-call and recurrent floors: benchmarks/eager_host_calibrate.py "
                      f"(the least of {len(runs)} runs)")
