@@ -48,9 +48,12 @@ def _rnn(node: torch.fx.Node) -> tuple[int, int, int]:
     if not str(node.target).startswith(("solar.lstm", "solar.gru", "solar.rnn_")):
         return ()
     x, hx, layers, bidirectional, batch_first = (node.args[k] for k in (0, 1, 4, 7, 8))
-    shape = x.meta["val"].shape
-    steps = shape[1] if batch_first and len(shape) == 3 else shape[0]
-    h = (hx[0] if isinstance(hx, (list, tuple)) else hx).meta["val"].shape
+    state = hx[0] if isinstance(hx, (list, tuple)) else hx
+    xv, hv = (getattr(n, "meta", {}).get("val") for n in (x, state))
+    if xv is None or hv is None:  # no shapes recorded: the op's own floor applies
+        return ()
+    steps = xv.shape[1] if batch_first and xv.dim() == 3 else xv.shape[0]
+    h = hv.shape
     return int(steps) * int(layers) * (2 if bidirectional else 1), int(h[-1]), int(h[-2]) if len(h) == 3 else 1
 
 
