@@ -121,3 +121,41 @@ def test_merged_dispatch_takes_the_least():
     assert rnn[(8, 1)]["step_seconds"] == pytest.approx(2e-6) and rnn[(8, 1)]["call_seconds"] == pytest.approx(34e-6)
     assert rnn[(0, 0)] == rnn[(8, 1)] | {"hidden": 0, "batch": 0}
     assert out["date"] == "2026-12-01 and 2026-12-02"
+
+
+def test_sync_start_waits_for_the_start_event_before_the_call(monkeypatch):
+    """time_cuda(sync_start=True): flush, synchronize, record the start, wait for it, then call (the
+    host issues nothing before the GPU timestamps the start: head start 0); the default protocol
+    records the start right after enqueueing the flush."""
+    import torch
+
+    from solar.validate.timing import time_cuda
+
+    log: list[str] = []
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            pass
+
+        def record(self):
+            log.append("record")
+
+        def synchronize(self):
+            log.append("wait start")
+
+        def elapsed_time(self, other):
+            return 1.0
+
+    class Flush:
+        def fill_(self, value):
+            log.append("flush")
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: log.append("sync"))
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: Flush())
+    for sync_start, expected in ((True, ["flush", "sync", "record", "wait start", "call", "record"]),
+                                 (False, ["flush", "record", "call", "record"])):
+        log.clear()
+        t = time_cuda(lambda: log.append("call"), 1 << 20, reps=2, warmup=0, sync_start=sync_start)
+        # the sync after the (empty) warm-up, two timed calls, the final sync
+        assert log == ["sync", *expected, *expected, "sync"] and t.reps == 2 and t.min_seconds == 1e-3
