@@ -25,6 +25,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "h200"
 ROWS = RESULTS / "kernelbench_eager_host_rows.jsonl"
 MEASURED = RESULTS / "kernelbench_eager.jsonl"
 SYNCED = RESULTS / "kernelbench_level3_sync_start.jsonl"
+CORPUS_ROWS = RESULTS / "models_eager_host_rows.jsonl"  # the model corpus (benchmarks/models), against
+CORPUS = RESULTS / "models.jsonl"  # its eager timings
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,12 @@ def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, spec_path: Path
     else:
         raise SystemExit("no dispatch floors: the calibrated spec has no `dispatch` section; pass --dispatch-us")
     sync = GRID_SYNC_MARGIN * dispatch.grid_sync_seconds if dispatch is not None else 0.0
-    measured = {r["problem"]: r for r in _read(measured_path) if "eager" in r.get("measured", {})}
+    measured: dict[str, dict] = {}  # per problem, its fastest eager row (a file may time one twice)
+    for r in _read(measured_path):
+        t = r.get("measured", {}).get("eager")
+        if t is not None and (r["problem"] not in measured
+                              or t["min_seconds"] < measured[r["problem"]]["measured"]["eager"]["min_seconds"]):
+            measured[r["problem"]] = r
     synced = replace(floors, lead_seconds=0.0)  # the host issues nothing before the start event
     out = []
     for row in _read(rows_path):

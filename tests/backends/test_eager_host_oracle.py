@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from benchmarks.eager_host_join import MEASURED, ROWS, SYNCED, join, summary
+from benchmarks.eager_host_join import CORPUS, CORPUS_ROWS, MEASURED, ROWS, SYNCED, join, summary
 from solar.hardware.spec import calibrated_spec
 
 CALIBRATED = calibrated_spec("H200-SXM")
@@ -35,12 +35,14 @@ def test_unfused_never_above_eager():
 
 
 MEASUREMENTS = [MEASURED, *([SYNCED] if SYNCED.is_file() else [])]
+PAIRS = [(ROWS, m) for m in MEASUREMENTS] + ([(CORPUS_ROWS, CORPUS)] if CORPUS_ROWS.is_file() else [])
 
 
 @needs_floors
-@pytest.mark.parametrize("measured", MEASUREMENTS, ids=[p.stem for p in MEASUREMENTS])
-def test_eager_host_and_recurrence_never_above_eager(measured):
-    joined = join(measured_path=measured)
+@pytest.mark.parametrize("rows,measured", PAIRS, ids=[m.stem for _, m in PAIRS])
+def test_eager_host_and_recurrence_never_above_eager(rows, measured):
+    joined = join(rows_path=rows, measured_path=measured)
+    assert joined
     bad = [
         (j.problem, level, seconds, j.measured_seconds)
         for j in joined for level, seconds in j.bounds.items() if seconds > j.measured_seconds
