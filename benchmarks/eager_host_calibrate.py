@@ -26,134 +26,9 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-
-def type_name(cls: type) -> str:
-    """A module class as torch.export's nn_module_stack names it."""
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def module_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]]:
-    """Tiny calls of nn.Module leaves (train mode, as the benchmarks run them), keyed by type name;
-    the variants of one type span its arguments (the floor is their least)."""
-    nn = torch.nn
-    r = lambda *s: torch.randn(*s, device=dev)  # noqa: E731
-    x, x1, v, m, s3 = r(2, 8, 8, 8), r(2, 8), r(64), r(8, 8), r(2, 8, 16)
-    mods: dict[type, list[tuple[Any, Any]]] = {
-        nn.Identity: [(nn.Identity(), x)],
-        nn.Conv2d: [(nn.Conv2d(8, 8, 3, padding=1), x), (nn.Conv2d(8, 8, 1, bias=False), x),
-                    (nn.Conv2d(8, 8, 3, stride=2, groups=8, bias=False), x)],
-        nn.Conv1d: [(nn.Conv1d(8, 8, 3, padding=1), s3)],
-        nn.ConvTranspose2d: [(nn.ConvTranspose2d(8, 8, 2, stride=2), x)],
-        nn.BatchNorm2d: [(nn.BatchNorm2d(8), x), (nn.BatchNorm2d(8).eval(), x)],
-        nn.BatchNorm1d: [(nn.BatchNorm1d(8), x1), (nn.BatchNorm1d(8).eval(), x1)],
-        nn.LayerNorm: [(nn.LayerNorm(8), m)],
-        nn.Linear: [(nn.Linear(8, 8), m), (nn.Linear(8, 8, bias=False), m)],
-        nn.ReLU: [(nn.ReLU(), v), (nn.ReLU(inplace=True), v)],
-        nn.ReLU6: [(nn.ReLU6(), v), (nn.ReLU6(inplace=True), v)],
-        nn.GELU: [(nn.GELU(), v)],
-        nn.Tanh: [(nn.Tanh(), v)],
-        nn.Sigmoid: [(nn.Sigmoid(), v)],
-        nn.Softmax: [(nn.Softmax(dim=-1), m)],
-        nn.Dropout: [(nn.Dropout(0.0), v), (nn.Dropout(0.5), v), (nn.Dropout(0.0).eval(), v)],
-        nn.MaxPool2d: [(nn.MaxPool2d(2), x), (nn.MaxPool2d(3, 2, 1), x)],
-        nn.AvgPool2d: [(nn.AvgPool2d(2), x)],
-        nn.AdaptiveAvgPool2d: [(nn.AdaptiveAvgPool2d(1), x), (nn.AdaptiveAvgPool2d((1, 1)), x)],
-        nn.Flatten: [(nn.Flatten(), x)],
-    }
-    table: dict[str, list[Callable[[], object]]] = {}
-    for cls, variants in mods.items():
-        table[type_name(cls)] = [_bind(mod.to(dev), arg) for mod, arg in variants]
-    return table
-
-
-def _bind(mod: Any, arg: Any) -> Callable[[], object]:
-    return lambda: mod(arg)
-
-
-def module_floors(torch: Any, dev: str, sync: Callable[[], object]) -> dict[str, Any]:
-    """Least host seconds per call of each module type (minus an empty lambda's), per variant too."""
-    from solar.validate.dispatch import host_slope
-
-    empty = host_slope(lambda: None, sync)
-    floors: dict[str, float] = {}
-    variants: dict[str, list[float]] = {}
-    with torch.no_grad():
-        for name, fns in module_table(torch, dev).items():
-            for fn in fns:
-                for _ in range(3):
-                    fn()
-                sync()
-                t = host_slope(fn, sync) - empty
-                variants.setdefault(name, []).append(t)
-                if t > 0:
-                    floors[name] = min(floors.get(name, t), t)
-    return {"module_seconds": floors, "module_variant_seconds": variants, "empty_call_seconds": empty}
-
-
-# RNN variants: (cell, hidden, batch, layers, bidirectional); each timed at two sequence lengths.
-RNN_SHAPES = [(h, b, layers, bi) for h, b in ((8, 1), (256, 10)) for layers in (1, 2) for bi in (False, True)]
-RNN_STEPS = (8, 40)  # at most 40 x 2 x 2 = 160 layer-steps per call: far below the launch queue's depth
-
-
-def rnn_calls(torch: Any, dev: str, sync: Callable[[], object], runs: int = 7) -> list[dict[str, Any]]:
-    """Host seconds of one nn.LSTM / nn.GRU call (initial state given) started on an idle GPU (least
-    of `runs`), and its event-timed seconds, per (cell, hidden, batch, layers, bidirectional, steps)."""
-    out = []
-    for cell in ("LSTM", "GRU"):
-        for hidden, batch, layers, bi in RNN_SHAPES:
-            mod = getattr(torch.nn, cell)(hidden, hidden, layers, batch_first=True, bidirectional=bi).to(dev)
-            h = torch.zeros(layers * (2 if bi else 1), batch, hidden, device=dev)
-            state = (h, h.clone()) if cell == "LSTM" else h  # given, as the benchmarks give it: no zeros inside
-            for steps in RNN_STEPS:
-                x = torch.randn(batch, steps, hidden, device=dev)
-                host, event = float("inf"), float("inf")
-                with torch.no_grad():
-                    for _ in range(2):
-                        mod(x, state)
-                    for _ in range(runs):
-                        sync()
-                        t0 = time.perf_counter()
-                        mod(x, state)
-                        host = min(host, time.perf_counter() - t0)
-                        sync()
-                    if dev == "cuda":
-                        for _ in range(runs):
-                            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                            sync()
-                            s.record()
-                            mod(x, state)
-                            e.record()
-                            sync()
-                            event = min(event, s.elapsed_time(e) / 1e3)
-                out.append({"cell": cell, "hidden": hidden, "batch": batch, "layers": layers,
-                            "directions": 2 if bi else 1, "steps": steps, "host_seconds": host,
-                            "event_seconds": event if event < float("inf") else None})
-    return out
-
-
-def rnn_fit(calls: list[dict[str, Any]], key: str = "host_seconds") -> dict[tuple[str, int, int], dict[str, float]]:
-    """Per (cell, hidden, batch), and per cell over all shapes ((cell, 0, 0)), the host floor `call
-    + step * steps * layers * directions` below every measured call of it: `step` the least slope
-    of `key` (host or event-timed seconds) per layer-step over pairs of calls of one shape that
-    differ in one of steps, layers or directions only, `call` the least remainder. cuDNN's host time
-    per step depends on the shape (constant in steps at hidden 8, ~10 us per step at 256)."""
-    keys = ("hidden", "batch", "layers", "directions", "steps")
-    n = lambda c: c["steps"] * c["layers"] * c["directions"]  # noqa: E731
-    fit = {}
-    shapes = sorted({(c["cell"], c["hidden"], c["batch"]) for c in calls})
-    for cell, hidden, batch in [*shapes, *sorted({(s[0], 0, 0) for s in shapes})]:
-        rows = [c for c in calls if c["cell"] == cell and c[key] is not None
-                and (hidden == 0 or (c["hidden"], c["batch"]) == (hidden, batch))]
-        slopes = [
-            (b[key] - a[key]) / (n(b) - n(a))
-            for a in rows for b in rows if n(b) > n(a) and sum(a[k] != b[k] for k in keys) == 1
-        ]
-        if not rows or not slopes:
-            continue
-        step = max(0.0, min(slopes))
-        call = min(c[key] - step * n(c) for c in rows)
-        fit[(cell, hidden, batch)] = {"step_seconds": step, "call_seconds": max(0.0, call), "slopes": len(slopes)}
-    return fit
+from solar.validate.dispatch import (  # noqa: E402  (the measurements live with the other floors)
+    EMPTY_MODULE, module_floors, rnn_calls, rnn_fit, rnn_section,
+)
 
 
 def sync_start_lead(torch: Any, l2_bytes: int) -> dict[str, float]:
@@ -206,11 +81,6 @@ def atomic_barrier(torch: Any, sms: int) -> dict[str, Any]:
             "valid": int(stuck.item()) < cap}
 
 
-# The recurrent ops of the eager op list (solar.frontends.torch.lowerings.recurrent) by cell.
-RNN_OPS = {"LSTM": "solar.lstm.default", "GRU": "solar.gru.default"}
-EMPTY_MODULE = "torch.nn.modules.linear.Identity"
-
-
 def merged_dispatch(dispatch: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
     """`dispatch` (a spec's section) with the calibrations `runs` merged in, every floor the least."""
     out = dict(dispatch)
@@ -226,12 +96,7 @@ def merged_dispatch(dispatch: dict[str, Any], runs: list[dict[str, Any]]) -> dic
             key = tuple(c[k] for k in ("cell", "hidden", "batch", "layers", "directions", "steps"))
             if key not in calls or c["host_seconds"] < calls[key]["host_seconds"]:
                 calls[key] = c
-    fit = rnn_fit(list(calls.values()))
-    out["torch_rnn_seconds"] = {
-        op: [{"hidden": h, "batch": b, "call_seconds": f["call_seconds"], "step_seconds": f["step_seconds"]}
-             for (c, h, b), f in fit.items() if c == cell]
-        for cell, op in RNN_OPS.items()
-    }
+    out["torch_rnn_seconds"] = rnn_section(rnn_fit(list(calls.values())))
     ops = dict(dispatch["torch_eager_op_seconds"])
     for r in runs:
         for op, t in r["torch_eager_op_seconds"].items():

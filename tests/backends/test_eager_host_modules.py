@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.eager_host_calibrate import merged_dispatch, rnn_fit
+from benchmarks.eager_host_calibrate import merged_dispatch
+from solar.validate.dispatch import merge, rnn_fit
 from solar.backends.dispatch import Floors, HostCall, host_floors, pipeline_makespan
 
 US = 1e-6
@@ -159,3 +160,18 @@ def test_sync_start_waits_for_the_start_event_before_the_call(monkeypatch):
         t = time_cuda(lambda: log.append("call"), 1 << 20, reps=2, warmup=0, sync_start=sync_start)
         # the sync after the (empty) warm-up, two timed calls, the final sync
         assert log == ["sync", *expected, *expected, "sync"] and t.reps == 2 and t.min_seconds == 1e-3
+
+
+def test_calibration_merge_keeps_the_least_module_and_recurrent_floors():
+    def run(empty, conv, call, step):
+        return {"date": "d", "torch": "t", "jax": "j", "method": "m", "torch_eager_op_seconds": {"aten.add.Tensor": 9e-6},
+                "torch_eager_kernel_seconds": 9e-6, "torch_eager_any_seconds": 1e-7, "cuda_graph_kernel_seconds": 1e-6,
+                "grid_sync_seconds": 1e-6, "timing_lead_seconds": 2e-4, "timing_lead": {}, "errors": {},
+                "torch_empty_module_seconds": empty, "torch_module_seconds": {CONV: conv},
+                "torch_rnn_seconds": {"solar.lstm.default": [{"hidden": 256, "batch": 10, "call_seconds": call,
+                                                              "step_seconds": step}]}}
+    out = merge([run(0.9e-6, 15e-6, 100e-6, 9e-6), run(0.8e-6, 16e-6, 110e-6, 8e-6)])
+    assert out["torch_empty_module_seconds"] == 0.8e-6 and out["torch_module_seconds"] == {CONV: 15e-6}
+    # the least call and the least step: below both runs' lines
+    assert out["torch_rnn_seconds"] == {"solar.lstm.default": [
+        {"hidden": 256, "batch": 10, "call_seconds": 100e-6, "step_seconds": 8e-6}]}
