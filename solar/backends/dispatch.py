@@ -14,7 +14,7 @@ gives (`--dispatch-us`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
@@ -65,6 +65,16 @@ class Floors:
     empty_module_seconds: float = 0.0
     modules: Mapping[str, float] = field(default_factory=dict)
     rnn: Mapping[str, Mapping[tuple[int, int], tuple[float, float]]] = field(default_factory=dict)
+
+    def scaled(self, k: float) -> Floors:
+        """Every floor times k (a host uniformly k times slower): every a_i scales by k."""
+        return replace(
+            self, source=f"{self.source}, x{k:.6g}", kernel_seconds=self.kernel_seconds * k,
+            any_seconds=self.any_seconds * k, by_op={op: v * k for op, v in self.by_op.items()},
+            empty_module_seconds=self.empty_module_seconds * k,
+            modules={cls: v * k for cls, v in self.modules.items()},
+            rnn={op: {shape: (c * k, t * k) for shape, (c, t) in fits.items()} for op, fits in self.rnn.items()},
+        )
 
     def floor(self, op: str, launches: bool, rnn: tuple[int, int, int] = ()) -> float:
         base = self.by_op[op] if op in self.by_op else self.kernel_seconds if launches else self.any_seconds
