@@ -403,12 +403,7 @@ def _dispatch_rows(
 
 
 def _scaled(floors: Any, k: float) -> Any:
-    from dataclasses import replace
-
-    return replace(
-        floors, source=f"{floors.source}, x{k:.6g}", kernel_seconds=floors.kernel_seconds * k,
-        any_seconds=floors.any_seconds * k, by_op={op: v * k for op, v in floors.by_op.items()},
-    )
+    return floors.scaled(k)  # every floor (ops, module calls, recurrent steps) times k
 
 
 def _fmt(seconds: float) -> str:

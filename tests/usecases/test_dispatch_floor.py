@@ -4,7 +4,6 @@ floors (solar.usecases.dispatch_floor), re-priced through the level itself."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
 import torch
@@ -85,9 +84,7 @@ def test_provision_floor_reprices_through_the_eager_host_level(tmp_path):
     a = analyze_graph(loaded.graph, spec, Assumptions(tf32_flags=loaded.flags))
     base = floors_from_spec(spec.name, calibrated_spec(spec.name).dispatch)
     for k, above in ((scale, False), (scale * 1.001, True)):
-        scaled = replace(base, kernel_seconds=base.kernel_seconds * k, any_seconds=base.any_seconds * k,
-                         by_op={op: v * k for op, v in base.by_op.items()})
-        seconds = eager_host(a, _eager_calls(loaded), scaled).bound.seconds
+        seconds = eager_host(a, _eager_calls(loaded), base.scaled(k)).bound.seconds
         assert (seconds > target * (1 + 1e-12)) is above
     assert p.dispatch_curve[0].seconds == pytest.approx(p.eager_device_seconds, rel=1e-15)
     from solar.usecases.plots import provision_plane
