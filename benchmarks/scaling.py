@@ -97,8 +97,8 @@ def run_one(family: str, size: int, seq: int, archs: tuple[str, ...]) -> dict:
 
     list_specs()  # the spec files, read once per process
     if family.startswith("llama"):
-        import transformers  # noqa: F401  (its import is import time, not build time)
-        import transformers.models.llama.modeling_llama  # noqa: F401  (imported lazily by a build)
+        # transformers and its Llama code (imported lazily by a build): import time, not build time
+        import transformers.models.llama.modeling_llama  # noqa: F401
     times["import"] = CLOCK() - t0
     if family == "llama-hf":
         return _run_hf(size, seq, archs, times, wall0)

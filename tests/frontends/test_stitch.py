@@ -19,12 +19,12 @@ from solar.ir.nodes import Program, Role
 from solar.report import group_ops
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hf"
-TINY = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, vocab_size=128)
-QWEN2 = dict(
-    model_type="qwen2", num_key_value_heads=2, max_position_embeddings=256, torch_dtype="bfloat16",
-    use_sliding_window=False, sliding_window=4096, max_window_layers=28, tie_word_embeddings=False,
-)
-GPT2 = dict(model_type="gpt2", n_embd=64, n_head=4, vocab_size=128, n_positions=64, torch_dtype="float32")
+TINY = {"hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4, "vocab_size": 128}
+QWEN2 = {
+    "model_type": "qwen2", "num_key_value_heads": 2, "max_position_embeddings": 256, "torch_dtype": "bfloat16",
+    "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28, "tie_word_embeddings": False,
+}
+GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_head": 4, "vocab_size": 128, "n_positions": 64, "torch_dtype": "float32"}
 
 
 def config(tmp_path: Path, base: str | dict, layers: int, **extra) -> str:
@@ -59,9 +59,9 @@ def canonical_calls(loaded) -> list:
 
 
 CASES = {  # id -> (config, layers, scenario, extra config)
-    "llama-prefill": ("llama2-7b.json", 6, Scenario("prefill", 1, 8, 0), dict(num_key_value_heads=2)),
-    "llama-decode": ("llama2-7b.json", 5, Scenario("decode", 2, 1, 12), dict(num_key_value_heads=2)),
-    "mistral-decode": ("mistral-7b.json", 5, Scenario("decode", 1, 1, 8), dict(num_key_value_heads=2)),
+    "llama-prefill": ("llama2-7b.json", 6, Scenario("prefill", 1, 8, 0), {"num_key_value_heads": 2}),
+    "llama-decode": ("llama2-7b.json", 5, Scenario("decode", 2, 1, 12), {"num_key_value_heads": 2}),
+    "mistral-decode": ("mistral-7b.json", 5, Scenario("decode", 1, 1, 8), {"num_key_value_heads": 2}),
     "qwen2-prefill": (QWEN2, 5, Scenario("prefill", 1, 8, 0), {}),
     "gpt2-decode": (GPT2, 5, Scenario("decode", 1, 1, 6), {}),
 }

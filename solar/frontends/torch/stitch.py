@@ -26,10 +26,24 @@ identical (class, parameter shapes, per-layer config) is the caller's to check b
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from solar.ir.nodes import Call, Cast, Expr, Indirect, Load, Origin, Program, Role, Seq, Stmt, Store, TensorDecl
+from solar.ir.nodes import (
+    Call,
+    Cast,
+    Expr,
+    Indirect,
+    Load,
+    Origin,
+    Program,
+    Role,
+    Seq,
+    Stmt,
+    Store,
+    TensorDecl,
+)
 
 TRACED = 4  # layers traced: 0 (first), 1 (the template), 2 (checks it), 3 (last)
 
@@ -290,7 +304,7 @@ def stitch(program: Program, p: Plan) -> Program:
     layout, n, extra = p.layout, p.layers, p.layers - TRACED
     stmts = program.stmts
     labels = [None if s.origin is None else layout.layer(s.origin.module) for s in stmts]
-    head, spans, tail = _runs(labels, "statements")
+    _head, spans, tail = _runs(labels, "statements")
 
     def moved(s: Stmt, fn: Callable[[str], str], src: int | None, dst: int | None, by: int) -> Stmt:
         o = s.origin
@@ -344,7 +358,10 @@ def _tensors(program: Program, p: Plan, names: _Names) -> tuple[TensorDecl, ...]
 
 def _per_layer_head(head: Sequence[Any], counted: set) -> int:
     """The length of a group of top-level calls that opens the program once per traced layer
-    (setting up each layer's cache) and leaves no statement of its own, else 0."""
+    and leaves no statement of its own, else 0: the `hf:` step's wrapper makes one cache-length
+    tensor per layer before the model runs (solar.frontends.torch.hf._Step), and a full trace
+    dispatches that group N times. (A model whose own first calls happened to repeat exactly
+    TRACED times would get N copies too; they cost host dispatch time only, in eager_host.)"""
     for g in range(1, len(head) // TRACED + 1):
         key = [(c.op, c.view) for c in head[: g * (TRACED + 1)]]
         if all(key[i] == key[i % g] for i in range(g * TRACED)) and key[g * TRACED :] != key[:g]:
@@ -360,7 +377,7 @@ def stitch_calls(calls: Sequence[Any], modules: Sequence[str], p: Plan, counted:
     before the first (`_per_layer_head`; `counted`: the instances that have statements) is made
     N times, without an instance."""
     labels = [p.layout.layer(m) for m in modules]
-    head_end, spans, tail = _runs(labels, "eager calls")
+    head_end, spans, _tail = _runs(labels, "eager calls")
     (a0, a1), (b0, b1) = spans[1], spans[2]
 
     def by(c: Any, d: int) -> Any:
