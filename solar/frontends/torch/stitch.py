@@ -356,14 +356,19 @@ def _tensors(program: Program, p: Plan, names: _Names) -> tuple[TensorDecl, ...]
 # ---- eager calls ---------------------------------------------------------------------------------
 
 
+# The eager calls of `torch.tensor(value)` in a traced forward: what a per-layer constant costs.
+CONSTANT_CALLS = frozenset({"aten.lift_fresh_copy.default", "aten.detach_.default", "aten.detach.default"})
+
+
 def _per_layer_head(head: Sequence[Any], counted: set) -> int:
-    """The length of a group of top-level calls that opens the program once per traced layer
-    and leaves no statement of its own, else 0: the `hf:` step's wrapper makes one cache-length
-    tensor per layer before the model runs (solar.frontends.torch.hf._Step), and a full trace
-    dispatches that group N times. (A model whose own first calls happened to repeat exactly
-    TRACED times would get N copies too; they cost host dispatch time only, in eager_host.)"""
+    """The length of a group of top-level calls that opens the program once per traced layer,
+    makes constants only (CONSTANT_CALLS) and leaves no statement of its own, else 0: the `hf:`
+    step's wrapper makes one cache-length tensor per layer before the model runs
+    (solar.frontends.torch.hf._Step), and a full trace dispatches that group N times."""
     for g in range(1, len(head) // TRACED + 1):
         key = [(c.op, c.view) for c in head[: g * (TRACED + 1)]]
+        if any(op not in CONSTANT_CALLS for op, _ in key[:g]):
+            return 0
         if all(key[i] == key[i % g] for i in range(g * TRACED)) and key[g * TRACED :] != key[:g]:
             block = head[: g * TRACED]
             return 0 if any(c.instance in counted for c in block) else g
