@@ -131,7 +131,12 @@ def test_layers_that_differ_are_not_shared(tmp_path):
     assert hf.unshared(full, small) is None
     import torch
 
-    full.module.lm.model.layers[3].mlp.up_proj = torch.nn.Linear(64, 80, bias=False)
+    layers = full.module.lm.model.layers
+    layers[4].mlp.up_proj = layers[2].mlp.up_proj  # ALBERT-style sharing
+    assert hf.unshared(full, small) == "decoder layers 2 and 4 share a parameter or buffer"
+    layers[4].mlp.up_proj = layers[3].mlp.up_proj = torch.nn.Linear(64, 80, bias=False)
+    assert hf.unshared(full, small) == "decoder layers 3 and 4 share a parameter or buffer"
+    layers[4].mlp.up_proj = torch.nn.Linear(64, 96, bias=False)
     assert hf.unshared(full, small) == "decoder layer 3 differs from layer 1 (class, parameter shapes or attributes)"
 
 

@@ -251,8 +251,9 @@ def layer_list(built: Built) -> tuple[str, torch.nn.ModuleList] | None:
 
 def unshared(full: Built, small: Built) -> str | None:
     """Why the step `full` may not be stitched from `small` (the same step built with fewer
-    layers; solar.frontends.torch.stitch), or None where it may: every layer but the first is
-    the same module up to renaming (class, parameter and buffer shapes and dtypes, attributes),
+    layers; solar.frontends.torch.stitch), or None where it may: no two layers share a parameter,
+    every layer but the first is the same module up to renaming (class, parameter and buffer
+    shapes and dtypes, attributes),
     the per-layer config lists agree on them, and `small`'s layers are those of `full`."""
     from solar.frontends.torch.stitch import layer_signature
 
@@ -263,6 +264,11 @@ def unshared(full: Built, small: Built) -> str | None:
     for key, value in vars(full.config).items():
         if isinstance(value, (list, tuple)) and len(value) == full.layers and len(set(map(repr, value[1:]))) > 1:
             return f"the config's per-layer {key} differs between layers"
+    owners: dict[int, int] = {}
+    for k, layer in enumerate(big):
+        for t in (*layer.parameters(), *layer.buffers()):
+            if owners.setdefault(id(t), k) != k:
+                return f"decoder layers {owners[id(t)]} and {k} share a parameter or buffer"
     one = layer_signature(big[1], full.config)
     for k in range(2, len(big)):
         if layer_signature(big[k], full.config) != one:
