@@ -1,5 +1,5 @@
 """Structure sharing of repeated layers (solar.frontends.torch.stitch): an `hf:` step of N identical
-layers traced with 4 and stitched to N equals the full trace of N layers up to a canonical renaming
+layers traced with 4 and stitched to N (Mixtral: its expert loop an in-order loop) equals the full trace of N layers up to a canonical renaming
 of temps and op instances (params and inputs keep the model's names), with every total, bound and
 eager call identical; layers that differ are traced one by one."""
 
@@ -62,6 +62,7 @@ CASES = {  # id -> (config, layers, scenario, extra config)
     "llama-prefill": ("llama2-7b.json", 6, Scenario("prefill", 1, 8, 0), {"num_key_value_heads": 2}),
     "llama-decode": ("llama2-7b.json", 5, Scenario("decode", 2, 1, 12), {"num_key_value_heads": 2}),
     "mistral-decode": ("mistral-7b.json", 5, Scenario("decode", 1, 1, 8), {"num_key_value_heads": 2}),
+    "mixtral-decode": ("mixtral-8x7b.json", 5, Scenario("decode", 1, 1, 8), {"num_key_value_heads": 2}),
     "qwen2-prefill": (QWEN2, 5, Scenario("prefill", 1, 8, 0), {}),
     "gpt2-decode": (GPT2, 5, Scenario("decode", 1, 1, 6), {}),
 }

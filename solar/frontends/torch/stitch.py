@@ -33,9 +33,12 @@ from typing import Any
 from solar.ir.nodes import (
     Call,
     Cast,
+    Const,
     Expr,
+    Index,
     Indirect,
     Load,
+    Order,
     Origin,
     Program,
     Role,
@@ -43,6 +46,7 @@ from solar.ir.nodes import (
     Stmt,
     Store,
     TensorDecl,
+    rebuild,
 )
 
 TRACED = 4  # layers traced: 0 (first), 1 (the template), 2 (checks it), 3 (last)
@@ -63,13 +67,17 @@ def _expr(e: Expr, fn: Callable[[str], str]) -> Expr:
             return Call(op, tuple(_expr(a, fn) for a in args))
         case Cast(dtype, arg):
             return Cast(dtype, _expr(arg, fn))
-    return e
+        case Order():
+            return replace(e, key=_expr(e.key, fn))
+        case Const() | Index():
+            return e
+    raise NotShareable(f"no renaming for a {type(e).__name__} expression")
 
 
 def _index(index: tuple, fn: Callable[[str], str]) -> tuple:
     if all(not isinstance(t, Indirect) for t in index):
         return index
-    return tuple(Indirect(_expr(t.value, fn), t.offset) if isinstance(t, Indirect) else t for t in index)
+    return tuple(replace(t, value=_expr(t.value, fn)) if isinstance(t, Indirect) else t for t in index)
 
 
 def renamed(stmt: Stmt, fn: Callable[[str], str], origin: Origin | None) -> Stmt:
@@ -203,10 +211,11 @@ def plan(program: Program, layout: Layout, layers: int) -> Plan:
     """Check that `program` (traced with TRACED layers) can be stitched to `layers` layers."""
     if layers < TRACED:
         raise NotShareable(f"{layers} layers: fewer than the {TRACED} a shared trace needs")
-    if any(isinstance(node, Seq) for node in program.body):
-        raise NotShareable("the program has in-order loops")
     stmts = program.stmts
     labels = [None if s.origin is None else layout.layer(s.origin.module) for s in stmts]
+    for start, node in zip(_starts(program), program.body):
+        if isinstance(node, Seq) and len(set(labels[start : start + _count(node)])) > 1:
+            raise NotShareable("an in-order loop holds statements of more than one layer")
     _, spans, _ = _runs(labels, "statements")
     owner = _owners(program, labels)
     (a0, a1), (b0, b1) = spans[1], spans[2]
@@ -313,17 +322,40 @@ def stitch(program: Program, p: Plan) -> Program:
             o = replace(o, instance=o.instance + by, module=module)
         return renamed(s, fn, o)
 
-    out = list(stmts[: spans[1][0]])  # top-level head and layer 0
+    starts = _starts(program)
+    body = program.body
+
+    def nodes(lo: int, hi: int, edit: Callable[[Stmt], Stmt]) -> list:
+        """The top-level nodes holding statements lo..hi, their statements edited (an in-order
+        loop keeps its shape: `rebuild` puts the edited flattened statements back into it)."""
+        picked = [k for k, st in enumerate(starts) if lo <= st < hi]
+        return [x for k in picked for x in rebuild((body[k],), iter([edit(t) for t in stmts[starts[k] : starts[k] + _count(body[k])]]))]
+
+    out = list(body[: next(k for k, st in enumerate(starts) if st >= spans[1][0])])  # head, layer 0
     for k in range(1, n - 1):
         fn = names.in_copy(k)
-        out += [moved(s, fn, 1, k, (k - 1) * p.shift) for s in stmts[slice(*spans[1])]]
+        out += nodes(*spans[1], lambda s, fn=fn, k=k: moved(s, fn, 1, k, (k - 1) * p.shift))
     last = TRACED - 1
-    out += [moved(s, names.in_last, last, n - 1, extra * p.shift) for s in stmts[slice(*spans[last])]]
-    out += [moved(s, names.in_last, None, None, extra * p.shift) for s in stmts[tail:]]
+    out += nodes(*spans[last], lambda s: moved(s, names.in_last, last, n - 1, extra * p.shift))
+    out += nodes(tail, len(stmts), lambda s: moved(s, names.in_last, None, None, extra * p.shift))
     tensors = _tensors(program, p, names)
     if len({t.name for t in tensors}) != len(tensors):
         raise NotShareable("the stitched tensor names collide")
     return Program(program.name, tensors, tuple(out), program.symbols)
+
+
+def _count(node: Any) -> int:
+    """Statements in a top-level node (an in-order loop holds its body's)."""
+    return sum(_count(x) for x in node.body) if isinstance(node, Seq) else 1
+
+
+def _starts(program: Program) -> list[int]:
+    """The index in `program.stmts` of each top-level node's first statement."""
+    out, i = [], 0
+    for node in program.body:
+        out.append(i)
+        i += _count(node)
+    return out
 
 
 def _tensors(program: Program, p: Plan, names: _Names) -> tuple[TensorDecl, ...]:
