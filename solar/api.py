@@ -23,7 +23,7 @@ class Loaded:
     traced: Any = None
     notes: tuple[str, ...] = ()  # assumption lines from the frontend (module mode, structure used)
     provenance: tuple[Any, ...] = ()  # where each part of the IR came from (frontends.llm.Provenance)
-    serving: Any = None  # an hf: step: (hf.Built, Loaded of 0 layers, Loaded of 1 layer)
+    serving: Any = None  # an hf: step: (hf.Built, Loaded of n layers, of n + 1 layers, how n was chosen)
 
     @functools.cached_property
     def graph(self) -> Any:
@@ -126,14 +126,50 @@ def load_hf(spec: str, step: Any) -> Loaded:
     causal LM built from its config, traced as an in-memory module; the same step built with 0
     and 1 decoder layers gives the per-layer bound."""
     from solar.frontends.torch import hf
+    from solar.frontends.torch.stitch import TRACED, NotShareable
 
     spec = spec[3:] if spec.startswith("hf:") else spec
     built = hf.build(spec, step)
+    why = f"{built.layers} layers (sharing needs {TRACED})"
+    if built.layers >= TRACED:
+        small = hf.build(spec, step, layers=TRACED)
+        why = hf.unshared(built, small)
+        if why is None:
+            try:
+                return _load_hf_shared(built, small)
+            except NotShareable as exc:
+                why = str(exc)
     loaded = _load_torch_module(built.module, built.inputs, "eval", False)
     small = [hf.build(spec, step, layers=n) for n in (0, 1)]
     parts = tuple(_load_torch_module(b.module, b.inputs, "eval", False) for b in small)
-    notes = (*loaded.notes, *built.notes())
-    return Loaded(loaded.program, loaded.flags, None, loaded.traced, notes, serving=(built, *parts))
+    line = "per-layer bound: one decoder layer's share (the step built with 0 and with 1 layer; layers identical)"
+    notes = (*loaded.notes, *built.notes(), f"layers not shared: {why}")
+    return Loaded(loaded.program, loaded.flags, None, loaded.traced, notes, serving=(built, *parts, line))
+
+
+def _load_hf_shared(built: Any, small: Any) -> Loaded:
+    """The step of `built` stitched from a trace of `small` (solar.frontends.torch.stitch); the
+    per-layer bound is the difference of the programs of TRACED and TRACED + 1 layers."""
+    from solar.frontends.torch import hf, trace_module
+    from solar.frontends.torch.stitch import TRACED, lower_shared
+
+    traced = trace_module(small.module, small.inputs, mode="eval")
+    shared = lower_shared(traced, hf.layer_list(small)[0])
+    program, stitched = shared.at(built.layers)
+    parts = []
+    for n in (TRACED, TRACED + 1):
+        p, t = (program, stitched) if n == built.layers else shared.at(n)
+        parts.append(Loaded(p, traced.flags, None, t, tuple(t.notes())))
+    line = (
+        f"per-layer bound: one decoder layer's share (the step with {TRACED} and with {TRACED + 1} "
+        "layers; layers identical)"
+    )
+    sharing = (
+        f"layers shared: layers 2..{built.layers - 2} are copies of layer 1 (identical modules, traced "
+        f"{TRACED} of {built.layers} layers)"
+    )
+    notes = (*stitched.notes(), *built.notes(), sharing)
+    return Loaded(program, traced.flags, None, stitched, notes, serving=(built, *parts, line))
 
 
 def load_ir_file(path: str | Path) -> Program:
@@ -243,7 +279,7 @@ def _with_serving(report: Report, serving: Any, arch: str, precision: str, clock
     from solar.frontends.torch.hf import per_layer
     from solar.report import ServingReport
 
-    built, zero, one = serving
+    built, zero, one, line = serving
     b0, b1 = (analyze_loaded(x, arch, precision, clock_mhz, cache).bounds for x in (zero, one))
     step = built.scenario
     facts = ServingReport(
@@ -251,7 +287,6 @@ def _with_serving(report: Report, serving: Any, arch: str, precision: str, clock
         layers=built.layers, weight_bytes=built.weight_bytes, kv_cache_bytes=built.kv_cache_bytes,
         per_layer=per_layer(b0, b1),
     )
-    line = "per-layer bound: one decoder layer's share (the step built with 0 and with 1 layer; layers identical)"
     return report.model_copy(update={"serving": facts, "assumptions": [*report.assumptions, line]})
 
 

@@ -288,12 +288,16 @@ def _in_bytes(program, du, nodes, inside, stmts, kernel_of, fusable) -> float:
     """Bytes of values that must enter the kernel: per root, the elements the kernel reads of the
     tensor that carries them (one-to-one with the root's), at the narrowest width on the way."""
     written = {s.target.tensor for s in stmts}
+    reading: dict[str, list[Stmt]] = {}  # tensor -> the kernel's statements reading it, in order
+    for s in stmts:
+        for t in dict.fromkeys(ld.tensor for ld in s.loads()):
+            reading.setdefault(t, []).append(s)
     per_root: dict[str, float] = {}
-    for tensor in sorted({ld.tensor for s in stmts for ld in s.loads()} - written):
+    for tensor in sorted(reading.keys() - written):
         found = _root(program, du, nodes, tensor, inside, kernel_of, fusable)
         if found is None:
             continue
-        readers = tuple(s for s in stmts if any(ld.tensor == tensor for ld in s.loads()))
+        readers = tuple(reading[tensor])
         dtype = _narrowest((found[1], *(c for s in readers for c in _casts(s))))
         count = int(polyhedral.tensor_footprint(program, tensor, "read", readers))
         per_root[found[0]] = max(per_root.get(found[0], 0.0), dtype.storage_bytes(count))

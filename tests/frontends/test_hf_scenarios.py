@@ -87,6 +87,7 @@ def test_tied_embeddings_count_once(tmp_path):
     path, c = shrunk(tmp_path, "llama2-7b.json", 4, tie_word_embeddings=True)
     report = analyze_loaded(load_hf(f"hf:{path}", Scenario("decode", 1, 1, 4)), "H100-SXM")
     assert report.serving.weight_bytes == params(c) * 2
+    assert "layers not shared: 2 layers (sharing needs 4)" in report.assumptions
 
 
 def test_shipped_configs_read():

@@ -127,7 +127,7 @@ def instance_numbers(exported: torch.export.ExportedProgram) -> dict[str, int]:
     return numbers
 
 
-def _module_path(node: torch.fx.Node) -> str:
+def module_path(node: torch.fx.Node) -> str:
     """The qualified name of the innermost module that called this node (`layers.3.self_attn.q_proj`),
     read from the export's `nn_module_stack`; "" for the top-level module's own ops."""
     stack = node.meta.get("nn_module_stack") or {}
@@ -255,7 +255,7 @@ def convert_returning(
                 else "torch.backends.cuda.matmul.allow_tf32",
                 False,
             )
-            b.origin = Origin(op_name, instance, src, tf32, _module_path(node))
+            b.origin = Origin(op_name, instance, src, tf32, module_path(node))
             args = torch.fx.node.map_arg(node.args, lambda n: env[n.name])
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n.name])
             view_of[node.name] = _viewed(node, view_of)

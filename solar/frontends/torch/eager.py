@@ -23,13 +23,15 @@ Modules = tuple[tuple[str, str], ...]
 
 @dataclass(frozen=True, slots=True)
 class PreCall:
-    """One node of the exported graph before decomposition: its fx name and its op."""
+    """One node of the exported graph before decomposition: its fx name, its op and the module
+    path of the layer that called it."""
 
     name: str
     op: str
     view: bool
     modules: Modules = ()
     rnn: tuple[int, int, int] = ()  # a recurrent op's (steps x layers x directions, hidden, batch)
+    module: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,8 @@ def _is_view(target: object) -> bool:
 
 def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
     """The eager calls of a graph before run_decompositions (getitem and export-only nodes left out)."""
+    from solar.frontends.torch.convert import module_path
+
     calls = []
     for node in graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem:
@@ -79,7 +83,7 @@ def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
         op = str(node.target)
         if not isinstance(node.target, torch._ops.OpOverload) or any(k in op for k in _NOT_EAGER):
             continue
-        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn(node)))
+        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn(node), module_path(node)))
     return tuple(calls)
 
 
@@ -87,6 +91,9 @@ def eager_calls(traced: object) -> tuple[EagerCall, ...]:
     """The eager calls of a Traced program (empty when the loader recorded none: a training step)."""
     from solar.frontends.torch.convert import instance_numbers
 
+    stitched = getattr(traced, "stitched_calls", None)  # a program stitched from a shorter trace
+    if stitched is not None:
+        return stitched
     pre = getattr(traced, "eager", ())
     if not pre:
         return ()
