@@ -109,6 +109,9 @@ def test_stitched_equals_full_trace(loads, case):
     assert a.totals == b.totals
     assert {k: v.seconds for k, v in a.bounds.items()} == {k: v.seconds for k, v in b.bounds.items()}
     assert "eager_host" in a.bounds
+    # with this host's calibrated floors (per-op, nn.Module calls, recurrent steps): equal too
+    ca, cb = (analyze_loaded(x, "H200-SXM").bounds["eager_host"] for x in (shared, full))
+    assert ca.seconds == cb.seconds
     # --group-by layer lists every layer, each with the same ops as in the full trace
     rows = [{r.name: (r.count, r.flops) for r in group_ops(x.ops, "layer")} for x in (a, b)]
     assert rows[0] == rows[1] and sum(name[-1].isdigit() for name in rows[0]) == layers

@@ -417,7 +417,9 @@ def stitch_calls(calls: Sequence[Any], modules: Sequence[str], p: Plan, counted:
     head_end, spans, _tail = _runs(labels, "eager calls")
     (a0, a1), (b0, b1) = spans[1], spans[2]
 
-    def by(c: Any, d: int) -> Any:
+    def by(c: Any, d: int, src: int = 1, dst: int = 1) -> Any:
+        if src != dst and c.modules:  # the module calls of layer src become those of layer dst
+            c = replace(c, modules=tuple((_moved_key(k, p.layout.prefix, src, dst), cls) for k, cls in c.modules))
         return c if c.instance is None or d == 0 else replace(c, instance=c.instance + d)
 
     one, two = calls[a0:a1], calls[b0:b1]
@@ -431,10 +433,23 @@ def stitch_calls(calls: Sequence[Any], modules: Sequence[str], p: Plan, counted:
     out += [replace(c, instance=None) for c in calls[:g]] * (p.layers - TRACED)
     out += calls[g * TRACED : spans[1][0]]
     for k in range(1, p.layers - 1):
-        out += [by(c, (k - 1) * p.shift) for c in one]
+        out += [by(c, (k - 1) * p.shift, 1, k) for c in one]
     extra = (p.layers - TRACED) * p.shift
-    out += [by(c, extra) for c in calls[spans[TRACED - 1][0] :]]
+    out += [by(c, extra, TRACED - 1, p.layers - 1) for c in calls[spans[TRACED - 1][0] :]]
     return tuple(out)
+
+
+def _moved_key(key: str, prefix: str, src: int, dst: int) -> str:
+    """An nn_module_stack key (`L__self__model.layers.1.mlp`, `...@2` for a repeated call) of layer
+    `src` as the key of the same module in layer `dst`; a key of no layer `src` is kept."""
+    head = f"{prefix}{src}"
+    i = key.find(head)
+    while i >= 0:
+        j = i + len(head)
+        if (j == len(key) or key[j] in ".@") and (i == 0 or key[i - 1] in "._"):
+            return f"{key[:i]}{prefix}{dst}{key[j:]}"
+        i = key.find(head, i + 1)
+    return key
 
 
 # ---- module identity -----------------------------------------------------------------------------
