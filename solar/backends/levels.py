@@ -38,7 +38,7 @@ def with_levels(
     measured = calibrated.dispatch if calibrated is not None else None
     levels, notes = list(analysis.levels), list(analysis.notes)
     floors_by_instance: dict = {}
-    if find_chains(graph.program):
+    if find_chains(graph):
         if grid_sync_seconds is not None:
             sync, source = grid_sync_seconds, "given (--grid-sync-us)"
         elif measured is not None:
@@ -47,7 +47,7 @@ def with_levels(
         else:
             sync, source = 0.0, f"none: {spec.name} has no calibrated grid-sync floor, 0 assumed"
         rec = recurrence_bound(
-            graph.program, graph_work(graph), spec, assumptions,
+            graph, graph_work(graph), spec, assumptions,
             analysis.cache_aware or analysis.fused, sync, source,
         )
         if rec is not None:
