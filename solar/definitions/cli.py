@@ -73,18 +73,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from solar.kernelbench.cli import _stopped_note
-    from solar.kernelbench.signals import Interrupted, signals_as_exceptions
+    from solar.kernelbench.cli import stoppable
 
-    with signals_as_exceptions():
-        try:
-            return _run(args)
-        except Interrupted as stop:
-            from solar.kernelbench.zygote import stop_server
-
-            stop_server()
-            print(f"solar: {_stopped_note(stop.name, args.out)}", file=sys.stderr)
-            return stop.exit_code
+    return stoppable(_run, args)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -93,30 +84,20 @@ def _run(args: argparse.Namespace) -> int:
     from solar.definitions.report import definition_rows, write_definitions_report
     from solar.definitions.scores import DEFAULT_SUSPICIOUS_RATIO, load_timings
     from solar.definitions.suite import cases, find_definitions, write_problems
-    from solar.hardware import get_spec
-    from solar.kernelbench.cli import analysis_flags, check_analysis_flags, check_out
+    from solar.kernelbench.cli import checked_batch_flags, run_config
     from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
-    from solar.kernelbench.runner import RunConfig, resolve_archs, run_analysis
+    from solar.kernelbench.runner import run_analysis
 
     console = Console(stderr=True, highlight=False)
     entries = find_definitions(args.root, args.definitions)  # every file is checked first
     all_cases = cases(entries)
-    archs = resolve_archs(args.arch)
-    if args.measured_arch is not None:
-        get_spec(args.measured_arch)
     ratio = DEFAULT_SUSPICIOUS_RATIO if args.suspicious_ratio is None else args.suspicious_ratio
     if not ratio >= 1.0:
         raise UsageError(f"--suspicious-ratio must be at least 1 (a multiple of T_SOL), got {ratio!r}")
-    check_out(args.out)
-    flags = analysis_flags(args)
-    check_analysis_flags(flags, list(archs.values()))
+    archs, flags = checked_batch_flags(args)
     timings = [t for f in args.measured for t in load_timings(f, args.measured_arch)]
     problems = write_problems(all_cases, args.out)
-    config = RunConfig(
-        problems=tuple(problems), archs=archs, out=args.out, flags=flags, jobs=args.jobs,
-        timeout_s=args.timeout, force=args.force, isolation=args.isolation, ray=args.ray,
-        retry=tuple(s for s, on in (("timeout", args.retry_timeouts), ("error", args.retry_errors)) if on),
-    )
+    config = run_config(args, problems, archs, flags)
     stats = run_analysis(config)
     console.print(
         f"bounded {stats.launched} workloads of {len(entries)} definitions in {stats.wall_seconds:.1f} s "

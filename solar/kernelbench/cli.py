@@ -222,19 +222,58 @@ def check_out(out: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The subcommand: flags checked, the suite analysed (and measured), the report written. A stop
-    signal ends it with one line and 128 + the signal's number (solar.kernelbench.signals)."""
+    """The subcommand: flags checked, the suite analysed (and measured), the report written."""
+    return stoppable(_run, args)
+
+
+def stoppable(body, args: argparse.Namespace) -> int:
+    """`body(args)`; a stop signal ends it with one line and 128 + the signal's number
+    (solar.kernelbench.signals), the rows in args.out kept."""
     from solar.kernelbench.signals import Interrupted, signals_as_exceptions
 
     with signals_as_exceptions():
         try:
-            return _run(args)
+            return body(args)
         except Interrupted as stop:
             from solar.kernelbench.zygote import stop_server
 
             stop_server()
             print(f"solar: {_stopped_note(stop.name, args.out)}", file=sys.stderr)
             return stop.exit_code
+
+
+def checked_batch_flags(args: argparse.Namespace) -> tuple[dict, tuple[str, ...]]:
+    """The flags every batch command shares, checked before anything starts: the GPUs (and
+    --measured-arch), --out, and the analysis flags as each worker will parse them."""
+    from solar.hardware import get_spec
+    from solar.kernelbench.runner import resolve_archs
+
+    archs = resolve_archs(args.arch)
+    if args.measured_arch is not None:
+        get_spec(args.measured_arch)
+    check_out(args.out)
+    flags = analysis_flags(args)
+    check_analysis_flags(flags, list(archs.values()))
+    return archs, flags
+
+
+def run_config(args: argparse.Namespace, problems, archs: dict, flags: tuple[str, ...]):
+    """The suite runner's configuration from the shared batch flags."""
+    from solar.kernelbench.runner import RunConfig
+
+    retry = (("timeout", args.retry_timeouts), ("error", args.retry_errors))
+    return RunConfig(
+        problems=tuple(problems),
+        archs=archs,
+        out=args.out,
+        flags=flags,
+        jobs=args.jobs,
+        timeout_s=args.timeout,
+        force=args.force,
+        isolation=args.isolation,
+        ray=args.ray,
+        retry=tuple(status for status, wanted in retry if wanted),
+    )
 
 
 def _stopped_note(signal_name: str, out: Path) -> str:
@@ -256,42 +295,21 @@ def _stopped_note(signal_name: str, out: Path) -> str:
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from solar.hardware import get_spec
     from solar.kernelbench.measure import MEASURED_FILE, measure_suite
     from solar.kernelbench.measured import load_measured
     from solar.kernelbench.problems import find_problems
     from solar.kernelbench.procs import NOTE, TRACKING
     from solar.kernelbench.report import write_report
     from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
-    from solar.kernelbench.runner import RunConfig, resolve_archs, run_analysis
+    from solar.kernelbench.runner import run_analysis
     from solar.kernelbench.summary import Context
 
     console = Console(stderr=True, highlight=False)
     # every flag is checked before anything starts
     problems = find_problems(args.root, tuple(args.level), args.problems)
-    archs = resolve_archs(args.arch)
-    if args.measured_arch is not None:
-        get_spec(args.measured_arch)
-    check_out(args.out)
-    flags = analysis_flags(args)
-    check_analysis_flags(flags, list(archs.values()))
+    archs, flags = checked_batch_flags(args)
     measured = [load_measured(spec, args.measured_arch) for spec in args.measured]
-    config = RunConfig(
-        problems=tuple(problems),
-        archs=archs,
-        out=args.out,
-        flags=flags,
-        jobs=args.jobs,
-        timeout_s=args.timeout,
-        force=args.force,
-        isolation=args.isolation,
-        ray=args.ray,
-        retry=tuple(
-            status
-            for status, wanted in (("timeout", args.retry_timeouts), ("error", args.retry_errors))
-            if wanted
-        ),
-    )
+    config = run_config(args, problems, archs, flags)
     if not TRACKING:
         console.print(f"note: {NOTE}")
     stats = run_analysis(config)
