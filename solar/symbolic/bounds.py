@@ -24,12 +24,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import numpy as np
 import sympy
-from scipy.optimize import linprog
 
 from solar.backends.assumptions import Assumptions
-from solar.backends.compute import UNITS, clock_scale, unit_rates
+from solar.backends.compute import UNITS, clock_scale, solve_lp, unit_rates, unit_weights
 from solar.backends.memory import READ_ROLES, inplace_copies, op_groups
 from solar.backends.work import graph_work
 from solar.errors import SolarError
@@ -211,30 +209,8 @@ def _weights(
     """Optimal unit weights y of the compute LP for amounts and rates `table` (None: one class)."""
     if len(table) == 1:
         return None
-    cols = [(i, u, n / r) for i, (n, rates) in enumerate(table) for u, r in rates]
-    ref = max(min(t for j, _, t in cols if j == i) for i in range(len(table)))
-    nvar = len(cols) + 1
-    c = np.zeros(nvar)
-    c[-1] = 1.0
-    a_eq = np.zeros((len(table), nvar))
-    a_ub = np.zeros((len(UNITS), nvar))
-    for v, (i, u, t) in enumerate(cols):
-        a_eq[i, v] = 1.0
-        a_ub[UNITS.index(u), v] = t / ref
-    a_ub[:, -1] = -1.0
-    res = linprog(
-        c,
-        A_ub=a_ub,
-        b_ub=np.zeros(len(UNITS)),
-        A_eq=a_eq,
-        b_eq=np.ones(len(table)),
-        bounds=[(0.0, 1.0)] * len(cols) + [(0.0, None)],
-        method="highs",
-    )
-    if res.status != 0:
-        raise SolarError(f"compute-time LP failed: {res.message}")
-    y = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
-    return tuple(y / y.sum()) if y.sum() > 0 else None
+    y = unit_weights(solve_lp(table)[1])
+    return None if y is None else tuple(y)
 
 
 def _compute(amounts: dict, spec: HardwareSpec, a: Assumptions, points, syms) -> sympy.Expr:
