@@ -72,42 +72,19 @@ def _convolution_backward(
         # (output, tap) pairs the forward used.
         dx = convolution(sub_ctx, dy, w, None, stride, padding, dilation, not transposed, groups)
     if output_mask[1]:
-        grad = _weight_grad_transposed if transposed else _weight_grad
-        dw = grad(_sub_ctx(ctx, 1, "dw"), dy, x, w, stride, padding, dilation, groups)
+        # dW[oc, ic, k] = Σ over n and output positions o of dY[n, oc, o] * X[n, c(oc, ic), o*s + k*d - p];
+        # a transposed convolution's weight is [in, out / groups, kernel], its gradient the same
+        # with X and dY swapped: dW[ic, oc, k] = Σ over n, i of X[n, ic, i] * dY[n, c(ic, oc), i*s + k*d - p]
+        dense, windowed = (x, dy) if transposed else (dy, x)
+        dw = _windowed_grad(
+            _sub_ctx(ctx, 1, "dw"), dense, windowed, w.shape, dense.shape[1] // groups, w.shape[1],
+            stride, padding, dilation,
+        )
     if output_mask[2]:
         db = reduce(
             ctx.b, f"{ctx.hint}_db", dy, [0, *range(2, dy.rank)], False, Update.ADD, ctx.meta(2)[1]
         )
     return dx, dw, db
-
-
-def _weight_grad(
-    ctx: SimpleNamespace,
-    dy: View,
-    x: View,
-    w: View,
-    stride: list[int],
-    padding: list[int],
-    dilation: list[int],
-    groups: int,
-) -> View:
-    """dW[oc, ic, k] = sum over n and output positions o of dY[n, oc, o] * X[n, c(oc, ic), o*s + k*d - p]."""
-    return _windowed_grad(ctx, dy, x, w.shape, w.shape[0] // groups, w.shape[1], stride, padding, dilation)
-
-
-def _weight_grad_transposed(
-    ctx: SimpleNamespace,
-    dy: View,
-    x: View,
-    w: View,
-    stride: list[int],
-    padding: list[int],
-    dilation: list[int],
-    groups: int,
-) -> View:
-    """dW[ic, oc, k] = sum over n and input positions i of X[n, ic, i] * dY[n, c(ic, oc), i*s + k*d - p]
-    (a transposed convolution's weight is [in, out / groups, kernel])."""
-    return _windowed_grad(ctx, x, dy, w.shape, x.shape[1] // groups, w.shape[1], stride, padding, dilation)
 
 
 def _windowed_grad(
