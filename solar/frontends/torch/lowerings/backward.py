@@ -26,6 +26,7 @@ from solar.frontends import views
 from solar.frontends.builder import add, call, cast, const, contract, loop_vars, mul, reduce, sub
 from solar.frontends.torch.conv import _per_dim, convolution
 from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.lowerings.attention import scores
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine, ge, lt
@@ -223,16 +224,7 @@ def _flash_forward(
     loops, idx = loop_vars("i", sshape)
     rows, ridx = loops[:-1], idx[:-1]
     guards = causal(idx[-2], idx[-1])
-    s = contract(
-        b,
-        f"{ctx.hint}_scores",
-        sshape,
-        acc,
-        (e_dim,),
-        lambda o, r: q.at(o[:-1] + (r[0],)),
-        lambda o, r: k.at(o[:-2] + (o[-1], r[0])),
-        guards=lambda o, r: causal(o[-2], o[-1]),
-    )
+    s = scores(b, ctx.hint, q, k, sshape, acc, causal)
     # The row maximum of the logits; with a positive scale and no mask, of the raw scores (the
     # scale is folded into the exponent: the max of scaled scores is the scaled max).
     plain = mask is None and scale > 0
@@ -300,18 +292,9 @@ def _probabilities(
     if saved is not None and saved[0] is ctx.b:
         return saved[1]
     b = ctx.b
-    *batch, length, e_dim = q.shape
+    *batch, length, _ = q.shape
     sshape = tuple(batch) + (length, k.shape[-2])
-    s = contract(
-        b,
-        f"{ctx.hint}_scores",
-        sshape,
-        acc,
-        (e_dim,),
-        lambda o, r: q.at(o[:-1] + (r[0],)),
-        lambda o, r: k.at(o[:-2] + (o[-1], r[0])),
-        guards=lambda o, r: causal(o[-2], o[-1]),
-    )
+    s = scores(b, ctx.hint, q, k, sshape, acc, causal)
     loops, idx = loop_vars("i", sshape)
     p = b.temp(f"{ctx.hint}_P", sshape, acc)
     value = call(
