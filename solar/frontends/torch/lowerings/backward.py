@@ -23,7 +23,18 @@ import torch
 
 from solar.errors import UnsupportedOpError
 from solar.frontends import views
-from solar.frontends.builder import add, call, cast, const, contract, loop_vars, mul, reduce, sub
+from solar.frontends.builder import (
+    add,
+    call,
+    cast,
+    const,
+    contract,
+    copy,
+    loop_vars,
+    mul,
+    reduce,
+    sub,
+)
 from solar.frontends.torch.conv import _per_dim, convolution
 from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.attention import scores
@@ -269,12 +280,7 @@ def _flash_forward(
 
 
 def _cast_to(b: Any, x: View, dtype: DType, hint: str) -> View:
-    if x.dtype is dtype:
-        return x
-    loops, idx = loop_vars("i", x.shape)
-    out = b.temp(hint, x.shape, dtype)
-    b.emit(loops, out.base, idx, Update.ASSIGN, cast(dtype, x.at(idx)))
-    return out
+    return x if x.dtype is dtype else copy(b, hint, x, dtype)
 
 
 def _probabilities(
