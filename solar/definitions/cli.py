@@ -6,7 +6,6 @@ OUT/bounds.jsonl (one line per definition, workload and GPU) beside the kernelbe
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -40,7 +39,7 @@ S = 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL)). Exit status 1 when a measured time 
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from solar.kernelbench.cli import _clock, _jobs, _seconds
+    from solar.kernelbench.cli import add_batch_flags
 
     p = subparsers.add_parser(
         "definitions",
@@ -54,20 +53,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--arch", nargs="+", default=["B200"], metavar="NAME", help="GPU spec names (default B200)")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
     p.add_argument("--definitions", metavar="GLOB", help="only definitions whose name matches")
-    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N", help="parallel workers")
-    p.add_argument("--timeout", type=_seconds("--timeout"), default=300.0, metavar="S", help="seconds per workload (default 300)")
-    p.add_argument("--force", action="store_true", help="redo workloads already in results.jsonl")
-    p.add_argument("--retry-timeouts", action="store_true", help="redo timed-out workloads")
-    p.add_argument("--retry-errors", action="store_true", help="redo crashed workloads")
-    p.add_argument("--isolation", choices=("fork", "subprocess"), default="fork", help="how workers start (as for kernelbench)")
-    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS", help="run the workers as Ray tasks (no ADDRESS: a local cluster; 'auto': the running one; put it last or write --ray=ADDRESS)")
     p.add_argument("--measured", nargs="+", default=[], metavar="FILE", help="measured kernel and baseline times (see below)")
-    p.add_argument("--measured-arch", metavar="NAME", help="GPU of every --measured time (overrides the files)")
     p.add_argument("--suspicious-ratio", type=float, default=None, metavar="R", help="flag kernels below R x T_SOL (default 1.25)")
-    a = p.add_argument_group("analysis flags passed to every `solar analyze`")
-    a.add_argument("--precision", metavar="POLICY", help="tensor-core precision policy (exact, fastest)")
-    a.add_argument("--clock-mhz", type=_clock, metavar="MHZ", help="locked SM clock (scales compute, not memory)")
-    a.add_argument("--cache", metavar="CACHE", help="passed through as --cache")
+    add_batch_flags(p, "workload")
     p.set_defaults(fn=run, mode=None)
     return p
 

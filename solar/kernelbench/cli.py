@@ -93,6 +93,59 @@ def _clock(text: str) -> float:
     return value
 
 
+def add_batch_flags(p: argparse.ArgumentParser, unit: str) -> argparse._ArgumentGroup:
+    """The flags of every batch command (kernelbench, definitions): workers, timeouts, resume,
+    Ray, --measured-arch, and the analysis flags passed to each `solar analyze` (returned as a
+    group, for a command's own)."""
+    p.add_argument(
+        "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N", help="parallel workers"
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds("--timeout"),
+        default=300.0,
+        metavar="S",
+        help=f"seconds per {unit} (default 300)",
+    )
+    p.add_argument("--force", action="store_true", help="redo pairs already in results.jsonl")
+    p.add_argument(
+        "--retry-timeouts",
+        action="store_true",
+        help="redo pairs whose row is a timeout (after raising --timeout, say)",
+    )
+    p.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="redo pairs whose row is an error (a crash, a killed worker)",
+    )
+    p.add_argument(
+        "--isolation",
+        choices=("fork", "subprocess"),
+        default="fork",
+        help="fork: workers forked from a warm fork server (default, fast); subprocess: a fresh "
+        f"`python -m solar.cli analyze` per {unit}",
+    )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run the workers as Ray tasks: no ADDRESS starts a local cluster, "
+        "'auto' joins the running one; put it last or write --ray=ADDRESS (pip install 'solar-sol[ray]')",
+    )
+    p.add_argument(
+        "--measured-arch", metavar="NAME", help="GPU of every --measured time (overrides the files)"
+    )
+    a = p.add_argument_group("analysis flags passed to every `solar analyze`")
+    a.add_argument(
+        "--precision", metavar="POLICY", help="tensor-core precision policy (exact, fastest)"
+    )
+    a.add_argument("--clock-mhz", type=_clock, metavar="MHZ", help="locked SM clock")
+    a.add_argument("--cache", metavar="CACHE", help="passed through as --cache")
+    return a
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "kernelbench",
@@ -122,43 +175,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--problems", metavar="GLOB", help="only problems whose path or file name matches"
     )
     p.add_argument(
-        "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N", help="parallel workers"
-    )
-    p.add_argument(
-        "--timeout",
-        type=_seconds("--timeout"),
-        default=300.0,
-        metavar="S",
-        help="seconds per problem (default 300)",
-    )
-    p.add_argument("--force", action="store_true", help="redo pairs already in results.jsonl")
-    p.add_argument(
-        "--retry-timeouts",
-        action="store_true",
-        help="redo pairs whose row is a timeout (after raising --timeout, say)",
-    )
-    p.add_argument(
-        "--retry-errors",
-        action="store_true",
-        help="redo pairs whose row is an error (a crash, a killed worker)",
-    )
-    p.add_argument(
-        "--isolation",
-        choices=("fork", "subprocess"),
-        default="fork",
-        help="fork: workers forked from a warm fork server (default, fast); subprocess: a fresh "
-        "`python -m solar.cli analyze` per problem",
-    )
-    p.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="run the workers (and --measure) as Ray tasks: no ADDRESS starts a local cluster, "
-        "'auto' joins the running one; put it last or write --ray=ADDRESS (pip install 'solar-sol[ray]')",
-    )
-    p.add_argument(
         "--measured",
         nargs="+",
         default=[],
@@ -166,21 +182,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="measured times (see below)",
     )
     p.add_argument(
-        "--measured-arch", metavar="NAME", help="GPU of every --measured time (overrides the files)"
-    )
-    p.add_argument(
-        "--measure", action="store_true", help="time each problem here with `solar validate` (CUDA)"
+        "--measure", action="store_true", help="time each problem here with `solar validate` (CUDA; on Ray with --ray)"
     )
     p.add_argument(
         "--measure-timeout", type=_seconds("--measure-timeout"), default=600.0, metavar="S", help="seconds per validate run"
     )
-    a = p.add_argument_group("analysis flags passed to every `solar analyze`")
-    a.add_argument(
-        "--precision", metavar="POLICY", help="tensor-core precision policy (exact, fastest)"
-    )
-    a.add_argument("--clock-mhz", type=_clock, metavar="MHZ", help="locked SM clock")
+    a = add_batch_flags(p, "problem")
     a.add_argument("--mode", metavar="MODE", help="passed through as --mode")
-    a.add_argument("--cache", metavar="CACHE", help="passed through as --cache")
     p.set_defaults(fn=run)
     return p
 
