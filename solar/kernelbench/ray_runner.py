@@ -23,7 +23,7 @@ from typing import Any
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
 from solar.kernelbench.results import RESULTS_FILE, Row, RowWriter, compact, read_rows
-from solar.kernelbench.runner import RunConfig, RunStats, _note, _progress, pending
+from solar.kernelbench.runner import RunConfig, RunStats, _progress, pending, write_rows
 
 
 def _ray() -> Any:
@@ -113,8 +113,6 @@ def _finished(ray: Any, refs: dict):
 
 def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     """run_analysis with the workers as Ray tasks (see the module docstring)."""
-    from rich.markup import escape
-
     ray = _ray()
     started = connect(config.ray or "")
     path = config.out / RESULTS_FILE
@@ -142,12 +140,7 @@ def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
                 rows = [Row.model_validate(r) for r in result]
             else:
                 rows = _failed(problem, archs, config.flags, failure, time.perf_counter() - submitted)
-            for row in rows:
-                writer.write(row)
-                written += 1
-                if row.status != "ok":
-                    progress.console.print(escape(_note(row)), highlight=False)
-            progress.update(task, advance=1, last=problem.rel)
+            written += write_rows(writer, progress, rows, problem.rel, task)
     compact(path)
     return RunStats(len(work), skipped, written, time.perf_counter() - start, bad)
 
