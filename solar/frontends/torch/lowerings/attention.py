@@ -70,12 +70,14 @@ def _keys(x: View, batch: tuple[int, ...], heads_q: int, gqa: bool) -> View:
     return views.expand(inner, batch + tail)
 
 
-def scores(b, hint: str, q: View, k: View, shape: tuple[int, ...], acc: DType, causal) -> View:
+def scores(
+    b, hint: str, q: View, k: View, shape: tuple[int, ...], acc: DType, causal, name: str = "scores"
+) -> View:
     """S[..., i, j] = Σ_e Q[..., i, e] K[..., j, e] in `acc`, over the pairs `causal(i, j)` allows
-    (the first product of every attention lowering, forward and backward)."""
+    (the first product of every attention lowering, forward and backward, and dP = dO · Vᵀ)."""
     return contract(
         b,
-        f"{hint}_scores",
+        f"{hint}_{name}",
         shape,
         acc,
         (q.shape[-1],),

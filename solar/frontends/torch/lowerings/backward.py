@@ -360,26 +360,22 @@ def _flash_backward(
         lambda o, r: do.at(o + (r[0],)),
         lambda o, r: out.at(o + (r[0],)),
     )
-    dv = contract(
-        b,
-        f"{ctx.hint}_dv",
-        v.shape,
-        acc,
-        red,
-        lambda o, r: low(p.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-2]))),
-        lambda o, r: do.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-1])),
-        guards=lambda o, r: causal(by_key(o, r)[1], o[-2]),
-    )
-    dp = contract(
-        b,
-        f"{ctx.hint}_dp",
-        sshape,
-        acc,
-        (ev,),
-        lambda o, r: do.at(o[:-1] + (r[0],)),
-        lambda o, r: vq.at(o[:-2] + (o[-1], r[0])),
-        guards=lambda o, r: causal(o[-2], o[-1]),
-    )
+
+    def key_grad(name: str, shape: tuple, a: View, x: View) -> View:
+        """out[..., key, e] = Σ over the queries q of low(a[..., q, key]) * x[..., q, e]."""
+        return contract(
+            b,
+            f"{ctx.hint}_{name}",
+            shape,
+            acc,
+            red,
+            lambda o, r: low(a.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-2]))),
+            lambda o, r: x.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-1])),
+            guards=lambda o, r: causal(by_key(o, r)[1], o[-2]),
+        )
+
+    dv = key_grad("dv", v.shape, p, do)
+    dp = scores(b, ctx.hint, do, vq, sshape, acc, causal, "dp")  # dP = dO · Vᵀ
     # dS = scale * P * (dP - D): the gradient with respect to the unscaled scores Q·Kᵀ.
     b.emit(
         loops,
@@ -399,16 +395,7 @@ def _flash_backward(
         lambda o, r: kq.at(o[:-2] + (r[0], o[-1])),
         guards=lambda o, r: causal(o[-2], r[0]),
     )
-    dk = contract(
-        b,
-        f"{ctx.hint}_dk",
-        k.shape,
-        acc,
-        red,
-        lambda o, r: low(dp.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-2]))),
-        lambda o, r: q.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-1])),
-        guards=lambda o, r: causal(by_key(o, r)[1], o[-2]),
-    )
+    dk = key_grad("dk", k.shape, dp, q)
     return tuple(
         _cast_to(b, g, ctx.meta(n)[1], f"{ctx.hint}_{name}_out")  # type: ignore[return-value]
         for n, (g, name) in enumerate(((dq, "dq"), (dk, "dk"), (dv, "dv")))
