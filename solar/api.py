@@ -191,10 +191,13 @@ def analyze_loaded(
     writeback: bool = True,
     dispatch_us: float | None = None,
     grid_sync_us: float | None = None,
+    measured_ops: Any = None,
 ) -> Report:
     """The report of a loaded program on `arch`. dispatch_us / grid_sync_us: host dispatch and
     grid-sync floors (microseconds) for the eager_host and recurrence levels, instead of the
-    calibrated spec's (docs/BOUNDS.md §17, §18)."""
+    calibrated spec's (docs/BOUNDS.md §17, §18). measured_ops: per-op measured times (a file
+    benchmarks/measure_ops.py wrote, or one of its rows as a dict) joined to the ops, ranked by
+    time lost (solar.insight_ops)."""
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
     from solar.backends.levels import with_levels
@@ -217,6 +220,13 @@ def analyze_loaded(
     report = _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
     if loaded.serving is not None:
         report = _with_serving(report, loaded.serving, arch, precision, clock_mhz, cache)
+    if measured_ops is not None:
+        from solar.insight_ops import measured_ops as join
+        from solar.insight_ops import read_rows, with_measured_ops
+
+        name = Path(loaded.source_file).name if loaded.source_file else None
+        row = measured_ops if isinstance(measured_ops, dict) else read_rows(measured_ops, name)
+        report = with_measured_ops(report, join(loaded, arch, row, precision, clock_mhz))
     return report
 
 
@@ -263,6 +273,7 @@ def analyze(
     optimizer: str = "adamw",
     symbols: Any = None,
     writeback: bool = True,
+    measured_ops: Any = None,
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
@@ -274,18 +285,40 @@ def analyze(
     `mode` ("train" | "eval" | None: as constructed), `infer_structure`, and `train` with `loss`
     ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`.
     `symbols` ({"BATCH": "B"} or "BATCH=B,SEQ=S"): module-level sizes of a model file as symbols;
-    returns solar.symbolic.SymbolicAnalysis formulas instead of Reports (docs/BOUNDS.md §14)."""
+    returns solar.symbolic.SymbolicAnalysis formulas instead of Reports (docs/BOUNDS.md §14).
+    `measured_ops`: per-op measured times (see analyze_loaded)."""
     if symbols is not None:
         from solar.symbolic import analyze_file
 
         out = analyze_file(model_or_path, symbols, arch, precision, clock_mhz, cache, train)
         return out[0] if isinstance(arch, str) else out
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
-    archs = [arch] if isinstance(arch, str) else list(arch)
+    reports = analyze_archs(
+        loaded, [arch] if isinstance(arch, str) else list(arch), precision, clock_mhz, cache, writeback,
+        measured_ops=measured_ops,
+    )
+    return reports[0] if isinstance(arch, str) else reports
+
+
+def analyze_archs(
+    loaded: Loaded,
+    archs: Sequence[str],
+    precision: str = "exact",
+    clock_mhz: float | None = None,
+    cache: str = "cold",
+    writeback: bool = True,
+    **kwargs: Any,
+) -> list[Report]:
+    """One Report per GPU of a loaded program (its graph lifted once), every name checked before
+    any work; `kwargs` as analyze_loaded takes them."""
+    from solar.hardware import get_spec
+
     if not archs:
         raise UsageError("no GPU given; pass arch='H100-SXM' or a list of names (see `solar specs`)")
-    reports = [analyze_loaded(loaded, a, precision, clock_mhz, cache, writeback) for a in archs]
-    return reports[0] if isinstance(arch, str) else reports
+    for a in archs:
+        if isinstance(a, str):
+            get_spec(a)
+    return [analyze_loaded(loaded, a, precision, clock_mhz, cache, writeback, **kwargs) for a in archs]
 
 
 def ir_text(
@@ -363,9 +396,8 @@ def _load_torch_or_llm(
 ) -> Loaded:
     """The torch tracer first (unless frontend is "llm"); in "auto" mode with an endpoint, what it
     cannot do goes to the LLM frontend: a missing op alone, a program it cannot trace whole."""
-    from solar.frontends.torch.loader import framework_flags
-
     from solar.errors import LLMError
+    from solar.frontends.torch.loader import framework_flags
 
     error = "(not traced: --frontend llm)"
     if frontend != "llm":

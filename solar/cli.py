@@ -169,7 +169,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         progress(f"pricing {a}")
         reports.append(analyze_loaded(
             loaded, a, args.precision, args.clock_mhz, args.cache,
-            dispatch_us=args.dispatch_us, grid_sync_us=args.grid_sync_us,
+            dispatch_us=args.dispatch_us, grid_sync_us=args.grid_sync_us, measured_ops=args.measured_ops,
         ))
     progress.done()
     if args.measured:
@@ -415,6 +415,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument(
         "--measured", nargs="+", type=_measured, default=[], metavar="MODE=SECONDS",
         help="measured times (eager=0.0012 compile=8e-4): opportunities rank the time lost per level",
+    )
+    a.add_argument(
+        "--measured-ops", default=None, metavar="FILE",
+        help="per-op measured times (benchmarks/measure_ops.py JSON/JSONL): each op's time lost against its bound, ranked",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
     _add_level_flags(a)

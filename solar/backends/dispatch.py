@@ -12,8 +12,9 @@ floors were measured on (a calibrated spec) or for the floor the user gives (`--
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Protocol
 
 from solar.backends.bounds import Analysis, Bound
 
@@ -97,13 +98,27 @@ class EagerHost:
         )
 
 
-def eager_host(
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """The two stages of the pipeline, per eager op in program order: its ATen name, whether it
+    launches a kernel, and its device floor d_i. Entry 0 is the device work no call accounts for
+    (op "", no dispatch)."""
+
+    ops: tuple[str, ...]
+    launches: tuple[bool, ...]
+    device: tuple[float, ...]
+
+    def host(self, floors: Floors) -> list[float]:
+        """a_i of every entry under `floors` (entry 0: no dispatch)."""
+        return [0.0, *(floors.floor(op, k) for op, k in zip(self.ops[1:], self.launches[1:]))]
+
+
+def eager_stages(
     analysis: Analysis,
     calls: Iterable[EagerCall],
-    floors: Floors,
     device_floors: Mapping[int, float] | None = None,
-) -> EagerHost:
-    """The eager@host bound of `analysis`'s program, run as the eager `calls` (in program order).
+) -> Stages:
+    """The pipeline stages of `analysis`'s program, run as the eager `calls` (in program order).
 
     d_i is the unfused bound of the op instance call i became (raised to `device_floors[instance]`
     where a recurrence's critical path is longer). Device work no call accounts for (statements
@@ -112,25 +127,34 @@ def eager_host(
     device_floors = device_floors or {}
     rows = {op.instance: op for op in analysis.ops if op.instance is not None}
     used: set[int] = set()
-    host: list[float] = []
-    device: list[float] = []
-    views = 0
+    ops, launches, device = [""], [False], []
     for call in calls:
         row = rows.get(call.instance) if call.instance is not None and call.instance not in used else None
-        launches = row is not None and row.launch_seconds > 0
         d = 0.0
         if row is not None:
             used.add(row.instance)  # type: ignore[arg-type]
             d = max(row.seconds, device_floors.get(row.instance, 0.0))  # type: ignore[arg-type]
-        views += not launches
-        host.append(floors.floor(call.op, launches))
+        ops.append(call.op)
+        launches.append(row is not None and row.launch_seconds > 0)
         device.append(d)
     rest = [op for op in analysis.ops if op.instance is None or op.instance not in used]
     front = sum(max(op.seconds, device_floors.get(op.instance, 0.0) if op.instance is not None else 0.0) for op in rest)
     front += analysis.unfused.seconds - sum(op.seconds for op in analysis.ops)  # unattributed traffic
-    host, device = [0.0, *host], [max(0.0, front), *device]
-    seconds = pipeline_makespan(host, device, floors.lead_seconds)
-    device_total = sum(device)
+    return Stages(tuple(ops), tuple(launches), (max(0.0, front), *device))
+
+
+def eager_host(
+    analysis: Analysis,
+    calls: Iterable[EagerCall],
+    floors: Floors,
+    device_floors: Mapping[int, float] | None = None,
+) -> EagerHost:
+    """The eager@host bound of `analysis`'s program, run as the eager `calls` (eager_stages)."""
+    stages = eager_stages(analysis, calls, device_floors)
+    host = stages.host(floors)
+    seconds = pipeline_makespan(host, stages.device, floors.lead_seconds)
+    device_total = sum(stages.device)
+    views = sum(not k for k in stages.launches[1:])
     u = analysis.unfused
     bound = Bound(
         level="eager_host",

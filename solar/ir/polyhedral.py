@@ -30,7 +30,7 @@ import islpy as isl
 
 from solar.errors import NotAffineError, SolarError
 from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod, clip_ranges, is_box, var
-from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store
+from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store, term_variables
 
 IndirectMode = Literal["min", "max"]
 Access = Load | Store
@@ -150,13 +150,31 @@ def _access_text(
     outs = [f"_o{d}" for d in range(len(index))]
     cons = []
     for d, (o, term) in enumerate(zip(outs, index)):
-        if isinstance(term, Indirect):
-            cons.append(f"{o} = 0" if indirect == "min" else f"0 <= {o} < {names.size(shape[d])}")
+        if isinstance(term, Indirect) and indirect == "min":
+            n = indirect_values(index, bool(stmt.guards))
+            cons.append(f"{o} = 0" if n == 1 else f"0 <= {o} < {n}")
+        elif isinstance(term, Indirect):
+            cons.append(f"0 <= {o} < {names.size(shape[d])}")
         else:
             cons.append(f"{o} = {_affine(term, names)}")
     cons += _domain_constraints(stmt, names)
     name = tuple_name or _tuple_name(tensor)
     return _braces(f"{_space(stmt, names)} -> {name}[{', '.join(outs)}]", cons)
+
+
+def indirect_values(index: tuple[IndexTerm, ...], guarded: bool) -> int:
+    """How many values an indirect dimension takes in "min" mode: its `distinct` claim when the
+    access is a product of that dimension and the others (one indirect term, no guards, no loop
+    variable shared between the indirect value and the other dimensions: every value it takes
+    then meets every element the other dimensions touch), else 1 (docs/BOUNDS.md, MoE routing)."""
+    indirect = [t for t in index if isinstance(t, Indirect)]
+    if guarded or len(indirect) != 1 or indirect[0].distinct == 1:
+        return 1
+    others: set[str] = set()
+    for t in index:
+        if not isinstance(t, Indirect):
+            others |= t.variables
+    return 1 if term_variables(indirect[0]) & others else indirect[0].distinct
 
 
 def access_text(

@@ -204,7 +204,10 @@ def convert_returning(
 ) -> tuple[Program, dict[str, Binding], tuple[Returned, ...]]:
     """`convert_with_bindings`, plus what the program returns and mutates (see Returned)."""
     from solar.frontends.torch.lowerings import LOWERINGS
+    from solar.frontends.torch.lowerings.registry import resolve_library
     from solar.passes import optimize as run_passes
+
+    resolve_library()  # ops a model library defined on import (transformers' MoE fallback)
 
     ep = traced.exported
     b = ProgramBuilder.new(traced.name)

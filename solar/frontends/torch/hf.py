@@ -245,6 +245,8 @@ def per_layer(bounds0: dict, bounds1: dict) -> dict[str, dict[str, float]]:
     the layer's share), the unfused level the difference of its sums of per-op times."""
     out = {}
     for level, b1 in bounds1.items():
+        if level not in bounds0:  # a level only a layer has (MoE's cumsum makes a recurrence)
+            continue
         b0 = bounds0[level]
         terms = {
             "compute_seconds": b1.compute_seconds - b0.compute_seconds,
