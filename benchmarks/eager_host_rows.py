@@ -41,9 +41,9 @@ def row(path: Path, arch: str) -> dict:
     graph = lift(loaded.program)
     a = Assumptions(tf32_flags=loaded.flags)
     analysis = analyze_graph(graph, spec, a)
-    chains = find_chains(loaded.program)
+    chains = find_chains(graph)
     works = graph_work(graph) if chains else {}
-    needs = _depends(loaded.program, chains) if chains else {}
+    needs = _depends(graph, chains) if chains else {}
     chain_of = {c.instance: k for k, c in enumerate(chains) if c.instance is not None}
     rows = {op.instance: op for op in analysis.ops if op.instance is not None}
     calls, used, modules = [], set(), {}

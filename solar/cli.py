@@ -348,7 +348,8 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--debug", action="store_true",
-        help="show what the program and torch/JAX print while it is traced, and tracebacks",
+        help="show what the program and torch/JAX print while it is traced, and tracebacks; "
+        "verify the IR after every pass",
     )
     p.set_defaults(runs_user_code=True)
 
@@ -525,6 +526,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         debug = getattr(args, "debug", False)
         usercode.configure(debug=debug)
+        if debug:  # a pass that breaks a program is named at once
+            from solar import passes
+
+            verify_before = passes.verify_between_passes
+            passes.verify_between_passes = True
         runs_user_code = getattr(args, "runs_user_code", False)
         with _terminate_cleanly(args):
             if runs_user_code:
@@ -549,6 +555,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     finally:
         usercode.configure(debug=False)
+        if debug:
+            passes.verify_between_passes = verify_before
 
 
 if __name__ == "__main__":

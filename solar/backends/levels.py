@@ -70,7 +70,7 @@ def recurrence_level(
     grid_sync_seconds: float | None = None,
 ) -> Any:
     """The recurrence level of the program (solar.backends.recurrence), None without in-order loops."""
-    if not find_chains(graph.program):
+    if not find_chains(graph):
         return None
     calibrated = calibrated_spec(spec.name)
     measured = calibrated.dispatch if calibrated is not None else None
@@ -82,6 +82,6 @@ def recurrence_level(
     else:
         sync, source = 0.0, f"none: {spec.name} has no calibrated grid-sync floor, 0 assumed"
     return recurrence_bound(
-        graph.program, graph_work(graph), spec, assumptions,
+        graph, graph_work(graph), spec, assumptions,
         analysis.cache_aware or analysis.fused, sync, source,
     )

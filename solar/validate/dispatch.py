@@ -336,22 +336,13 @@ def tiny_kernel_graph(torch: Any, kernels: int) -> Any:
 
 def measure_graph_replay(torch: Any, kernels: int = 1000, runs: int = 20) -> float:
     """Least seconds per kernel of back-to-back one-element kernels replayed from a CUDA graph."""
-    return _least_event_seconds(torch, tiny_kernel_graph(torch, kernels).replay, runs) / kernels
+    return _least_event_seconds(tiny_kernel_graph(torch, kernels).replay, runs) / kernels
 
 
-def _least_event_seconds(torch: Any, fn: Callable[[], object], runs: int) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    best = float("inf")
-    for _ in range(runs):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        best = min(best, s.elapsed_time(e) / 1e3)
-    return best
+def _least_event_seconds(fn: Callable[[], object], runs: int) -> float:
+    from solar.validate.timing import event_seconds
+
+    return min(event_seconds(fn, runs))
 
 
 def measure_timing_lead(torch: Any, l2_bytes: int, runs: int = 30) -> dict[str, float]:
@@ -410,7 +401,7 @@ def measure_grid_barrier(torch: Any, sms: int) -> float | None:
         return go
 
     try:
-        short, long_ = (_least_event_seconds(torch, run(n), 10) for n in (100, 1100))
+        short, long_ = (_least_event_seconds(run(n), 10) for n in (100, 1100))
     except Exception:
         return None
     if int(stuck.item()) >= cap:

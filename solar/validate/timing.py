@@ -65,3 +65,22 @@ def time_cuda(
             pairs.append((start, end))
         torch.cuda.synchronize()
     return summarise([s.elapsed_time(e) / 1e3 for s, e in pairs])
+
+
+def event_seconds(fn: Callable[[], object], reps: int, warmup: int = 3) -> list[float]:
+    """Seconds of `reps` calls of `fn` between CUDA events, each alone on an idle GPU (no L2
+    flush: for calibration kernels whose data is meant to stay where it is), after `warmup` calls."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return times

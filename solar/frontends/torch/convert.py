@@ -23,7 +23,6 @@ from solar.frontends.torch.loader import Traced
 from solar.frontends.views import View
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Origin, Program, Role
-from solar.ir.scalar_ops import Update
 from solar.ir.verify import verify
 
 DTYPES: dict[torch.dtype, DType] = {
@@ -452,7 +451,7 @@ def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
     make: at most one trivial kernel in the unfused bound); the torch frontend never gets here with
     an input or a view of one (those are aliases, see Returned). Each copy is an op instance of its
     own (a negative id, unique: the number of statements before it)."""
-    from solar.frontends.builder import loop_vars
+    from solar.frontends.builder import copy
 
     names: list[str] = []
     for k, v in enumerate(outputs):
@@ -465,9 +464,6 @@ def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
             names.append(same)
             continue
         b.origin = Origin("output_copy", -1 - len(b.stmts))
-        loops, idx = loop_vars("i", v.shape)
-        out = b.temp(f"out{k}", v.shape, v.dtype)
-        b.emit(loops, out.base, idx, Update.ASSIGN, v.at(idx))
-        names.append(out.base)
+        names.append(copy(b, f"out{k}", v).base)
     b.origin = None
     return names
