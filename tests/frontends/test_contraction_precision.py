@@ -34,6 +34,9 @@ PRICED: dict[Any, str] = {
     aten.convolution.default: "input",
     aten.scaled_dot_product_attention.default: "input",  # Q·Kᵀ and P·V (FlashAttention, cuDNN)
     aten._scaled_mm.default: "f8e4m3",  # fp8 products, fp32 accumulation (scales stay fp32)
+    # MoE expert GEMMs in the input dtype; the table's cases are bf16 (the CUDA kernel's only
+    # dtype), which _to_half keeps, so both parametrisations price bf16.
+    aten._grouped_mm.default: "bf16",
     # Recurrent cells: the gate GEMMs in the input dtype (cuDNN RNN half-precision math).
     aten.lstm.input: "input",
     aten.gru.input: "input",
