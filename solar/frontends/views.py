@@ -18,6 +18,7 @@ terms per index)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from math import prod
 from typing import Callable, Sequence
@@ -153,6 +154,42 @@ def _substituted(alts: tuple[Alt, ...], mapping: dict[str, Affine]) -> tuple[Alt
         (tuple(g.substitute(mapping) for g in guards), map_indices(expr, sub))
         for guards, expr in alts
     )
+
+
+def feasible(guards: Sequence[Constraint]) -> bool:
+    """False when the guards bound one linear form (up to a positive factor and its sign) to an
+    empty interval, as the pieces of one concatenation (or roll, or pad) do where two of them meet
+    in one combination of alternatives; True otherwise (the guards may still be infeasible in ways
+    this does not see: the statement builder and the counters decide those)."""
+    bounds: dict[tuple, list[float]] = {}
+    for g in guards:
+        e = g.expr
+        if not e.terms:
+            if (e.const != 0) if g.equality else (e.const < 0):
+                return False
+            continue
+        if len(e.terms) == 1:
+            key, c = e.terms[0]
+            sign, d = (1, c) if c > 0 else (-1, -c)
+        else:
+            sign = 1 if e.terms[0][1] > 0 else -1
+            d = math.gcd(*(c for _, c in e.terms))
+            key = tuple((a, sign * c // d) for a, c in e.terms)  # e = sign*d*L + const
+        lo, hi = bounds.setdefault(key, [-math.inf, math.inf])
+        k = e.const
+        if g.equality:
+            if k % d:
+                return False
+            lo = hi = -sign * k // d
+        elif sign > 0:
+            lo = -(k // d)  # L >= ceil(-k / d)
+        else:
+            hi = k // d  # L <= floor(k / d)
+        b = bounds[key]
+        b[0], b[1] = max(b[0], lo), min(b[1], hi)
+        if b[0] > b[1]:
+            return False
+    return True
 
 
 def _remap(v: View, shape: Sequence[int], fn: Callable[[Index], Index]) -> View:
