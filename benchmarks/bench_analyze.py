@@ -3,7 +3,7 @@
 Usage:
     python benchmarks/bench_analyze.py [--suite benchmarks/suite] [--arch H100-SXM] [--repeat 3]
                                        [--out benchmarks/results/analyze_times.json] [-k SUBSTRING]
-    python benchmarks/bench_analyze.py --scaling [llama densenet] [--max-layers 64] [--max-depth 32]
+    python benchmarks/bench_analyze.py --scaling [llama llama-hf densenet] [--max-layers 64] [--max-depth 32]
                                        [--fit-from 8] [--out benchmarks/results/analyze_scaling.json]
 
 Scaling mode (benchmarks/scaling.py): a Llama-shaped stack at 1, 2, 4 ... layers and a DenseNet-style
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="where to write the JSON results")
     parser.add_argument("-k", dest="filter", default=None,
                         help="only problems whose relative path contains this substring")
-    parser.add_argument("--scaling", nargs="*", choices=("llama", "densenet"), default=None,
+    parser.add_argument("--scaling", nargs="*", choices=("llama", "llama-hf", "densenet"), default=None,
                         help="scaling mode over these families (none given: both)")
     parser.add_argument("--max-layers", type=int, default=64, help="scaling: largest Llama stack")
     parser.add_argument("--max-depth", type=int, default=32, help="scaling: deepest DenseNet chain")

@@ -5,7 +5,10 @@ the CPU and committed as data, so that a test can recompute both levels with any
 
     {"problem", "level", "arch", "fused", "cache_aware", "unfused",
      "front": device seconds no eager call accounts for,
-     "calls": [[op, launches a kernel, unfused device seconds, chain index or -1], ...],
+     "calls": [[op, launches a kernel, unfused device seconds, chain index or -1,
+                [indexes into "modules": the nn.Module calls it runs inside, outermost first],
+                a recurrent op's [steps x layers x directions, hidden, batch] or []], ...],
+     "modules": [[nn_module_stack key, module class], ...],
      "chains": [[steps, step seconds on the whole GPU, [chains feeding it]], ...], "sms"}
 
     python benchmarks/eager_host_rows.py DIR/level1 DIR/level2 DIR/level3 --out ROWS.jsonl [--arch H200-SXM]
@@ -38,19 +41,20 @@ def row(path: Path, arch: str) -> dict:
     graph = lift(loaded.program)
     a = Assumptions(tf32_flags=loaded.flags)
     analysis = analyze_graph(graph, spec, a)
-    chains = find_chains(loaded.program)
+    chains = find_chains(graph)
     works = graph_work(graph) if chains else {}
-    needs = _depends(loaded.program, chains) if chains else {}
+    needs = _depends(graph, chains) if chains else {}
     chain_of = {c.instance: k for k, c in enumerate(chains) if c.instance is not None}
     rows = {op.instance: op for op in analysis.ops if op.instance is not None}
-    calls, used = [], set()
+    calls, used, modules = [], set(), {}
     for call in _eager_calls(loaded) or ():
         op = rows.get(call.instance) if call.instance not in used else None
         if op is not None:
             used.add(op.instance)
         launches = op is not None and op.launch_seconds > 0
+        stack = [modules.setdefault(m, len(modules)) for m in call.modules]
         calls.append([call.op, launches, 0.0 if op is None else op.seconds,
-                      chain_of.get(call.instance, -1) if op is not None else -1])
+                      chain_of.get(call.instance, -1) if op is not None else -1, stack, list(call.rnn)])
     rest = [op.seconds for op in analysis.ops if op.instance is None or op.instance not in used]
     front = sum(rest) + analysis.unfused.seconds - sum(op.seconds for op in analysis.ops)
     return {
@@ -59,6 +63,7 @@ def row(path: Path, arch: str) -> dict:
         "unfused": analysis.unfused.seconds,
         "front": max(0.0, front),
         "calls": calls,
+        "modules": [list(m) for m in modules],
         "chains": [
             [c.steps,
              float(compute_time(total(works[i] for i in c.stmt_ids), spec, a.precision, a.clock_mhz).seconds) / c.steps,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One device call of GPU work, step by step, each with its own time budget; every result lands
 # under $OUT (the device tool brings it back). Usage (on the GPU machine, from the repo root):
-#   bash benchmarks/h200_session.sh STEP...   STEP: soundness | train | flax | corpus | corpus_eager | dispatch | kb1 | kb23 | kb2c
+#   bash benchmarks/h200_session.sh STEP...   STEP: soundness | train | flax | corpus | corpus_eager | files_c | dispatch | kb1 | kb23 | kb2c | perops
+#   files_c: eager + torch.compile of the files in $FILES, compiled first in $WARM_JOBS parallel untimed subprocesses
+#   perops: per-op kernel times (torch.profiler) of benchmarks/per_op_files.txt
 # Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
 set -u
 export PYTHONUNBUFFERED=1
@@ -28,6 +30,9 @@ for step in "$@"; do
     kb1) timeout 440 python3 benchmarks/measure_files.py .kb/level1/*.py --out $OUT/kb_level1.jsonl --reps 20 --budget-s ${KB_BUDGET:-400} ;;
     kb23) timeout 560 python3 benchmarks/measure_files.py .kb/level2/*.py .kb/level3/*.py --out $OUT/kb_level23.jsonl --reps 20 --budget-s 520 ;;
     kb2c) timeout 570 python3 benchmarks/measure_files.py .kb/level2/*.py --out $OUT/kb_level2_compile.jsonl --compile --warm-jobs 12 --warm-budget-s 230 --reps 20 --budget-s 540 --name-depth 2 ;;
+    perops) timeout 420 python3 benchmarks/measure_ops.py $(cat benchmarks/per_op_files.txt) \
+              --out $OUT/per_op.jsonl --reps 5 --budget-s 380 --name-depth 2 ;;
+    files_c) timeout 580 python3 benchmarks/measure_files.py ${FILES} --out $OUT/files_compile.jsonl --compile --warm-jobs ${WARM_JOBS:-8} --warm-timeout 300 --warm-budget-s 300 --reps 20 --budget-s 560 ;;
     flax) for f in examples/train/flax*.py; do
              timeout 120 python3 -m solar.cli validate $f --train --arch H200-SXM --json >> $OUT/train.jsonl 2>> $OUT/train.err
              echo "$f rc=$?"; done ;;

@@ -21,13 +21,17 @@ import gc
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def measure_one(path: Path, compile_: bool, reps: int) -> dict:
+def measure_one(path: Path, compile_: bool, reps: int, then: Callable[[Any, list], dict] | None = None) -> dict:
+    """The file's row: its eager (and compiled) times; `then(model, inputs)` adds to it (the
+    model and inputs on the GPU), e.g. per-op times (benchmarks/measure_ops.py)."""
     import torch
 
     from solar.validate.run import build_on_gpu, measure
@@ -38,6 +42,8 @@ def measure_one(path: Path, compile_: bool, reps: int) -> dict:
         row: dict = {"measured": {m: t.model_dump() for m, t in measured.items()}}
         if error:
             row["error"] = error
+        if then is not None:
+            row.update(then(model, inputs))
         return row
     except Exception as exc:  # a model that does not fit or fails to build is a row
         text = str(exc).strip().splitlines()

@@ -7,7 +7,8 @@ must stay a multiple of its patch), and ``FLOP_DIFF`` names why solar's contract
 below FlopCounterMode's: "none" (they must agree), "causal" (solar counts the S(S+1)/2 kept scores of
 causal attention, FlopCounterMode all S^2), "padding" (solar counts only the taps of a padded
 convolution that touch real input, FlopCounterMode every tap), "moe" (solar counts the top-k experts
-each token uses, FlopCounterMode what the traced dispatch computes), "int8" (FlopCounterMode has no
+each token uses, T·k·3·H·I multiply-adds; FlopCounterMode has no rule for aten._grouped_mm, the
+traced dispatch, and counts the experts as 0: solar's count is above it), "int8" (FlopCounterMode has no
 rule for torch._weight_int8pack_mm and counts 0)."""
 
 from __future__ import annotations

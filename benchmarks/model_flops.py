@@ -31,7 +31,7 @@ REASONS = {
     "none": "",
     "causal": "causal attention: solar counts the S(S+1)/2 kept scores, FlopCounterMode all S^2",
     "padding": "padded convolutions: solar counts only taps that touch real input",
-    "moe": "MoE: solar counts the top-k experts per token; FlopCounterMode the traced dispatch",
+    "moe": "MoE: solar counts the top-k experts per token; FlopCounterMode has no rule for _grouped_mm (0)",
     "int8": "FlopCounterMode has no rule for torch._weight_int8pack_mm (counts 0)",
 }
 

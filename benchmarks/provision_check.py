@@ -1,6 +1,9 @@
 """Check solar provision's inverses on real programs: for each file, target T = FRACTION x the
 like GPU's bound, every returned amount re-priced must give a bound equal to T (exact inverses; the
-compute LPs to their 1e-10 tolerance). Prints the largest |bound with it / T - 1| per file.
+compute LPs to their 1e-10 tolerance). The host dispatch floors (traced PyTorch files) are checked at
+their own target T_e = eager device stage / FRACTION, the uniform floor re-priced through
+`analyze_loaded(..., dispatch_us=floor)`'s eager_host level. Prints the largest |bound with it / T - 1|
+per file.
 
     PYTHONPATH=. python benchmarks/provision_check.py benchmarks/suite/level1/*.py --like H100-SXM
 """
@@ -11,9 +14,25 @@ import argparse
 import sys
 import time
 
-from solar.api import load
+from solar.api import analyze_loaded, load
 from solar.errors import SolarError
-from solar.usecases.provision import provision_loaded
+from solar.usecases.provision import SCALED, UNIFORM, provision_loaded
+
+
+def dispatch_deviations(loaded, like: str, level: str, fraction: float, device_seconds: float) -> list[tuple[str, float]]:
+    """|eager_host with the returned floor / T_e − 1| for the uniform floor (through the API) and
+    the factor on the calibrated floors (its check)."""
+    target = device_seconds / fraction
+    prov = provision_loaded(loaded, target, like, level)
+    out = []
+    uniform = prov.requirement(UNIFORM).value
+    if uniform is not None:
+        report = analyze_loaded(loaded, like, dispatch_us=uniform * 1e6)
+        out.append((UNIFORM, report.bounds["eager_host"].seconds / target - 1))
+    scaled = prov.requirement(SCALED)
+    if scaled.check_seconds is not None:
+        out.append((SCALED, scaled.check_seconds / target - 1))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         checked = [
             (r.resource, r.check_seconds / target - 1) for r in prov.requirements if r.check_seconds
         ]
+        if first.eager_ops and first.eager_device_seconds:
+            checked += dispatch_deviations(loaded, args.like, args.level, args.fraction, first.eager_device_seconds)
         worst = max((abs(d) for _, d in checked), default=0.0)
         worst_all = max(worst_all, worst)
         met = ", ".join(r for r, _ in checked) or "none reachable alone"

@@ -4,6 +4,10 @@ Two families of programs, each at growing size, each size analysed in a fresh pr
 cache of an earlier size helps a later one and peak RSS is per size):
   llama     a Llama-shaped decoder stack (hf: config tests/fixtures/hf/llama2-7b.json, prefill of
             --seq tokens, batch 1) at 1, 2, 4, ... --max-layers layers;
+  llama-hf  the same stack as `solar analyze hf:` runs it (solar.api.load_hf: from 4 layers on, 4
+            traced and the rest stitched, solar/frontends/torch/stitch.py); its "lowering" is
+            everything load_hf does beside export, decomposition and passes (both builds, the layer
+            check, lowering, stitching), its backends include the per-layer programs;
   densenet  a DenseNet-style chain: layer k concatenates the input and the k earlier layers'
             outputs, then batch norm, ReLU and a 3x3 convolution; depth 2, 4, ... --max-depth.
 Per size: CPU seconds of each stage (import, build, export, decomposition, lowering without the
@@ -92,9 +96,12 @@ def run_one(family: str, size: int, seq: int, archs: tuple[str, ...]) -> dict:
     from solar.hardware import list_specs
 
     list_specs()  # the spec files, read once per process
-    if family == "llama":
-        import transformers  # noqa: F401  (its import is import time, not build time)
+    if family.startswith("llama"):
+        # transformers and its Llama code (imported lazily by a build): import time, not build time
+        import transformers.models.llama.modeling_llama  # noqa: F401
     times["import"] = CLOCK() - t0
+    if family == "llama-hf":
+        return _run_hf(size, seq, archs, times, wall0)
     t0 = CLOCK()
     if family == "llama":
         built = hf.build(str(LLAMA_CONFIG), hf.Scenario("prefill", 1, seq), layers=size)
@@ -142,6 +149,53 @@ def run_one(family: str, size: int, seq: int, archs: tuple[str, ...]) -> dict:
     }
 
 
+def _run_hf(size: int, seq: int, archs: tuple[str, ...], times: dict, wall0: float) -> dict:
+    """`run_one` for llama-hf: the step through solar.api.load_hf (shared from 4 layers on)."""
+    import tempfile
+
+    import torch
+
+    import solar.passes
+    from solar.api import analyze_loaded, load_hf
+    from solar.frontends.torch import hf
+
+    config = json.loads(LLAMA_CONFIG.read_text())
+    config["num_hidden_layers"] = size
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.json"
+        path.write_text(json.dumps(config))
+        ep_class = torch.export.ExportedProgram
+        t0 = CLOCK()
+        with (
+            _timed(torch.export, "export", times, "export"),
+            _timed(ep_class, "run_decompositions", times, "decomposition"),
+            _timed(solar.passes, "optimize", times, "passes"),
+        ):
+            loaded = load_hf(f"hf:{path}", hf.Scenario("prefill", 1, seq))
+        traced = sum(times.get(k, 0.0) for k in ("export", "decomposition", "passes"))
+        times["lowering"] = CLOCK() - t0 - traced
+    t0 = CLOCK()
+    graph = loaded.graph
+    times["lifting"] = CLOCK() - t0
+    further = []
+    for k, arch in enumerate(archs):
+        t0 = CLOCK()
+        analyze_loaded(loaded, arch)
+        if k == 0:
+            times["backends_first_gpu"] = CLOCK() - t0
+        else:
+            further.append(CLOCK() - t0)
+    times["backends_per_further_gpu"] = sum(further) / len(further) if further else 0.0
+    times["analysis"] = sum(times.get(s, 0.0) for s in ANALYSIS)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "family": "llama-hf", "size": size, "statements": len(loaded.program.stmts),
+        "tensors": len(loaded.program.tensors), "nodes": len(graph), "seconds": times,
+        "wall_seconds": time.perf_counter() - wall0,
+        "peak_rss_mib": peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024,
+    }
+
+
 def growth_exponent(points: list[tuple[int, float]]) -> float | None:
     """Least-squares slope of log(seconds) on log(size); None with fewer than two sizes."""
     pts = [(math.log(n), math.log(t)) for n, t in points if n > 0 and t > 0]
@@ -166,7 +220,7 @@ def run(families: list[str], max_layers: int, max_depth: int, seq: int, fit_from
     """Every size of every family in its own process; rows, fitted exponents, printed tables."""
     rows = []
     for family in families:
-        todo = sizes(max_layers, 1) if family == "llama" else sizes(max_depth, 2)
+        todo = sizes(max_layers, 1) if family.startswith("llama") else sizes(max_depth, 2)
         for size in todo:
             cmd = [sys.executable, str(Path(__file__)), family, str(size), str(seq), ",".join(archs)]
             out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)

@@ -23,7 +23,7 @@ class Loaded:
     traced: Any = None
     notes: tuple[str, ...] = ()  # assumption lines from the frontend (module mode, structure used)
     provenance: tuple[Any, ...] = ()  # where each part of the IR came from (frontends.llm.Provenance)
-    serving: Any = None  # an hf: step: (hf.Built, Loaded of 0 layers, Loaded of 1 layer)
+    serving: Any = None  # an hf: step: (hf.Built, Loaded of n layers, of n + 1 layers, how n was chosen)
 
     @functools.cached_property
     def graph(self) -> Any:
@@ -126,14 +126,50 @@ def load_hf(spec: str, step: Any) -> Loaded:
     causal LM built from its config, traced as an in-memory module; the same step built with 0
     and 1 decoder layers gives the per-layer bound."""
     from solar.frontends.torch import hf
+    from solar.frontends.torch.stitch import TRACED, NotShareable
 
     spec = spec[3:] if spec.startswith("hf:") else spec
     built = hf.build(spec, step)
+    why = f"{built.layers} layers (sharing needs {TRACED})"
+    if built.layers >= TRACED:
+        small = hf.build(spec, step, layers=TRACED)
+        why = hf.unshared(built, small)
+        if why is None:
+            try:
+                return _load_hf_shared(built, small)
+            except NotShareable as exc:
+                why = str(exc)
     loaded = _load_torch_module(built.module, built.inputs, "eval", False)
     small = [hf.build(spec, step, layers=n) for n in (0, 1)]
     parts = tuple(_load_torch_module(b.module, b.inputs, "eval", False) for b in small)
-    notes = (*loaded.notes, *built.notes())
-    return Loaded(loaded.program, loaded.flags, None, loaded.traced, notes, serving=(built, *parts))
+    line = "per-layer bound: one decoder layer's share (the step built with 0 and with 1 layer; layers identical)"
+    notes = (*loaded.notes, *built.notes(), f"layers not shared: {why}")
+    return Loaded(loaded.program, loaded.flags, None, loaded.traced, notes, serving=(built, *parts, line))
+
+
+def _load_hf_shared(built: Any, small: Any) -> Loaded:
+    """The step of `built` stitched from a trace of `small` (solar.frontends.torch.stitch); the
+    per-layer bound is the difference of the programs of TRACED and TRACED + 1 layers."""
+    from solar.frontends.torch import hf, trace_module
+    from solar.frontends.torch.stitch import TRACED, lower_shared
+
+    traced = trace_module(small.module, small.inputs, mode="eval")
+    shared = lower_shared(traced, hf.layer_list(small)[0])
+    program, stitched = shared.at(built.layers)
+    parts = []
+    for n in (TRACED, TRACED + 1):
+        p, t = (program, stitched) if n == built.layers else shared.at(n)
+        parts.append(Loaded(p, traced.flags, None, t, tuple(t.notes())))
+    line = (
+        f"per-layer bound: one decoder layer's share (the step with {TRACED} and with {TRACED + 1} "
+        "layers; layers identical)"
+    )
+    sharing = (
+        f"layers shared: layers 2..{built.layers - 2} are copies of layer 1 (identical modules, traced "
+        f"{TRACED} of {built.layers} layers)"
+    )
+    notes = (*stitched.notes(), *built.notes(), sharing)
+    return Loaded(program, traced.flags, None, stitched, notes, serving=(built, *parts, line))
 
 
 def load_ir_file(path: str | Path) -> Program:
@@ -191,10 +227,13 @@ def analyze_loaded(
     writeback: bool = True,
     dispatch_us: float | None = None,
     grid_sync_us: float | None = None,
+    measured_ops: Any = None,
 ) -> Report:
     """The report of a loaded program on `arch`. dispatch_us / grid_sync_us: host dispatch and
     grid-sync floors (microseconds) for the eager_host and recurrence levels, instead of the
-    calibrated spec's (docs/BOUNDS.md §17, §18)."""
+    calibrated spec's (docs/BOUNDS.md §17, §18). measured_ops: per-op measured times (a file
+    benchmarks/measure_ops.py wrote, or one of its rows as a dict) joined to the ops, ranked by
+    time lost (solar.insight_ops)."""
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
     from solar.backends.levels import with_levels
@@ -217,6 +256,13 @@ def analyze_loaded(
     report = _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
     if loaded.serving is not None:
         report = _with_serving(report, loaded.serving, arch, precision, clock_mhz, cache)
+    if measured_ops is not None:
+        from solar.insight_ops import measured_ops as join
+        from solar.insight_ops import read_rows, with_measured_ops
+
+        name = Path(loaded.source_file).name if loaded.source_file else None
+        row = measured_ops if isinstance(measured_ops, dict) else read_rows(measured_ops, name)
+        report = with_measured_ops(report, join(loaded, arch, row, precision, clock_mhz))
     return report
 
 
@@ -233,7 +279,7 @@ def _with_serving(report: Report, serving: Any, arch: str, precision: str, clock
     from solar.frontends.torch.hf import per_layer
     from solar.report import ServingReport
 
-    built, zero, one = serving
+    built, zero, one, line = serving
     b0, b1 = (analyze_loaded(x, arch, precision, clock_mhz, cache).bounds for x in (zero, one))
     step = built.scenario
     facts = ServingReport(
@@ -241,7 +287,6 @@ def _with_serving(report: Report, serving: Any, arch: str, precision: str, clock
         layers=built.layers, weight_bytes=built.weight_bytes, kv_cache_bytes=built.kv_cache_bytes,
         per_layer=per_layer(b0, b1),
     )
-    line = "per-layer bound: one decoder layer's share (the step built with 0 and with 1 layer; layers identical)"
     return report.model_copy(update={"serving": facts, "assumptions": [*report.assumptions, line]})
 
 
@@ -263,6 +308,7 @@ def analyze(
     optimizer: str = "adamw",
     symbols: Any = None,
     writeback: bool = True,
+    measured_ops: Any = None,
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
@@ -274,18 +320,40 @@ def analyze(
     `mode` ("train" | "eval" | None: as constructed), `infer_structure`, and `train` with `loss`
     ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`.
     `symbols` ({"BATCH": "B"} or "BATCH=B,SEQ=S"): module-level sizes of a model file as symbols;
-    returns solar.symbolic.SymbolicAnalysis formulas instead of Reports (docs/BOUNDS.md §14)."""
+    returns solar.symbolic.SymbolicAnalysis formulas instead of Reports (docs/BOUNDS.md §14).
+    `measured_ops`: per-op measured times (see analyze_loaded)."""
     if symbols is not None:
         from solar.symbolic import analyze_file
 
         out = analyze_file(model_or_path, symbols, arch, precision, clock_mhz, cache, train)
         return out[0] if isinstance(arch, str) else out
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
-    archs = [arch] if isinstance(arch, str) else list(arch)
+    reports = analyze_archs(
+        loaded, [arch] if isinstance(arch, str) else list(arch), precision, clock_mhz, cache, writeback,
+        measured_ops=measured_ops,
+    )
+    return reports[0] if isinstance(arch, str) else reports
+
+
+def analyze_archs(
+    loaded: Loaded,
+    archs: Sequence[str],
+    precision: str = "exact",
+    clock_mhz: float | None = None,
+    cache: str = "cold",
+    writeback: bool = True,
+    **kwargs: Any,
+) -> list[Report]:
+    """One Report per GPU of a loaded program (its graph lifted once), every name checked before
+    any work; `kwargs` as analyze_loaded takes them."""
+    from solar.hardware import get_spec
+
     if not archs:
         raise UsageError("no GPU given; pass arch='H100-SXM' or a list of names (see `solar specs`)")
-    reports = [analyze_loaded(loaded, a, precision, clock_mhz, cache, writeback) for a in archs]
-    return reports[0] if isinstance(arch, str) else reports
+    for a in archs:
+        if isinstance(a, str):
+            get_spec(a)
+    return [analyze_loaded(loaded, a, precision, clock_mhz, cache, writeback, **kwargs) for a in archs]
 
 
 def ir_text(
@@ -363,9 +431,8 @@ def _load_torch_or_llm(
 ) -> Loaded:
     """The torch tracer first (unless frontend is "llm"); in "auto" mode with an endpoint, what it
     cannot do goes to the LLM frontend: a missing op alone, a program it cannot trace whole."""
-    from solar.frontends.torch.loader import framework_flags
-
     from solar.errors import LLMError
+    from solar.frontends.torch.loader import framework_flags
 
     error = "(not traced: --frontend llm)"
     if frontend != "llm":

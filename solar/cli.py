@@ -169,7 +169,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         progress(f"pricing {a}")
         reports.append(analyze_loaded(
             loaded, a, args.precision, args.clock_mhz, args.cache,
-            dispatch_us=args.dispatch_us, grid_sync_us=args.grid_sync_us,
+            dispatch_us=args.dispatch_us, grid_sync_us=args.grid_sync_us, measured_ops=args.measured_ops,
         ))
     progress.done()
     if args.measured:
@@ -348,7 +348,8 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--debug", action="store_true",
-        help="show what the program and torch/JAX print while it is traced, and tracebacks",
+        help="show what the program and torch/JAX print while it is traced, and tracebacks; "
+        "verify the IR after every pass",
     )
     p.set_defaults(runs_user_code=True)
 
@@ -414,6 +415,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument(
         "--measured", nargs="+", type=_measured, default=[], metavar="MODE=SECONDS",
         help="measured times (eager=0.0012 compile=8e-4): opportunities rank the time lost per level",
+    )
+    a.add_argument(
+        "--measured-ops", default=None, metavar="FILE",
+        help="per-op measured times (benchmarks/measure_ops.py JSON/JSONL): each op's time lost against its bound, ranked",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
     _add_level_flags(a)
@@ -521,6 +526,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         debug = getattr(args, "debug", False)
         usercode.configure(debug=debug)
+        if debug:  # a pass that breaks a program is named at once
+            from solar import passes
+
+            verify_before = passes.verify_between_passes
+            passes.verify_between_passes = True
         runs_user_code = getattr(args, "runs_user_code", False)
         with _terminate_cleanly(args):
             if runs_user_code:
@@ -545,6 +555,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     finally:
         usercode.configure(debug=False)
+        if debug:
+            passes.verify_between_passes = verify_before
 
 
 if __name__ == "__main__":

@@ -35,10 +35,6 @@ class TraceError(ModelFileError):
     """The tracer (torch.export) could not trace a program that loads and builds fine."""
 
 
-class VerificationFailed(SolarError):
-    """The IR's outputs differ from the program's own outputs."""
-
-
 class LLMError(SolarError):
     """The LLM frontend could not obtain a verified program."""
 

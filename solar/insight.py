@@ -77,40 +77,25 @@ def _parts_cache_aware(report) -> list[Part]:
     ]
 
 
-def _parts_library(report) -> list[Part]:
-    """Each library kernel's time beyond its compute (its boundary traffic and launch)."""
-    parts = [
-        Part(
-            kind="kernel",
-            name=_kernel_label(k),
-            source=k.source,
-            module=k.module,
-            seconds=k.seconds - k.compute_seconds,
-        )
-        for k in report.library_kernels
-    ]
-    return parts
-
-
-def _parts_unfused(report) -> list[Part]:
-    """Each op's time beyond its compute (its own DRAM round trip and launch)."""
+def _beyond_compute(kind: str, items, label: Callable[[Any], str]) -> list[Part]:
+    """Each op's or library kernel's time beyond its compute (its DRAM traffic and launch)."""
     return [
         Part(
-            kind="op",
-            name=_op_label(op),
-            source=op.source,
-            module=op.module,
-            seconds=op.seconds - op.compute_seconds,
+            kind=kind,
+            name=label(x),
+            source=x.source,
+            module=x.module,
+            seconds=x.seconds - x.compute_seconds,
         )
-        for op in report.ops
+        for x in items
     ]
 
 
 # level -> the parts its time adds over any lower level (a level without an entry gives none)
 PARTS: dict[str, Callable[[Any], list[Part]]] = {
     "cache_aware": _parts_cache_aware,
-    "library": _parts_library,
-    "unfused": _parts_unfused,
+    "library": lambda r: _beyond_compute("kernel", r.library_kernels, _kernel_label),
+    "unfused": lambda r: _beyond_compute("op", r.ops, _op_label),
 }
 
 

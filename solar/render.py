@@ -78,6 +78,16 @@ def op_table(report, per_op: bool, group_by: str | None):
     return table
 
 
+def table(title: str, columns, show_lines: bool = False):
+    """A left-titled rich table with these columns (folded when narrow); `title` is markup."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", show_lines=show_lines)
+    for col in columns:
+        t.add_column(col, overflow="fold")
+    return t
+
+
 def print_report(report, per_op: bool, group_by: str | None = None) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -112,6 +122,10 @@ def print_report(report, per_op: bool, group_by: str | None = None) -> None:
             if f.bytes > 0:
                 con.print(f"  - {escape(f.kind)}: {escape(f.detail)} (+{fmt_count(f.bytes, 'B')})", highlight=False)
     print_fix_first(con, report)
+    if report.measured_ops is not None:
+        from solar.insight_ops import print_measured_ops
+
+        print_measured_ops(con, report.measured_ops)
     con.print("assumptions:")
     for line in report.assumptions:
         con.print(f"  - {escape(line)}", highlight=False)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from solar import __version__
 from solar.errors import SolarError
 from solar.insight import Insights, insights
+from solar.insight_ops import MeasuredOps
 
 
 class _Model(BaseModel):
@@ -160,6 +161,7 @@ class Report(_Model):
     serving: ServingReport | None = None
     library_kernels: list[KernelReport] = []
     insights: Insights | None = None
+    measured_ops: MeasuredOps | None = None  # per-op measured headroom (solar.insight_ops)
 
     @property
     def sol_seconds(self) -> float:
@@ -246,7 +248,7 @@ def with_insights(report: Report, fastest_op_compute=None, measured: dict[str, f
     level was added or with measured times."""
     new = insights(report, fastest_op_compute, measured)
     if fastest_op_compute is None and report.insights is not None:  # keep the precision rows
-        kept = [o for o in report.insights.opportunities if o.kind == "precision"]
+        kept = [o for o in report.insights.opportunities if o.kind in ("precision", "measured op")]
         ranked = sorted([*new.opportunities, *kept], key=lambda o: -o.seconds)
         new = new.model_copy(update={"opportunities": ranked})
     return report.model_copy(update={"insights": new})

@@ -39,7 +39,6 @@ MODELS = list_models()
 # Ops a corpus model needs that solar does not lower yet (issue 11, item 2): the model's test is an
 # expected failure naming the op, and fails loudly (strict) once the op lands.
 PENDING = {
-    "aten.topk.default": "MoE routing: top-k expert choice (Mixtral)",
     "aten.as_strided.default": "adaptive_avg_pool2d of a permuted / channels-last tensor",
 }
 # Also analysed through the API (a module built for real at the shrunk size): one or more per
@@ -94,6 +93,10 @@ def test_shrunk_model_from_file_and_api(path: Path, tmp_path: Path):
         # HF builds its causal masks as data (comparisons of position tensors, combined with &);
         # solar discounts them once the structure pass recognises them: never above the dense count.
         assert flops <= counted * 1.01, (flops, counted)
+    elif reason == "moe":
+        # FlopCounterMode has no rule for aten._grouped_mm (torch 2.13) and counts the experts as
+        # 0; solar counts exactly T·k·3·H·I expert multiply-adds (tests/frontends/test_moe.py)
+        assert flops > counted, (flops, counted)
     else:
         assert flops < counted, (flops, counted, reason)
     if path.stem not in API_TOO:

@@ -13,12 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from solar.ir.nodes import Indirect, Load, Role
+from solar.ir.nodes import Indirect, Load
 from solar.ir.scalar_ops import Update
 from solar.lift.einsum import EinsumGraph, EinsumNode, Operand
-
-DRAM_ROLES = (Role.INPUT, Role.PARAM)  # tensors that start in DRAM
-
 
 @dataclass(frozen=True, slots=True)
 class Plain:

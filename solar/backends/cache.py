@@ -14,9 +14,9 @@ Each extra is a lower bound on its own; they are not added because one re-read c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from solar.backends.capacity import ContractionIO, contraction_io
+from solar.backends.capacity import ContractionIO, contraction_io, onchip_words
 from solar.backends.memory import compulsory_bytes, written_back
 from solar.backends.reread import Reread, dependency_forced_bytes, find_rereads
 from solar.hardware import HardwareSpec
@@ -39,6 +39,8 @@ class Traffic:
     capacity_forced_bytes: float
     rereads: tuple[Reread, ...]
     contractions: tuple[ContractionIO, ...]
+    read_bytes: float = 0.0  # compulsory reads (before a warm L2's share)
+    write_bytes: float = 0.0  # compulsory writes (beyond the L2 under write-back)
 
     @property
     def cache_aware_bytes(self) -> float:
@@ -70,9 +72,32 @@ def cache_aware_traffic(
     compulsory = max(0.0, reads - resident) + writes
 
     rereads = find_rereads(graph, onchip)
-    dependency = dependency_forced_bytes(rereads)
-
     ios = contraction_io(graph, onchip)
+    dependency, capacity = _forced(graph, rereads, ios, reads, writes, resident, compulsory)
+    return Traffic(onchip, resident, compulsory, dependency, capacity, rereads, ios, reads, writes)
+
+
+def traffic_at(graph: EinsumGraph, traffic: Traffic, onchip: float) -> Traffic:
+    """`traffic` with on-chip storage `onchip` bytes instead: the same patterns (they do not depend
+    on S) priced at S — how `solar provision` inverts the cache-aware bytes in S."""
+    rereads = tuple(replace(r, onchip_bytes=float(onchip)) for r in traffic.rereads)
+    ios = tuple(replace(io, onchip_words=onchip_words(float(onchip), io.word_bits)) for io in traffic.contractions)
+    dependency, capacity = _forced(
+        graph, rereads, ios, traffic.read_bytes, traffic.write_bytes, traffic.l2_resident_bytes,
+        traffic.compulsory_bytes,
+    )
+    return replace(
+        traffic, onchip_bytes=float(onchip), dependency_forced_bytes=dependency,
+        capacity_forced_bytes=capacity, rereads=rereads, contractions=ios,
+    )
+
+
+def _forced(
+    graph: EinsumGraph, rereads: tuple[Reread, ...], ios: tuple[ContractionIO, ...], reads: float,
+    writes: float, resident: float, compulsory: float,
+) -> tuple[float, float]:
+    """The dependency- and capacity-forced extra bytes of the patterns found."""
+    dependency = dependency_forced_bytes(rereads)
     capacity_total = 0.0
     for io in ios:
         # I/O of A, B and C's partial sums (>= their compulsory reads), plus the compulsory bytes of
@@ -80,5 +105,4 @@ def cache_aware_traffic(
         ab_reads, _ = compulsory_bytes(graph, frozenset({io.a, io.b}))
         total = max(io.bytes, ab_reads) + (reads - ab_reads) + writes - resident
         capacity_total = max(capacity_total, total)
-    capacity = max(0.0, capacity_total - compulsory)
-    return Traffic(onchip, resident, compulsory, dependency, capacity, rereads, ios)
+    return dependency, max(0.0, capacity_total - compulsory)

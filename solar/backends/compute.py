@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
@@ -228,6 +229,22 @@ def _solve(
         n, rates = table[0]
         cells = tuple((0, u, alone) for u, _ in rates)
         return alone, tuple(alone if u in dict(rates) else 0.0 for u in UNITS), cells
+    cols, res = solve_lp(table)
+    busy = np.zeros(len(UNITS))
+    cells = tuple((i, u, float(res.x[v] * t)) for v, (i, u, t) in enumerate(cols))
+    for v, (i, u, t) in enumerate(cols):
+        busy[UNITS.index(u)] += res.x[v] * t
+    y = unit_weights(res)
+    dual = 0.0
+    if y is not None:
+        dual = sum(n * min(y[UNITS.index(u)] / r for u, r in rates) for n, rates in table)
+    return max(dual, alone), tuple(float(b) for b in busy), cells
+
+
+def solve_lp(table) -> tuple[list[tuple[int, str, float]], Any]:
+    """The compute LP over rows (amount, ((unit, rate), ...)): minimise T over the fractions f_iu
+    of each row run on each unit (Σ_u f_iu = 1), every unit busy Σ_i f_iu n_i / r_iu <= T. Returns
+    the columns (row, unit, seconds of the whole row on that unit) and scipy's result."""
     cols = [(i, u, n / r) for i, (n, rates) in enumerate(table) for u, r in rates]
     # Scale times so the LP sees numbers near 1 (HiGHS tolerances are absolute).
     ref = max(min(t for j, _, t in cols if j == i) for i in range(len(table)))
@@ -252,13 +269,11 @@ def _solve(
     )
     if res.status != 0:
         raise SolarError(f"compute-time LP failed: {res.message}")
-    busy = np.zeros(len(UNITS))
-    cells = tuple((i, u, float(res.x[v] * t)) for v, (i, u, t) in enumerate(cols))
-    for v, (i, u, t) in enumerate(cols):
-        busy[UNITS.index(u)] += res.x[v] * t
+    return cols, res
+
+
+def unit_weights(res) -> np.ndarray | None:
+    """The LP's dual unit weights y >= 0 normalised to Σ y = 1 (None when they are all 0): every
+    assignment takes T >= Σ_i n_i min_u (y_u / r_iu)."""
     y = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
-    dual = 0.0
-    if y.sum() > 0:
-        y = y / y.sum()
-        dual = sum(n * min(y[UNITS.index(u)] / r for u, r in rates) for n, rates in table)
-    return max(dual, alone), tuple(float(b) for b in busy), cells
+    return y / y.sum() if y.sum() > 0 else None

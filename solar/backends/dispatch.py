@@ -7,41 +7,121 @@ dispatch). With the host allowed a head start of `lead` seconds before the timed
     C_0 = 0,   C_i = max(C_{i-1}, A_{i-1} - lead) + d_i,   A_i = a_1 + ... + a_i
     eager_host = max(C_n, A_n - lead)
 
-the exact minimum makespan, computed in one pass (O(n)). Valid only for the host and framework the
-floors were measured on (a calibrated spec) or for the floor the user gives (`--dispatch-us`)."""
+the exact minimum makespan, computed in one pass (O(n)). a_i is op i's own floor, plus the host
+time the nn.Module calls that end with op i spend around their ops (`host_floors`). Valid only for
+the host and framework the floors were measured on (a calibrated spec) or for the floor the user
+gives (`--dispatch-us`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol, Sequence
+from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from solar.backends.bounds import Analysis, Bound
 
 
+# nn.Module calls, outermost first: (the call's key, the module's class name).
+Modules = tuple[tuple[str, str], ...]
+
+
 class EagerCall(Protocol):
     """One op as eager PyTorch runs it (before decomposition): its ATen name, the op instance its
-    statements form in the unfused bound (None: it became no statement), and whether it is a view."""
+    statements form in the unfused bound (None: it became no statement), whether it is a view, the
+    nn.Module calls it runs inside and, for a recurrent op, its steps x layers x directions."""
 
     op: str
     instance: int | None
     view: bool
+    modules: Modules
+    rnn: tuple[int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class HostCall:
+    """What the host floor of one eager op depends on: a recurrent op's (steps x layers x
+    directions, hidden, batch) too."""
+
+    op: str
+    launches: bool
+    modules: Modules = ()
+    rnn: tuple[int, int, int] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Floors:
     """Host dispatch floors: per op where measured, else `kernel_seconds` for an op that launches a
-    kernel and `any_seconds` for one that launches none; `source` says where they come from."""
+    kernel and `any_seconds` for one that launches none; a recurrent op at least `call + step x
+    layer-steps` (`rnn`: op -> {(hidden, batch): (call, step)}, measured through its nn.Module at
+    that shape; (0, 0): any shape); per nn.Module call at
+    least `empty_module_seconds` besides its ops, a leaf module of a measured class (`modules`) at
+    least its floor with its ops. `source` says where they come from."""
 
     source: str
     kernel_seconds: float
     any_seconds: float = 0.0
     by_op: Mapping[str, float] = field(default_factory=dict)
     lead_seconds: float = 0.0
+    empty_module_seconds: float = 0.0
+    modules: Mapping[str, float] = field(default_factory=dict)
+    rnn: Mapping[str, Mapping[tuple[int, int], tuple[float, float]]] = field(default_factory=dict)
 
-    def floor(self, op: str, launches: bool) -> float:
-        if op in self.by_op:
-            return self.by_op[op]
-        return self.kernel_seconds if launches else self.any_seconds
+    def scaled(self, k: float) -> Floors:
+        """Every floor times k (a host uniformly k times slower): every a_i scales by k."""
+        return replace(
+            self, source=f"{self.source}, x{k:.6g}", kernel_seconds=self.kernel_seconds * k,
+            any_seconds=self.any_seconds * k, by_op={op: v * k for op, v in self.by_op.items()},
+            empty_module_seconds=self.empty_module_seconds * k,
+            modules={cls: v * k for cls, v in self.modules.items()},
+            rnn={op: {shape: (c * k, t * k) for shape, (c, t) in fits.items()} for op, fits in self.rnn.items()},
+        )
+
+    def floor(self, op: str, launches: bool, rnn: tuple[int, int, int] = ()) -> float:
+        base = self.by_op[op] if op in self.by_op else self.kernel_seconds if launches else self.any_seconds
+        fits = self.rnn.get(op, {})
+        fit = fits.get(tuple(rnn[1:]), fits.get((0, 0))) if rnn else None
+        if fit is not None:  # measured with the initial state given (no zeros inside)
+            return fit[0] + fit[1] * rnn[0]
+        return base
+
+
+def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
+    """a_i of every call: its op's floor, plus, at the last op of each nn.Module call, that call's
+    own host time besides its ops and inner calls (docs/BOUNDS.md §17): `empty_module_seconds`, or
+    for a leaf of a measured class the part of its floor its ops' floors leave. A recurrent op was
+    measured through its module: its floor covers that call and the module's other ops (the
+    initial states it makes), so it pays only what those ops' floors leave, and the module adds
+    nothing. Placed at the call's last op: it delays only later ops, which run after the call
+    returns."""
+    host = [floors.floor(c.op, c.launches, c.rnn) for c in calls]
+    last: dict[str, int] = {}
+    kind: dict[str, str] = {}
+    direct: dict[str, float] = {}
+    parents: set[str] = set()
+    through: set[str] = set()
+    for i, c in enumerate(calls):
+        for depth, (key, cls) in enumerate(c.modules):
+            last[key], kind[key] = i, cls
+            if depth + 1 < len(c.modules):
+                parents.add(key)
+        if c.modules:
+            inner = c.modules[-1][0]
+            direct[inner] = direct.get(inner, 0.0) + host[i]
+            if c.op in floors.rnn:
+                through.add(inner)
+    own = list(host)
+    for i, c in enumerate(calls):  # a recurrent op's floor covers its module's call and other ops
+        if c.modules and c.op in floors.rnn:
+            others = direct[c.modules[-1][0]] - host[i]
+            own[i] = max(0.0, host[i] - others)
+    for key, i in last.items():
+        if key in through:
+            continue
+        extra = floors.empty_module_seconds
+        if key not in parents and kind[key] in floors.modules:
+            extra = max(extra, floors.modules[kind[key]] - direct.get(key, 0.0))
+        own[i] += extra
+    return own
 
 
 def floors_from_spec(spec_name: str, dispatch: object, lead_seconds: float | None = None) -> Floors:
@@ -57,6 +137,10 @@ def floors_from_spec(spec_name: str, dispatch: object, lead_seconds: float | Non
         any_seconds=d.torch_eager_any_seconds,  # type: ignore[attr-defined]
         by_op=dict(d.torch_eager_op_seconds),  # type: ignore[attr-defined]
         lead_seconds=d.timing_lead_seconds if lead_seconds is None else lead_seconds,  # type: ignore[attr-defined]
+        empty_module_seconds=d.torch_empty_module_seconds or 0.0,  # type: ignore[attr-defined]
+        modules=dict(d.torch_module_seconds),  # type: ignore[attr-defined]
+        rnn={op: {(r.hidden, r.batch): (r.call_seconds, r.step_seconds) for r in fits}
+             for op, fits in d.torch_rnn_seconds.items()},  # type: ignore[attr-defined]
     )
 
 
@@ -88,22 +172,40 @@ class EagerHost:
     device_seconds: float  # sum of the device floors
     source: str
     lead_seconds: float
+    modules: int = 0  # nn.Module calls charged
 
     def describe(self) -> str:
         return (
-            f"eager_host: {self.ops} eager ops as PyTorch runs them ({self.views} without a kernel), "
-            f"host dispatch floors {self.source}; host head start {self.lead_seconds * 1e6:.1f} us; "
-            f"valid for that host and framework only"
+            f"eager_host: {self.ops} eager ops as PyTorch runs them ({self.views} without a kernel) in "
+            f"{self.modules} nn.Module calls, host dispatch floors {self.source}; host head start "
+            f"{self.lead_seconds * 1e6:.1f} us; valid for that host and framework only"
         )
 
 
-def eager_host(
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """The two stages of the pipeline, per eager op in program order: its ATen name, whether it
+    launches a kernel, and its device floor d_i; `calls` what its host floor depends on (module
+    calls, a recurrent op's shape). Entry 0 is the device work no call accounts for (op "", no
+    dispatch)."""
+
+    ops: tuple[str, ...]
+    launches: tuple[bool, ...]
+    device: tuple[float, ...]
+    calls: tuple[HostCall, ...] = ()
+
+    def host(self, floors: Floors) -> list[float]:
+        """a_i of every entry under `floors` (entry 0: no dispatch; host_floors)."""
+        calls = self.calls or tuple(HostCall(op, k) for op, k in zip(self.ops[1:], self.launches[1:]))
+        return [0.0, *host_floors(calls, floors)]
+
+
+def eager_stages(
     analysis: Analysis,
     calls: Iterable[EagerCall],
-    floors: Floors,
     device_floors: Mapping[int, float] | None = None,
-) -> EagerHost:
-    """The eager@host bound of `analysis`'s program, run as the eager `calls` (in program order).
+) -> Stages:
+    """The pipeline stages of `analysis`'s program, run as the eager `calls` (in program order).
 
     d_i is the unfused bound of the op instance call i became (raised to `device_floors[instance]`
     where a recurrence's critical path is longer). Device work no call accounts for (statements
@@ -112,25 +214,35 @@ def eager_host(
     device_floors = device_floors or {}
     rows = {op.instance: op for op in analysis.ops if op.instance is not None}
     used: set[int] = set()
-    host: list[float] = []
-    device: list[float] = []
-    views = 0
+    ops, launches, device, hosts = [""], [False], [], []
     for call in calls:
         row = rows.get(call.instance) if call.instance is not None and call.instance not in used else None
-        launches = row is not None and row.launch_seconds > 0
         d = 0.0
         if row is not None:
             used.add(row.instance)  # type: ignore[arg-type]
             d = max(row.seconds, device_floors.get(row.instance, 0.0))  # type: ignore[arg-type]
-        views += not launches
-        host.append(floors.floor(call.op, launches))
+        ops.append(call.op)
+        launches.append(row is not None and row.launch_seconds > 0)
+        hosts.append(HostCall(call.op, launches[-1], getattr(call, "modules", ()), getattr(call, "rnn", ())))
         device.append(d)
     rest = [op for op in analysis.ops if op.instance is None or op.instance not in used]
     front = sum(max(op.seconds, device_floors.get(op.instance, 0.0) if op.instance is not None else 0.0) for op in rest)
     front += analysis.unfused.seconds - sum(op.seconds for op in analysis.ops)  # unattributed traffic
-    host, device = [0.0, *host], [max(0.0, front), *device]
-    seconds = pipeline_makespan(host, device, floors.lead_seconds)
-    device_total = sum(device)
+    return Stages(tuple(ops), tuple(launches), (max(0.0, front), *device), tuple(hosts))
+
+
+def eager_host(
+    analysis: Analysis,
+    calls: Iterable[EagerCall],
+    floors: Floors,
+    device_floors: Mapping[int, float] | None = None,
+) -> EagerHost:
+    """The eager@host bound of `analysis`'s program, run as the eager `calls` (eager_stages)."""
+    stages = eager_stages(analysis, calls, device_floors)
+    host = stages.host(floors)
+    seconds = pipeline_makespan(host, stages.device, floors.lead_seconds)
+    device_total = sum(stages.device)
+    views = sum(not k for k in stages.launches[1:])
     u = analysis.unfused
     bound = Bound(
         level="eager_host",
@@ -141,4 +253,5 @@ def eager_host(
         launch_seconds=u.launch_seconds,
         binding_unit=u.binding_unit,
     )
-    return EagerHost(bound, len(host) - 1, views, sum(host), device_total, floors.source, floors.lead_seconds)
+    modules = len({key for c in stages.calls for key, _ in c.modules})
+    return EagerHost(bound, len(host) - 1, views, sum(host), device_total, floors.source, floors.lead_seconds, modules)

@@ -5,8 +5,9 @@ assumption line saying where its numbers come from, or why it is absent."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable
+from typing import Any
 
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import Analysis
@@ -38,22 +39,11 @@ def with_levels(
     measured = calibrated.dispatch if calibrated is not None else None
     levels, notes = list(analysis.levels), list(analysis.notes)
     floors_by_instance: dict = {}
-    if find_chains(graph.program):
-        if grid_sync_seconds is not None:
-            sync, source = grid_sync_seconds, "given (--grid-sync-us)"
-        elif measured is not None:
-            sync = GRID_SYNC_MARGIN * measured.grid_sync_seconds
-            source = f"half the fastest measured, calibrated {measured.date}"
-        else:
-            sync, source = 0.0, f"none: {spec.name} has no calibrated grid-sync floor, 0 assumed"
-        rec = recurrence_bound(
-            graph.program, graph_work(graph), spec, assumptions,
-            analysis.cache_aware or analysis.fused, sync, source,
-        )
-        if rec is not None:
-            levels.append(rec.bound)
-            notes.append(rec.describe())
-            floors_by_instance = rec.instance_floors
+    rec = recurrence_level(analysis, graph, spec, assumptions, grid_sync_seconds)
+    if rec is not None:
+        levels.append(rec.bound)
+        notes.append(rec.describe())
+        floors_by_instance = rec.instance_floors
     if calls is None:
         notes.append("eager_host: not reported (not a traced PyTorch program)")
     elif dispatch_seconds is None and measured is None:
@@ -70,3 +60,28 @@ def with_levels(
         levels.append(eh.bound)
         notes.append(eh.describe())
     return replace(analysis, levels=tuple(levels), notes=tuple(notes))
+
+
+def recurrence_level(
+    analysis: Analysis,
+    graph: EinsumGraph,
+    spec: HardwareSpec,
+    assumptions: Assumptions,
+    grid_sync_seconds: float | None = None,
+) -> Any:
+    """The recurrence level of the program (solar.backends.recurrence), None without in-order loops."""
+    if not find_chains(graph):
+        return None
+    calibrated = calibrated_spec(spec.name)
+    measured = calibrated.dispatch if calibrated is not None else None
+    if grid_sync_seconds is not None:
+        sync, source = grid_sync_seconds, "given (--grid-sync-us)"
+    elif measured is not None:
+        sync = GRID_SYNC_MARGIN * measured.grid_sync_seconds
+        source = f"half the fastest measured, calibrated {measured.date}"
+    else:
+        sync, source = 0.0, f"none: {spec.name} has no calibrated grid-sync floor, 0 assumed"
+    return recurrence_bound(
+        graph, graph_work(graph), spec, assumptions,
+        analysis.cache_aware or analysis.fused, sync, source,
+    )

@@ -30,9 +30,7 @@ from solar.backends.compute import compute_time
 from solar.backends.memory import Group, inplace_copies, op_groups
 from solar.backends.work import Work, total
 from solar.hardware import HardwareSpec
-from solar.ir import polyhedral
 from solar.ir.affine import Affine
-from solar.ir.defuse import defuse
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Cast, Load, Role, Stmt, walk
 from solar.lift.einsum import EinsumGraph, contraction_loads
@@ -143,8 +141,7 @@ def library_level(
     launch: float,
     cache_aware_bytes: float,
 ) -> LibraryLevel:
-    program = graph.program
-    du = defuse(program)
+    du = graph.defuse
     nodes = {n.id: n for n in graph.nodes()}
     groups: tuple[Group, ...] = op_groups(graph)
     group_of = {i: gi for gi, g in enumerate(groups) for i in g.node_ids}
@@ -193,33 +190,26 @@ def library_level(
         taken |= ids
     kernel_of = {i: k for k, ids in enumerate(kernel_stmts) for i in ids}
     copies = inplace_copies(graph)
-
-    def fusable(i: int) -> bool:
-        return i not in kernel_of and not nodes[i].reduced_vars
-
+    flow = _Flow(graph, nodes, kernel_of)
     rest = tuple(
-        i
-        for i in range(len(program.stmts))
-        if i not in kernel_of and i not in copies and not fusable(i)
+        i for i in sorted(nodes) if i not in kernel_of and i not in copies and not flow.fusable(i)
     )
     l2 = spec.l2_bytes
     bw = spec.dram_bytes_per_s
     kernels: list[LibraryKernel] = []
-    for k, ids in enumerate(kernel_stmts):
-        inside = set(ids)
-        stmts = tuple(program.stmts[i] for i in ids if i not in copies)
-        in_bytes = _in_bytes(program, du, nodes, inside, stmts, kernel_of, fusable)
-        out_bytes = _out_bytes(program, du, nodes, inside, stmts, kernel_of, fusable)
+    for ids in kernel_stmts:
+        inside = frozenset(ids)
+        run = tuple(i for i in ids if i not in copies)
+        in_bytes, out_bytes = flow.in_bytes(inside, run), flow.out_bytes(inside, run)
         nbytes = max(0.0, in_bytes - l2) + max(0.0, out_bytes - l2)
         ct = compute_time(
             total(works[i] for i in ids), spec, assumptions.precision, assumptions.clock_mhz
         )
         mem = nbytes / bw
-        origins = [program.stmts[i].origin for i in ids if program.stmts[i].origin is not None]
-        ops = tuple(dict.fromkeys(o.op for o in origins))
+        origins = [nodes[i].origin for i in ids if nodes[i].origin is not None]
         kernels.append(
             LibraryKernel(
-                ops=ops,
+                ops=tuple(dict.fromkeys(o.op for o in origins)),
                 sources=tuple(dict.fromkeys(o.source for o in origins)),
                 module=origins[0].module if origins else "",
                 node_ids=ids,
@@ -260,93 +250,97 @@ def _narrowest(dtypes) -> DType:
     return min(dtypes, key=lambda d: d.bits)
 
 
-def _root(program, du, nodes, tensor, inside, kernel_of, fusable, depth=0):
-    """(root tensor, narrowest dtype on the way) of the values a kernel reads from `tensor`: the
-    tensor itself when its values are made where the kernel cannot make them (an input or
-    parameter, a reduction, another kernel), else the root of the one tensor a one-to-one
-    pointwise writer reads element for element; None when the values could be made inside the
-    kernel from smaller data (no such one-to-one chain)."""
-    decl = program.tensor(tensor)
-    writers = du.writers.get(tensor, [])
-    if not writers:
-        return tensor, decl.dtype  # an input or parameter: its values start in memory
-    outside = [w for w in writers if w not in inside]
-    if any(w in kernel_of or not fusable(w) for w in outside):
-        return tensor, decl.dtype
-    if len(writers) != 1 or depth > 32:
+class _Flow:
+    """Where the values a kernel reads come from and where the values it writes go, on the graph's
+    def-use and footprints. `kernel_of`: node id -> its library kernel."""
+
+    def __init__(self, graph: EinsumGraph, nodes: dict, kernel_of: dict[int, int]) -> None:
+        self.graph, self.du, self.fp = graph, graph.defuse, graph.footprints
+        self.nodes, self.kernel_of = nodes, kernel_of
+
+    def fusable(self, i: int) -> bool:
+        """A pointwise node outside every library kernel: any kernel may fuse it."""
+        return i not in self.kernel_of and not self.nodes[i].reduced_vars
+
+    def _made_outside(self, i: int) -> bool:
+        return i in self.kernel_of or not self.fusable(i)
+
+    def root(self, tensor: str, inside: frozenset[int], depth: int = 0):
+        """(root tensor, narrowest dtype on the way) of the values a kernel reads from `tensor`: the
+        tensor itself when its values are made where the kernel cannot make them (an input or
+        parameter, a reduction, another kernel), else the root of the one tensor a one-to-one
+        pointwise writer reads element for element; None when the values could be made inside the
+        kernel from smaller data (no such one-to-one chain)."""
+        decl = self.graph.tensor(tensor)
+        writers = self.du.writers.get(tensor, [])
+        if not writers:
+            return tensor, decl.dtype  # an input or parameter: its values start in memory
+        if any(self._made_outside(w) for w in writers if w not in inside):
+            return tensor, decl.dtype
+        if len(writers) != 1 or depth > 32:
+            return None
+        stmt = self.nodes[writers[0]].stmt
+        for ld in dict.fromkeys(stmt.loads()):
+            if ld.tensor != tensor and _one_to_one(stmt, ld):
+                found = self.root(ld.tensor, inside, depth + 1)
+                if found is not None:
+                    return found[0], _narrowest((found[1], decl.dtype, *_casts(stmt)))
         return None
-    stmt = program.stmts[writers[0]]
-    for ld in dict.fromkeys(stmt.loads()):
-        if ld.tensor != tensor and _one_to_one(stmt, ld):
-            found = _root(program, du, nodes, ld.tensor, inside, kernel_of, fusable, depth + 1)
-            if found is not None:
-                return found[0], _narrowest((found[1], decl.dtype, *_casts(stmt)))
-    return None
 
+    def in_bytes(self, inside: frozenset[int], run: tuple[int, ...]) -> float:
+        """Bytes of values that must enter the kernel (running nodes `run`): per root, the elements
+        the kernel reads of the tensor that carries them (one-to-one with the root's), at the
+        narrowest width on the way."""
+        stmts = {i: self.nodes[i].stmt for i in run}
+        written = {s.target.tensor for s in stmts.values()}
+        reading: dict[str, list[int]] = {}  # tensor -> the kernel's nodes reading it, in order (one pass)
+        for i, s in stmts.items():
+            for t in dict.fromkeys(ld.tensor for ld in s.loads()):
+                reading.setdefault(t, []).append(i)
+        per_root: dict[str, float] = {}
+        for tensor in sorted(reading.keys() - written):
+            found = self.root(tensor, inside)
+            if found is None:
+                continue
+            readers = reading[tensor]
+            casts = (c for i in readers for c in _casts(stmts[i]))
+            dtype = _narrowest((found[1], *casts))
+            count = self.fp.elements(tensor, "read", readers)
+            per_root[found[0]] = max(per_root.get(found[0], 0.0), dtype.storage_bytes(count))
+        return sum(per_root.values())
 
-def _in_bytes(program, du, nodes, inside, stmts, kernel_of, fusable) -> float:
-    """Bytes of values that must enter the kernel: per root, the elements the kernel reads of the
-    tensor that carries them (one-to-one with the root's), at the narrowest width on the way."""
-    written = {s.target.tensor for s in stmts}
-    per_root: dict[str, float] = {}
-    for tensor in sorted({ld.tensor for s in stmts for ld in s.loads()} - written):
-        found = _root(program, du, nodes, tensor, inside, kernel_of, fusable)
-        if found is None:
-            continue
-        readers = tuple(s for s in stmts if any(ld.tensor == tensor for ld in s.loads()))
-        dtype = _narrowest((found[1], *(c for s in readers for c in _casts(s))))
-        count = int(polyhedral.tensor_footprint(program, tensor, "read", readers))
-        per_root[found[0]] = max(per_root.get(found[0], 0.0), dtype.storage_bytes(count))
-    return sum(per_root.values())
-
-
-def _sink(program, du, tensor, writer_stmts, inside, kernel_of, fusable, narrow, depth=0) -> float:
-    """Bytes of `tensor`'s values that must leave the kernel: an output's written elements, the
-    elements a statement the kernel cannot run reads (a reduction, another kernel), or, through a
-    one-to-one pointwise reader the kernel could fuse, the same of that reader's result; priced at
-    the narrowest dtype on the way (`narrow`)."""
-    decl = program.tensor(tensor)
-    narrow = _narrowest((narrow, decl.dtype))
-    best = 0.0
-    if decl.role is Role.OUTPUT and writer_stmts:
-        count = int(polyhedral.tensor_footprint(program, tensor, "write", writer_stmts))
-        best = narrow.storage_bytes(count)
-    if depth > 32:
+    def sink(self, tensor: str, writers: tuple[int, ...], inside, narrow: DType, depth=0) -> float:
+        """Bytes of `tensor`'s values that must leave the kernel: an output's written elements, the
+        elements a statement the kernel cannot run reads (a reduction, another kernel), or, through
+        a one-to-one pointwise reader the kernel could fuse, the same of that reader's result;
+        priced at the narrowest dtype on the way (`narrow`)."""
+        decl = self.graph.tensor(tensor)
+        narrow = _narrowest((narrow, decl.dtype))
+        best = 0.0
+        if decl.role is Role.OUTPUT and writers:
+            best = narrow.storage_bytes(self.fp.elements(tensor, "write", writers))
+        if depth > 32:
+            return best
+        for r in self.du.readers.get(tensor, []):
+            if r in inside:
+                continue
+            stmt = self.nodes[r].stmt
+            width = _narrowest((narrow, *_casts(stmt)))
+            if self._made_outside(r):
+                best = max(best, width.storage_bytes(self.fp.elements(tensor, "read", (r,))))
+                continue
+            loads = tuple(ld for ld in dict.fromkeys(stmt.loads()) if ld.tensor == tensor)
+            target = stmt.target.tensor
+            if any(_one_to_one(stmt, ld) for ld in loads) and len(self.du.writers[target]) == 1:
+                best = max(best, self.sink(target, (r,), inside, width, depth + 1))
         return best
-    for r in du.readers.get(tensor, []):
-        if r in inside:
-            continue
-        stmt = program.stmts[r]
-        width = _narrowest((narrow, *_casts(stmt)))
-        if r in kernel_of or not fusable(r):
-            count = int(polyhedral.tensor_footprint(program, tensor, "read", (stmt,)))
-            best = max(best, width.storage_bytes(count))
-            continue
-        loads = tuple(ld for ld in dict.fromkeys(stmt.loads()) if ld.tensor == tensor)
-        if any(_one_to_one(stmt, ld) for ld in loads) and len(du.writers[stmt.target.tensor]) == 1:
-            below = _sink(
-                program,
-                du,
-                stmt.target.tensor,
-                (stmt,),
-                inside,
-                kernel_of,
-                fusable,
-                width,
-                depth + 1,
-            )
-            best = max(best, below)
-    return best
 
-
-def _out_bytes(program, du, nodes, inside, stmts, kernel_of, fusable) -> float:
-    """The largest of the tensors the kernel writes: values of different tensors it writes may be
-    functions of each other (a product and its bias-added result), so they are not added."""
-    best = 0.0
-    for tensor in sorted({s.target.tensor for s in stmts}):
-        writer_stmts = tuple(s for s in stmts if s.target.tensor == tensor)
-        dtype = program.tensor(tensor).dtype
-        best = max(
-            best, _sink(program, du, tensor, writer_stmts, inside, kernel_of, fusable, dtype)
-        )
-    return best
+    def out_bytes(self, inside: frozenset[int], run: tuple[int, ...]) -> float:
+        """The largest of the tensors the kernel writes: values of different tensors it writes may
+        be functions of each other (a product and its bias-added result), so they are not added."""
+        best = 0.0
+        for tensor in sorted({self.nodes[i].output for i in run}):
+            writers = tuple(i for i in run if self.nodes[i].output == tensor)
+            dtype = self.graph.tensor(tensor).dtype
+            best = max(best, self.sink(tensor, writers, inside, dtype))
+        return best

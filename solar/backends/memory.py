@@ -13,6 +13,7 @@ of each eager kernel at most L bytes of what it wrote can still be in L2."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from solar.ir.nodes import Cast, Load, Role
@@ -173,12 +174,16 @@ def op_groups(graph: EinsumGraph) -> tuple[Group, ...]:
 Charge = tuple[str, float]  # ("full" | "beyond_l2" | "dram_first" | "output" | "outlives", bytes)
 
 
-def unfused_charges(graph: EinsumGraph, groups: tuple[Group, ...]) -> tuple[tuple[Charge, ...], ...]:
+def unfused_charges(
+    graph: EinsumGraph, groups: tuple[Group, ...], footprint: Callable | None = None
+) -> tuple[tuple[Charge, ...], ...]:
     """The footprints each eager kernel is charged for, with how (arch-independent: the L2 size
-    and the cache state enter only in `unfused_dram_bytes`)."""
+    and the cache state enter only in `charged_bytes`). `footprint(graph, tensor, kind, ids)`:
+    bytes of a footprint (default `footprint_bytes`; the symbolic analysis passes formulas)."""
     memo = ("unfused_charges", groups)
-    if memo in graph.memo:
+    if footprint is None and memo in graph.memo:
         return graph.memo[memo]
+    footprint_of = footprint_bytes if footprint is None else footprint
     readers: dict[str, list[int]] = {}
     writers: dict[str, list[int]] = {}
     copies = inplace_copies(graph)
@@ -195,19 +200,20 @@ def unfused_charges(graph: EinsumGraph, groups: tuple[Group, ...]) -> tuple[tupl
         for name in sorted(reads):
             role = graph.tensor(name).role
             if role in READ_ROLES:
-                fp = footprint_bytes(graph, name, "read", ids)
+                fp = footprint_of(graph, name, "read", ids)
                 charges.append(("dram_first" if readers[name][0] == gi else "beyond_l2", fp))
             elif writers.get(name, [gi])[0] < gi:  # produced by an earlier kernel
-                charges.append(("beyond_l2", footprint_bytes(graph, name, "read", ids)))
+                charges.append(("beyond_l2", footprint_of(graph, name, "read", ids)))
         for name in sorted(writes):
             role = graph.tensor(name).role
             if role is Role.OUTPUT:
-                charges.append(("output", footprint_bytes(graph, name, "write", ids)))
+                charges.append(("output", footprint_of(graph, name, "write", ids)))
             elif role is Role.TEMP and readers.get(name, [gi])[-1] > gi:
-                charges.append(("outlives", footprint_bytes(graph, name, "write", ids)))
+                charges.append(("outlives", footprint_of(graph, name, "write", ids)))
         out.append(tuple(charges))
-    graph.memo[memo] = tuple(out)
-    return graph.memo[memo]
+    if footprint is None:
+        graph.memo[memo] = tuple(out)
+    return tuple(out)
 
 
 def _accessed(graph: EinsumGraph, ids: frozenset[int]) -> tuple[set[str], set[str]]:
@@ -248,18 +254,23 @@ def unfused_dram_bytes(
 
     Each rule counts only bytes that must cross DRAM during that kernel, so each entry is a lower
     bound on that kernel's traffic."""
-    out: list[float] = []
-    for charges in unfused_charges(graph, groups):
-        total = 0.0
-        outliving = 0.0
-        for how, fp in charges:
-            if how == "full" or (how == "dram_first" and not warm):
-                total += fp
-            elif how in ("output", "outlives") and writeback:
-                outliving += fp
-            elif how == "output":
-                total += fp
-            else:
-                total += max(0.0, fp - l2_bytes)
-        out.append(total + max(0.0, outliving - l2_bytes))
-    return tuple(out)
+    return tuple(
+        charged_bytes(charges, l2_bytes, warm, writeback)
+        for charges in unfused_charges(graph, groups)
+    )
+
+
+def charged_bytes(charges, l2_bytes, warm: bool, writeback: bool, clip=lambda x: max(0.0, x)):
+    """One kernel's DRAM bytes from its charges (the rules of `unfused_dram_bytes`); `clip` is
+    max(0, ·) (sympy.Max for formulas)."""
+    total = outliving = 0
+    for how, fp in charges:
+        if how == "full" or (how == "dram_first" and not warm):
+            total += fp
+        elif how in ("output", "outlives") and writeback:
+            outliving += fp
+        elif how == "output":
+            total += fp
+        else:
+            total += clip(fp - l2_bytes)
+    return total + clip(outliving - l2_bytes)

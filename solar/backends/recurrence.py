@@ -24,7 +24,8 @@ from solar.backends.compute import compute_time
 from solar.backends.work import Work, total
 from solar.hardware import HardwareSpec
 from solar.ir.affine import Affine
-from solar.ir.nodes import Program, Seq, Stmt, nested
+from solar.ir.nodes import Stmt
+from solar.lift.einsum import EinsumGraph, InOrderLoop
 
 GRID_SYNC_MARGIN = 0.5  # the floor is half the fastest grid-wide barrier measured (as t_min, §4)
 
@@ -91,11 +92,10 @@ def _carried(store: tuple, load: tuple, var: str) -> bool:
     return (cw - cr) * a == 1 and _other_dims_meet(store, load, w[0])
 
 
-def _chain(position: int, seq: Seq, first: int, stmts: tuple[Stmt, ...], symbols: dict) -> Chain | None:
-    steps = seq.extent if isinstance(seq.extent, int) else symbols.get(seq.extent)
+def _chain(loop: InOrderLoop, stmts: tuple[Stmt, ...]) -> Chain | None:
+    steps, s, position, first = loop.steps, loop.var, loop.position, loop.node_ids[0]
     if not isinstance(steps, int) or steps < 2:
         return None
-    s = seq.var
     n = len(stmts)
     stores = [st.target for st in stmts]
     carried: set[str] = set()
@@ -148,22 +148,11 @@ def _chain(position: int, seq: Seq, first: int, stmts: tuple[Stmt, ...], symbols
     )
 
 
-def find_chains(program: Program) -> tuple[Chain, ...]:
-    """Every top-level in-order loop of `program` that carries a value from step to step."""
-    chains = []
-    first = 0
-    symbols = dict(program.symbols)
-    for position, node in enumerate(program.body):
-        if not isinstance(node, Seq):
-            first += 1
-            continue
-        body = tuple(st for _, st in nested(node.body))
-        flat = program.stmts[first : first + len(body)]
-        chain = _chain(position, node, first, flat, symbols)
-        if chain is not None:
-            chains.append(chain)
-        first += len(body)
-    return tuple(chains)
+def find_chains(graph: EinsumGraph) -> tuple[Chain, ...]:
+    """Every top-level in-order loop of `graph` that carries a value from step to step."""
+    stmts = (tuple(graph.node(i).stmt for i in loop.node_ids) for loop in graph.loops)
+    chains = (_chain(loop, body) for loop, body in zip(graph.loops, stmts))
+    return tuple(c for c in chains if c is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +173,14 @@ class Recurrence:
         )
 
 
-def _depends(program: Program, chains: tuple[Chain, ...]) -> dict[int, set[int]]:
+def _depends(graph: EinsumGraph, chains: tuple[Chain, ...]) -> dict[int, set[int]]:
     """chain -> the chains whose results flow into its chain statements (through any statements)."""
     by_stmt = {i: c for c, chain in enumerate(chains) for i in chain.body_ids}
     flows: dict[str, set[int]] = {}  # tensor -> chains its value depends on
     needs: dict[int, set[int]] = {c: set() for c in range(len(chains))}
     chain_stmts = {i: c for c, chain in enumerate(chains) for i in chain.stmt_ids}
-    for i, st in enumerate(program.stmts):
+    for node in graph.nodes():
+        i, st = node.id, node.stmt
         got: set[int] = set()
         for ld in st.loads():
             got |= flows.get(ld.tensor, set())
@@ -226,7 +216,7 @@ def critical_path(
 
 
 def recurrence_bound(
-    program: Program,
+    graph: EinsumGraph,
     works: dict[int, Work],
     spec: HardwareSpec,
     assumptions: Assumptions,
@@ -235,14 +225,14 @@ def recurrence_bound(
     source: str,
 ) -> Recurrence | None:
     """The recurrence bound, max(`floor`, longest dependent-step path); None without a chain."""
-    chains = find_chains(program)
+    chains = find_chains(graph)
     if not chains:
         return None
     t_steps = []
     for chain in chains:
         ct = compute_time(total(works[i] for i in chain.stmt_ids), spec, assumptions.precision, assumptions.clock_mhz)
         t_steps.append(float(ct.seconds) / chain.steps)
-    needs = _depends(program, chains)
+    needs = _depends(graph, chains)
     f, path, best, best_steps = critical_path(
         [c.steps for c in chains], t_steps, [needs[c] for c in range(len(chains))],
         spec.sm_count.value, sync_seconds,

@@ -125,17 +125,11 @@ def _scans(graph: EinsumGraph) -> dict[int, tuple[str, tuple[ScalarOp, ...]]]:
     return graph.memo["work_scans"]
 
 
-def node_simt_key(node: EinsumNode) -> str:
-    """The SIMT rate key of a node: the narrowest float type among its output, its operands and
-    its casts (fp32 when none has a key of its own). For a node of one type this is that type's
-    key (fp64 for f64, fp16 for f16, bf16 for bf16, else fp32); pricing a mixed statement at its
-    narrowest type can only make the bound lower, so it stays sound."""
-    return _scan(node)[0]
-
-
 def _scan(node: EinsumNode) -> tuple[str, tuple[ScalarOp, ...]]:
     """The node's SIMT key and the scalar ops of its value, less the product of a contraction (a
-    MAC with the += update)."""
+    MAC with the += update). The key is the narrowest float type among its output, its operands
+    and its casts (fp32 when none has a key of its own): pricing a mixed statement at its narrowest
+    type can only make the bound lower, so it stays sound."""
     of = {o.tensor: o.dtype for o in node.operands}
     skip = strip_casts(node.stmt.value) if node.is_contraction else None
     dtypes = [node.out_dtype]

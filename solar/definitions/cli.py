@@ -6,7 +6,6 @@ OUT/bounds.jsonl (one line per definition, workload and GPU) beside the kernelbe
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -40,7 +39,7 @@ S = 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL)). Exit status 1 when a measured time 
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from solar.kernelbench.cli import _clock, _jobs, _seconds
+    from solar.kernelbench.cli import add_batch_flags
 
     p = subparsers.add_parser(
         "definitions",
@@ -54,37 +53,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--arch", nargs="+", default=["B200"], metavar="NAME", help="GPU spec names (default B200)")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
     p.add_argument("--definitions", metavar="GLOB", help="only definitions whose name matches")
-    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N", help="parallel workers")
-    p.add_argument("--timeout", type=_seconds("--timeout"), default=300.0, metavar="S", help="seconds per workload (default 300)")
-    p.add_argument("--force", action="store_true", help="redo workloads already in results.jsonl")
-    p.add_argument("--retry-timeouts", action="store_true", help="redo timed-out workloads")
-    p.add_argument("--retry-errors", action="store_true", help="redo crashed workloads")
-    p.add_argument("--isolation", choices=("fork", "subprocess"), default="fork", help="how workers start (as for kernelbench)")
-    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS", help="run the workers as Ray tasks (no ADDRESS: a local cluster; 'auto': the running one; put it last or write --ray=ADDRESS)")
     p.add_argument("--measured", nargs="+", default=[], metavar="FILE", help="measured kernel and baseline times (see below)")
-    p.add_argument("--measured-arch", metavar="NAME", help="GPU of every --measured time (overrides the files)")
     p.add_argument("--suspicious-ratio", type=float, default=None, metavar="R", help="flag kernels below R x T_SOL (default 1.25)")
-    a = p.add_argument_group("analysis flags passed to every `solar analyze`")
-    a.add_argument("--precision", metavar="POLICY", help="tensor-core precision policy (exact, fastest)")
-    a.add_argument("--clock-mhz", type=_clock, metavar="MHZ", help="locked SM clock (scales compute, not memory)")
-    a.add_argument("--cache", metavar="CACHE", help="passed through as --cache")
+    add_batch_flags(p, "workload")
     p.set_defaults(fn=run, mode=None)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    from solar.kernelbench.cli import _stopped_note
-    from solar.kernelbench.signals import Interrupted, signals_as_exceptions
+    from solar.kernelbench.cli import stoppable
 
-    with signals_as_exceptions():
-        try:
-            return _run(args)
-        except Interrupted as stop:
-            from solar.kernelbench.zygote import stop_server
-
-            stop_server()
-            print(f"solar: {_stopped_note(stop.name, args.out)}", file=sys.stderr)
-            return stop.exit_code
+    return stoppable(_run, args)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -93,30 +72,20 @@ def _run(args: argparse.Namespace) -> int:
     from solar.definitions.report import definition_rows, write_definitions_report
     from solar.definitions.scores import DEFAULT_SUSPICIOUS_RATIO, load_timings
     from solar.definitions.suite import cases, find_definitions, write_problems
-    from solar.hardware import get_spec
-    from solar.kernelbench.cli import analysis_flags, check_analysis_flags, check_out
+    from solar.kernelbench.cli import checked_batch_flags, run_config
     from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
-    from solar.kernelbench.runner import RunConfig, resolve_archs, run_analysis
+    from solar.kernelbench.runner import run_analysis
 
     console = Console(stderr=True, highlight=False)
     entries = find_definitions(args.root, args.definitions)  # every file is checked first
     all_cases = cases(entries)
-    archs = resolve_archs(args.arch)
-    if args.measured_arch is not None:
-        get_spec(args.measured_arch)
     ratio = DEFAULT_SUSPICIOUS_RATIO if args.suspicious_ratio is None else args.suspicious_ratio
     if not ratio >= 1.0:
         raise UsageError(f"--suspicious-ratio must be at least 1 (a multiple of T_SOL), got {ratio!r}")
-    check_out(args.out)
-    flags = analysis_flags(args)
-    check_analysis_flags(flags, list(archs.values()))
+    archs, flags = checked_batch_flags(args)
     timings = [t for f in args.measured for t in load_timings(f, args.measured_arch)]
     problems = write_problems(all_cases, args.out)
-    config = RunConfig(
-        problems=tuple(problems), archs=archs, out=args.out, flags=flags, jobs=args.jobs,
-        timeout_s=args.timeout, force=args.force, isolation=args.isolation, ray=args.ray,
-        retry=tuple(s for s, on in (("timeout", args.retry_timeouts), ("error", args.retry_errors)) if on),
-    )
+    config = run_config(args, problems, archs, flags)
     stats = run_analysis(config)
     console.print(
         f"bounded {stats.launched} workloads of {len(entries)} definitions in {stats.wall_seconds:.1f} s "

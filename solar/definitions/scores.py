@@ -19,13 +19,13 @@ Measured files (JSON Lines, a JSON list, or one object): FlashInfer-Bench / SOL-
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from solar.errors import UsageError
+from solar.kernelbench.measured import json_records
 
 #: the bound levels that bound every implementation, tightest first wins (the max is taken).
 SOL_LEVELS = ("fused", "cache_aware")
@@ -114,17 +114,8 @@ def load_timings(path: str, arch: str | None = None) -> list[Timing]:
     from solar.userfiles import read_text
 
     text = read_text(path, "a measured-times file (JSON or JSON Lines)", MeasuredError)
-    try:
-        data = json.loads(text)
-        records = data if isinstance(data, list) else [data]
-    except json.JSONDecodeError:
-        records = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise MeasuredError(f"{path}:{number}: not JSON ({exc.msg}); write one record per line") from None
+    data = json_records(text, str(path), MeasuredError)
+    records = data if isinstance(data, list) else [data]
     timings = [t for r in records if (t := _timing(r, path, arch)) is not None]
     if not timings:
         raise MeasuredError(f"{path}: no record with a definition, a workload uuid and a kernel time (kernel_seconds, kernel_ms or a trace's evaluation.performance.latency_ms)")

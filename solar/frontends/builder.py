@@ -325,6 +325,16 @@ def elementwise(
     return out
 
 
+def copy(b: ProgramBuilder, hint: str, x: View, dtype: DType | None = None) -> View:
+    """out[i] = x[i], cast to `dtype` when it differs: the view materialised in a tensor."""
+    loops, idx = loop_vars("i", x.shape)
+    dtype = x.dtype if dtype is None else dtype
+    out = b.temp(hint, x.shape, dtype)
+    value = x.at(idx) if dtype is x.dtype else cast(dtype, x.at(idx))
+    b.emit(loops, out.base, idx, Update.ASSIGN, value)
+    return out
+
+
 def identity(update: Update, dtype: DType) -> float | int | bool:
     """The neutral element of a reduction in a dtype (±inf only exists for floats)."""
     value = update.identity

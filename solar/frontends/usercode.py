@@ -41,7 +41,6 @@ from solar.errors import AnalysisTimeout, ModelFileError, SolarError
 _state = threading.local()
 _settings = {"debug": False}
 _real_exit = os._exit
-_real_abort = os.abort
 # Seconds the watchdog waits after the alarm before it ends the process itself.
 WATCHDOG_GRACE = 5.0
 # Seconds between repeats of the alarm once the limit has passed.

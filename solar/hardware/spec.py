@@ -60,6 +60,17 @@ class DramLevel(MemoryLevel):
 Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
+class RnnFloor(_Strict):
+    """Host floor of one eager recurrent call of this hidden size and batch (0: any): `call_seconds
+    + step_seconds x steps x layers x directions` (cuDNN issues per-step kernels; fitted below
+    every measured call of that shape)."""
+
+    hidden: Annotated[int, Field(ge=0)] = 0
+    batch: Annotated[int, Field(ge=0)] = 0
+    call_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    step_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
 class Dispatch(_Strict):
     """Host dispatch floors measured by `solar calibrate` on one host (solar/validate/dispatch.py):
     valid for that host CPU and those framework versions only (docs/BOUNDS.md §17)."""
@@ -78,6 +89,11 @@ class Dispatch(_Strict):
     grid_barrier_seconds: Seconds | None = None
     timing_lead_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]  # host head start in time_cuda
     timing_lead: dict[str, float] = {}
+    # nn.Module calls (docs/BOUNDS.md §17): an empty module's call (what every call pays on top of
+    # its ops), and leaf modules by class (each call with its ops); recurrent ops' per-step floors.
+    torch_empty_module_seconds: Seconds | None = None
+    torch_module_seconds: dict[str, Seconds] = {}
+    torch_rnn_seconds: dict[str, list[RnnFloor]] = {}
     errors: dict[str, str] = {}
 
 

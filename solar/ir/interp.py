@@ -26,12 +26,14 @@ from solar.ir.nodes import (
     Index,
     Indirect,
     Load,
+    Order,
     Program,
     Role,
     Seq,
     Stmt,
     map_index_terms,
     map_indices,
+    order_of,
 )
 from solar.ir.printer import format_stmt
 from solar.ir.scalar_ops import OPS, ScalarOp, Update
@@ -237,6 +239,8 @@ class _Block:
     shape: tuple[int, ...]
     mask: np.ndarray | None = None  # dense blocks only; None: every point passes
     memo: dict[int, Value] = field(default_factory=dict)
+    bound: dict[str, int] = field(default_factory=dict)  # an order's `over` loop: its extent
+    seen: dict[int, set] = field(default_factory=dict)  # values of indirect terms claiming `distinct`
 
 
 def _exec(
@@ -247,13 +251,17 @@ def _exec(
         return
     if use_einsum and _try_einsum(program, stmt, arrays, extents):
         return
+    stmt, bound = _bind_order(program, stmt)
+    extents = [program.size(loop.extent) for loop in stmt.loops]
+    seen: dict[int, set] = {}
     target, reads = arrays[stmt.target.tensor], arrays
     if any(ld.tensor == stmt.target.tensor for ld in stmt.loads()):
         # Every value is computed before any write: a block must not see earlier blocks' writes.
         reads = dict(arrays, **{stmt.target.tensor: target.copy()})
     tvars = _plain_target_vars(program, stmt, dict(zip(stmt.loop_vars, extents)))
     reduces = tvars is not None and len(tvars) < len(stmt.loops)
-    for spans in _blocks(extents, max(1, limit)):
+    per_point = max(bound.values(), default=1)  # an order reads n keys per point
+    for spans in _blocks(extents, max(1, limit // per_point)):
         env, shape = _block_env(program, stmt, spans)
         mask = _guard_mask(stmt, env, shape)
         if mask is not None and not mask.any():
@@ -265,9 +273,10 @@ def _exec(
             )
         )
         if dense:
-            _exec_dense(_Block(program, stmt, reads, target, env, shape, mask), tvars)
+            block = _Block(program, stmt, reads, target, env, shape, mask, bound=bound, seen=seen)
+            _exec_dense(block, tvars)
         elif mask is None:
-            _exec_flat(_Block(program, stmt, reads, target, env, shape))
+            _exec_flat(_Block(program, stmt, reads, target, env, shape, bound=bound, seen=seen))
         else:
             # Keep only the points that pass the guards, so that accesses outside the tensor at
             # guarded-off points (padding) are never evaluated.
@@ -275,7 +284,31 @@ def _exec(
             for v in stmt.loop_vars:
                 x = env[v]
                 flat[v] = x if isinstance(x, int) else np.broadcast_to(x, shape)[mask]
-            _exec_flat(_Block(program, stmt, reads, target, flat, (int(mask.sum()),)))
+            points = (int(mask.sum()),)
+            _exec_flat(_Block(program, stmt, reads, target, flat, points, bound=bound, seen=seen))
+    _check_distinct(stmt, seen)
+
+
+def _bind_order(program: Program, stmt: Stmt) -> tuple[Stmt, dict[str, int]]:
+    """An order statement runs without its `over` loop: its value does not vary along it, and the
+    order statistic binds `over` to every position itself (so each point is evaluated once)."""
+    order = order_of(stmt.value)
+    if order is None:
+        return stmt, {}
+    extent = {loop.var: program.size(loop.extent) for loop in stmt.loops}
+    loops = tuple(loop for loop in stmt.loops if loop.var != order.over)
+    return replace(stmt, loops=loops), {order.over: extent[order.over]}
+
+
+def _check_distinct(stmt: Stmt, seen: dict[int, set]) -> None:
+    """An indirect index claiming `distinct` values must take that many over the domain."""
+    for term in (t for ld in stmt.loads() for t in ld.index if isinstance(t, Indirect)):
+        if term.distinct > 1 and len(seen.get(id(term), ())) < term.distinct:
+            raise IRVerifyError(
+                f"a data-dependent index claims at least {term.distinct} distinct values and takes "
+                f"{len(seen.get(id(term), ()))}; the frontend's claim is wrong\n"
+                f"statement:\n{format_stmt(stmt)}"
+            )
 
 
 def _plain_target_vars(program: Program, stmt: Stmt, extent: dict[str, int]) -> list[str] | None:
@@ -427,6 +460,8 @@ def _eval(block: _Block, expr: Expr) -> Value:
             out = info.fn(*vals)
             if all(not isinstance(v, np.ndarray) for v in vals) and np.ndim(out) == 0:
                 out = np.asarray(out).item()  # constant-only subtree: stay a weak Python scalar
+        case Order():
+            out = _order(block, expr)
         case Load(tensor, index):
             arr = block.arrays[tensor]
             if len(index) != arr.ndim:
@@ -448,7 +483,48 @@ def _index_value(block: _Block, term: Affine | Indirect) -> Value:
     data = _eval(block, term.value)
     with np.errstate(invalid="ignore", over="ignore"):
         # int(value) truncates toward zero, as astype does; NaN or a sentinel ends up out of bounds.
-        return np.asarray(data).astype(np.int64) + term.offset.evaluate(block.env)
+        out = np.asarray(data).astype(np.int64) + term.offset.evaluate(block.env)
+    if term.distinct > 1:
+        values = out if block.mask is None else np.broadcast_to(out, block.mask.shape)[block.mask]
+        block.seen.setdefault(id(term), set()).update(np.unique(values).tolist())
+    return out
+
+
+def _order(block: _Block, order: Order) -> np.ndarray:
+    """The order statistic at every point of the block: the key evaluated with `over` on a new
+    last axis (0..n-1), its stable argsort along that axis, taken at each point's rank."""
+    n = block.bound[order.over]
+    ndim = len(block.shape)
+    env = {v: (x[..., None] if isinstance(x, np.ndarray) else x) for v, x in block.env.items()}
+    env[order.over] = np.arange(n, dtype=np.int64).reshape((1,) * ndim + (n,))
+    sub = _Block(block.program, block.stmt, block.arrays, block.target, env, (*block.shape, n))
+    key = np.asarray(_eval(sub, order.key))
+    key = np.broadcast_to(key, np.broadcast_shapes(key.shape, (1,) * ndim + (n,)))
+    perm = _stable_argsort(key, order.descending)
+    rank = order.rank.evaluate(block.env)
+    if np.any((np.asarray(rank) < 0) | (np.asarray(rank) >= n)):
+        raise IRVerifyError(
+            f"an order statistic asks for a rank outside 0..{n - 1}\n"
+            f"statement:\n{format_stmt(block.stmt)}"
+        )
+    lead = np.broadcast_shapes(perm.shape[:-1], np.shape(rank))
+    perm = np.broadcast_to(perm, (*lead, n))
+    at = np.broadcast_to(np.asarray(rank, dtype=np.int64), lead)[..., None]
+    return np.take_along_axis(perm, at, axis=-1)[..., 0]
+
+
+def _stable_argsort(key: np.ndarray, descending: bool) -> np.ndarray:
+    """Positions along the last axis in ascending (descending) order of `key`; ties by position,
+    NaN greatest (PyTorch's order)."""
+    if key.dtype.kind in "biu":
+        flipped = ~key if key.dtype.kind != "b" else ~key.astype(bool)
+        return np.argsort(flipped if descending else key, axis=-1, kind="stable")
+    x = key.astype(np.float64)
+    nan = np.isnan(x)
+    if not descending:
+        return np.argsort(x, axis=-1, kind="stable")  # numpy sorts NaN last, stably
+    # NaN first, then values from the greatest; lexsort is stable (its last key is the primary)
+    return np.lexsort((np.where(nan, 0.0, -x), ~nan), axis=-1)
 
 
 # ---- contraction fast path -----------------------------------------------------------------------

@@ -45,10 +45,15 @@ class TensorDecl:
 @dataclass(frozen=True, slots=True)
 class Indirect:
     """A data-dependent index: the integer value of `value` (typically a Load of an index tensor)
-    plus an affine `offset`. Analyses treat it conservatively and say so."""
+    plus an affine `offset`. Analyses treat it conservatively and say so.
+
+    `distinct`: a fact the frontend proved about the data, that over the statement's domain the
+    index takes at least this many distinct values (top-k expert ids: each token's k are distinct);
+    the interpreter checks it, and footprints may count that many values (docs/BOUNDS.md §MoE)."""
 
     value: Expr
     offset: Affine = Affine()
+    distinct: int = 1
 
 
 IndexTerm = Union[Affine, Indirect]
@@ -84,7 +89,25 @@ class Cast:
     arg: Expr
 
 
-Expr = Union[Load, Const, Index, Call, Cast]
+@dataclass(frozen=True, slots=True)
+class Order:
+    """An order statistic along loop variable `over` of the statement: the position p
+    (0 <= p < extent of `over`) whose key (the value of `key` with `over` = p, the other variables
+    as at the point) has rank `rank` in ascending order (descending: 0 is the greatest). Ties go to
+    the lower position first (a stable order); NaN is greater than every number, as in PyTorch.
+
+    It stands only as the whole value of an assignment (casts allowed) whose target does not use
+    `over`: the value does not vary along `over`, so the statement reads the key at every p and
+    writes one position per point of its other loops. `key` is a load (casts allowed): it computes
+    nothing, so the statement's counted work is zero (docs/BOUNDS.md, order statistics)."""
+
+    key: Expr
+    over: str
+    rank: Affine
+    descending: bool = False
+
+
+Expr = Union[Load, Const, Index, Call, Cast, Order]
 
 
 # ---- statements and programs ---------------------------------------------------------------------
@@ -333,6 +356,8 @@ def children(expr: Expr) -> tuple[Expr, ...]:
             return (arg,)
         case Load(_, index):
             return tuple(t.value for t in index if isinstance(t, Indirect))
+        case Order(key, _, _, _):
+            return (key,)
     return ()
 
 
@@ -354,6 +379,8 @@ def term_variables(term: IndexTerm) -> frozenset[str]:
         return term.variables
     out = set(term.offset.variables)
     for e in walk(term.value):
+        if isinstance(e, Order):
+            out |= {e.over} | e.rank.variables
         match e:
             case Load(_, index):
                 for t in index:
@@ -366,7 +393,9 @@ def term_variables(term: IndexTerm) -> frozenset[str]:
 def map_index_terms(index: tuple[IndexTerm, ...], fn) -> tuple[IndexTerm, ...]:
     """`fn` applied to every affine expression of an access's index terms."""
     return tuple(
-        Indirect(map_indices(t.value, fn), fn(t.offset)) if isinstance(t, Indirect) else fn(t)
+        replace(t, value=map_indices(t.value, fn), offset=fn(t.offset))
+        if isinstance(t, Indirect)
+        else fn(t)
         for t in index
     )
 
@@ -383,4 +412,17 @@ def map_indices(expr: Expr, fn) -> Expr:
             return Call(op, tuple(map_indices(a, fn) for a in args))
         case Cast(dtype, arg):
             return Cast(dtype, map_indices(arg, fn))
+        case Order(key, over, rank, descending):
+            # the bound variable `over` is a loop variable: fn maps it like any other (a pass
+            # that renames loops renames it); it must stay a bare variable (verify checks)
+            renamed = fn(var(over))
+            name = renamed.terms[0][0] if renamed.is_plain_var else over
+            return Order(map_indices(key, fn), name, fn(rank), descending)
     return expr
+
+
+def order_of(expr: Expr) -> Order | None:
+    """The order statistic a statement's value is (under casts), or None."""
+    while isinstance(expr, Cast):
+        expr = expr.arg
+    return expr if isinstance(expr, Order) else None

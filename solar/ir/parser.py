@@ -26,6 +26,7 @@ from solar.ir.nodes import (
     Indirect,
     Load,
     Loop,
+    Order,
     Origin,
     Program,
     Role,
@@ -67,6 +68,7 @@ def parse_affine(text: str) -> Affine:
 _FUNCTIONS = sorted(op.value for op in ScalarOp)
 _OPS_BY_NAME = {op.value: op for op in ScalarOp}
 _DTYPES = {d.text: d for d in DType}
+_ORDERS = {"order": False, "order_desc": True}  # order(key, over, rank): ascending / descending
 _VALUE_NAMES: dict[str, bool | float] = {
     "true": True,
     "false": False,
@@ -317,13 +319,19 @@ class _Builder:
             )
         call = inds[0][1]
         args = _items(call.children[2])
-        if len(args) != 1:
-            raise self.error(call, f"ind takes 1 argument, got {len(args)}")
+        if len(args) not in (1, 2):
+            raise self.error(call, f"ind takes 1 or 2 arguments, got {len(args)}")
+        distinct = 1
+        if len(args) == 2:  # ind(I[i], d): at least d distinct values
+            d = self.affine(args[1])
+            if not d.is_const or d.const < 1:
+                raise self.error(args[1], "ind's second argument is a positive integer (distinct values)")
+            distinct = d.const
         offset = Affine()
         for sign, t in parts:
             if t is not call:
                 offset = offset + self.affine(t) * sign
-        return Indirect(self.expr(args[0]), offset)
+        return Indirect(self.expr(args[0]), offset, distinct)
 
     # -- value expressions --
     def expr(self, tree: Tree) -> Expr:
@@ -372,6 +380,11 @@ class _Builder:
         if name in _DTYPES:
             self.arity(tree, name, 1, len(args))
             return Cast(_DTYPES[name], self.expr(args[0]))
+        if name in _ORDERS:
+            self.arity(tree, name, 3, len(args))
+            if args[1].data != "name":
+                raise self.error(args[1], f"{name}'s second argument is the loop variable it orders along")
+            return Order(self.expr(args[0]), str(args[1].children[0]), self.affine(args[2]), _ORDERS[name])
         if name == "ind":
             raise self.error(
                 tree,

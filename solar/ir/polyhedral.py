@@ -24,13 +24,14 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 import islpy as isl
 
 from solar.errors import NotAffineError, SolarError
 from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod, clip_ranges, is_box, var
-from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store
+from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store, term_variables
 
 IndirectMode = Literal["min", "max"]
 Access = Load | Store
@@ -150,13 +151,31 @@ def _access_text(
     outs = [f"_o{d}" for d in range(len(index))]
     cons = []
     for d, (o, term) in enumerate(zip(outs, index)):
-        if isinstance(term, Indirect):
-            cons.append(f"{o} = 0" if indirect == "min" else f"0 <= {o} < {names.size(shape[d])}")
+        if isinstance(term, Indirect) and indirect == "min":
+            n = indirect_values(index, bool(stmt.guards))
+            cons.append(f"{o} = 0" if n == 1 else f"0 <= {o} < {n}")
+        elif isinstance(term, Indirect):
+            cons.append(f"0 <= {o} < {names.size(shape[d])}")
         else:
             cons.append(f"{o} = {_affine(term, names)}")
     cons += _domain_constraints(stmt, names)
     name = tuple_name or _tuple_name(tensor)
     return _braces(f"{_space(stmt, names)} -> {name}[{', '.join(outs)}]", cons)
+
+
+def indirect_values(index: tuple[IndexTerm, ...], guarded: bool) -> int:
+    """How many values an indirect dimension takes in "min" mode: its `distinct` claim when the
+    access is a product of that dimension and the others (one indirect term, no guards, no loop
+    variable shared between the indirect value and the other dimensions: every value it takes
+    then meets every element the other dimensions touch), else 1 (docs/BOUNDS.md, MoE routing)."""
+    indirect = [t for t in index if isinstance(t, Indirect)]
+    if guarded or len(indirect) != 1 or indirect[0].distinct == 1:
+        return 1
+    others: set[str] = set()
+    for t in index:
+        if not isinstance(t, Indirect):
+            others |= t.variables
+    return 1 if term_variables(indirect[0]) & others else indirect[0].distinct
 
 
 def access_text(
@@ -484,3 +503,69 @@ def _outside_point(map_text: str, box_text: str) -> tuple[int, ...] | None:
     point = outside.sample_point()
     n = outside.dim(isl.dim_type.set)
     return tuple(int(point.get_coordinate_val(isl.dim_type.set, d).to_str()) for d in range(n))
+
+
+# ---- parametric counts as pieces (for solar.symbolic) --------------------------------------------
+
+# One affine constraint over the parameters: ({parameter name, or 1 for the constant: coefficient
+# as text}, is an equality); `sum >= 0`, or `sum = 0` when it is an equality.
+ParamConstraint = tuple[tuple[tuple[str | int, str], ...], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class CountPiece:
+    """One piece of a parametric count: isl's quasi-polynomial as text (`(1/2 * S + 1/2 * S^2)`)
+    and where it holds, a disjunction of conjunctions of affine constraints on the parameters
+    (None: everywhere the parameters are >= 1)."""
+
+    polynomial: str
+    condition: tuple[tuple[ParamConstraint, ...], ...] | None
+
+
+def _context(params: tuple[str, ...]) -> isl.Set:
+    ge = " and ".join(f"{p} >= 1" for p in params)
+    return isl.Set(f"[{', '.join(params)}] -> {{ : {ge} }}")
+
+
+def _pieces(count: isl.PwQPolynomial, params: tuple[str, ...]) -> tuple[CountPiece, ...]:
+    context = _context(params)
+    count = count.intersect_params(context).gist_params(context).coalesce()
+    out = []
+    for dom, qp in count.get_pieces():
+        text = str(qp)
+        poly = text.split("{", 1)[1].rsplit("}", 1)[0].strip() if "{" in text else text
+        dom = dom.gist_params(context)
+        if dom.plain_is_universe():
+            out.append(CountPiece(poly, None))
+            continue
+        terms = []
+        for bs in dom.get_basic_sets():
+            if bs.dim(isl.dim_type.div):
+                raise SolarError(
+                    f"a count's piece has a quasi-affine condition ({dom}); not supported"
+                )
+            terms.append(tuple(
+                (
+                    tuple((k, v.to_str()) for k, v in
+                          c.get_coefficients_by_name(isl.dim_type.param).items()),
+                    c.is_equality(),
+                )
+                for c in bs.get_constraints()
+            ))
+        out.append(CountPiece(poly, tuple(terms)))
+    return tuple(out)
+
+
+def set_count_pieces(set_text: str, params: tuple[str, ...]) -> tuple[CountPiece, ...]:
+    """The points of a parametric set (isl text over `params`, each taken >= 1), by pieces."""
+    return _pieces(isl.Set(set_text).card(), params)
+
+
+def image_count_pieces(map_texts: tuple[str, ...], params: tuple[str, ...]) -> tuple[CountPiece, ...]:
+    """The distinct elements in the union of the ranges of parametric maps (isl text over
+    `params`, each taken >= 1), by pieces."""
+    image = None
+    for text in map_texts:
+        r = isl.Map(text).range()
+        image = r if image is None else image.union(r)
+    return _pieces(image.card(), params)

@@ -16,7 +16,9 @@
 Index expressions are affine: `2*i + j - 1`, `(i // 2)`, `(i + j % 3)`; guards follow `where`.
 Value expressions use infix + - * / and function calls for every other scalar op (`exp(x)`,
 `max(a, b)`, `where(c, a, b)`, `neg(x)`), `f16(x)` for casts, `index(i - j)` for an index used as a
-value and `ind(I[i])` (optionally `+ offset`) for a data-dependent index. An `@op` line names the
+value, `ind(I[i])` (optionally `+ offset`; `ind(I[i], 2)`: at least 2 distinct values) for a
+data-dependent index and `order(x[i, r], r, j)` / `order_desc(...)` for the position along loop `r`
+of the key of rank `j` (an order statistic: sort, top-k). An `@op` line names the
 frontend op of the next statement, its instance id, `tf32` when the framework lets it use TF32 tensor
 cores for fp32 math, the user's source line and (`in "layers.3.mlp"`) the calling module's path.
 An in-order loop runs its braced body once per step:
@@ -39,6 +41,7 @@ from solar.ir.nodes import (
     Index,
     Indirect,
     Load,
+    Order,
     Program,
     Seq,
     Stmt,
@@ -103,7 +106,8 @@ def format_const(value: float | int | bool) -> str:
 
 def format_index_term(term: Affine | Indirect) -> str:
     if isinstance(term, Indirect):
-        text = f"ind({format_expr(term.value)})"
+        distinct = f", {term.distinct}" if term.distinct > 1 else ""
+        text = f"ind({format_expr(term.value)}{distinct})"
         if term.offset != Affine():
             off = format_affine(term.offset)
             text += f" - {off[1:]}" if off.startswith("-") else f" + {off}"
@@ -143,6 +147,9 @@ def format_expr(expr: Expr) -> str:
             return f"{ltxt} {sym} {rtxt}"
         case Call(op, args):
             return f"{op.value}({', '.join(format_expr(a) for a in args)})"
+        case Order(key, over, rank, descending):
+            name = "order_desc" if descending else "order"
+            return f"{name}({format_expr(key)}, {over}, {format_affine(rank)})"
     raise TypeError(expr)
 
 

@@ -26,12 +26,15 @@ from solar.ir.nodes import (
     IndexTerm,
     Indirect,
     Load,
+    Order,
     Program,
     Role,
     Size,
     Stmt,
     TensorDecl,
     loads,
+    order_of,
+    term_variables,
     walk,
 )
 from solar.ir.printer import format_affine, format_expr, format_stmt, format_store
@@ -249,10 +252,36 @@ def _check_stmt(
                 check_vars(e, f"index({format_affine(e)})")
             case Cast() | Const():
                 pass
+            case Order():
+                _check_order(program, stmt, expr, fail)
             case _:
                 raise fail(f"unknown expression node {expr!r}")
 
     _check_bounds(program, stmt, fail)
+
+
+def _check_order(program: Program, stmt: Stmt, order: Order, fail: Fail) -> None:
+    """An order statistic is the whole value of an assignment (casts allowed), along one of the
+    statement's loops that neither the target nor a guard uses; its key is a load under casts (it
+    computes nothing) and its rank lies in 0..n-1 over the loop ranges."""
+    text = format_expr(order)
+    if order_of(stmt.value) is not order or stmt.update is not Update.ASSIGN:
+        raise fail(f"{text} must be the whole value of an assignment (`=`, casts allowed)")
+    extents = {loop.var: program.size(loop.extent) for loop in stmt.loops}
+    if order.over not in extents:
+        raise fail(f"{text} orders along {order.over!r}, which is not a loop variable here")
+    used = {v for t in stmt.target.index for v in term_variables(t)}
+    used |= {v for g in stmt.guards for v in g.expr.variables} | order.rank.variables
+    if order.over in used:
+        raise fail(f"{text}: the target, the guards and the rank must not use {order.over!r}")
+    key = order.key
+    while isinstance(key, Cast):
+        key = key.arg
+    if not isinstance(key, Load) or not all(isinstance(t, Affine) for t in key.index):
+        raise fail(f"{text}: the key must be a load with affine indices (materialise it first)")
+    lo, hi = value_range(order.rank, {v: (0, n - 1) for v, n in extents.items()})
+    if lo < 0 or hi >= extents[order.over]:
+        raise fail(f"{text}: rank ranges over {lo}..{hi}, outside 0..{extents[order.over] - 1}")
 
 
 def _check_indirect(tensors: Mapping[str, TensorDecl], term: Indirect, fail: Fail) -> None:

@@ -93,6 +93,59 @@ def _clock(text: str) -> float:
     return value
 
 
+def add_batch_flags(p: argparse.ArgumentParser, unit: str) -> argparse._ArgumentGroup:
+    """The flags of every batch command (kernelbench, definitions): workers, timeouts, resume,
+    Ray, --measured-arch, and the analysis flags passed to each `solar analyze` (returned as a
+    group, for a command's own)."""
+    p.add_argument(
+        "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N", help="parallel workers"
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds("--timeout"),
+        default=300.0,
+        metavar="S",
+        help=f"seconds per {unit} (default 300)",
+    )
+    p.add_argument("--force", action="store_true", help="redo pairs already in results.jsonl")
+    p.add_argument(
+        "--retry-timeouts",
+        action="store_true",
+        help="redo pairs whose row is a timeout (after raising --timeout, say)",
+    )
+    p.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="redo pairs whose row is an error (a crash, a killed worker)",
+    )
+    p.add_argument(
+        "--isolation",
+        choices=("fork", "subprocess"),
+        default="fork",
+        help="fork: workers forked from a warm fork server (default, fast); subprocess: a fresh "
+        f"`python -m solar.cli analyze` per {unit}",
+    )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run the workers as Ray tasks: no ADDRESS starts a local cluster, "
+        "'auto' joins the running one; put it last or write --ray=ADDRESS (pip install 'solar-sol[ray]')",
+    )
+    p.add_argument(
+        "--measured-arch", metavar="NAME", help="GPU of every --measured time (overrides the files)"
+    )
+    a = p.add_argument_group("analysis flags passed to every `solar analyze`")
+    a.add_argument(
+        "--precision", metavar="POLICY", help="tensor-core precision policy (exact, fastest)"
+    )
+    a.add_argument("--clock-mhz", type=_clock, metavar="MHZ", help="locked SM clock")
+    a.add_argument("--cache", metavar="CACHE", help="passed through as --cache")
+    return a
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "kernelbench",
@@ -122,43 +175,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--problems", metavar="GLOB", help="only problems whose path or file name matches"
     )
     p.add_argument(
-        "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N", help="parallel workers"
-    )
-    p.add_argument(
-        "--timeout",
-        type=_seconds("--timeout"),
-        default=300.0,
-        metavar="S",
-        help="seconds per problem (default 300)",
-    )
-    p.add_argument("--force", action="store_true", help="redo pairs already in results.jsonl")
-    p.add_argument(
-        "--retry-timeouts",
-        action="store_true",
-        help="redo pairs whose row is a timeout (after raising --timeout, say)",
-    )
-    p.add_argument(
-        "--retry-errors",
-        action="store_true",
-        help="redo pairs whose row is an error (a crash, a killed worker)",
-    )
-    p.add_argument(
-        "--isolation",
-        choices=("fork", "subprocess"),
-        default="fork",
-        help="fork: workers forked from a warm fork server (default, fast); subprocess: a fresh "
-        "`python -m solar.cli analyze` per problem",
-    )
-    p.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="run the workers (and --measure) as Ray tasks: no ADDRESS starts a local cluster, "
-        "'auto' joins the running one; put it last or write --ray=ADDRESS (pip install 'solar-sol[ray]')",
-    )
-    p.add_argument(
         "--measured",
         nargs="+",
         default=[],
@@ -166,21 +182,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="measured times (see below)",
     )
     p.add_argument(
-        "--measured-arch", metavar="NAME", help="GPU of every --measured time (overrides the files)"
-    )
-    p.add_argument(
-        "--measure", action="store_true", help="time each problem here with `solar validate` (CUDA)"
+        "--measure", action="store_true", help="time each problem here with `solar validate` (CUDA; on Ray with --ray)"
     )
     p.add_argument(
         "--measure-timeout", type=_seconds("--measure-timeout"), default=600.0, metavar="S", help="seconds per validate run"
     )
-    a = p.add_argument_group("analysis flags passed to every `solar analyze`")
-    a.add_argument(
-        "--precision", metavar="POLICY", help="tensor-core precision policy (exact, fastest)"
-    )
-    a.add_argument("--clock-mhz", type=_clock, metavar="MHZ", help="locked SM clock")
+    a = add_batch_flags(p, "problem")
     a.add_argument("--mode", metavar="MODE", help="passed through as --mode")
-    a.add_argument("--cache", metavar="CACHE", help="passed through as --cache")
     p.set_defaults(fn=run)
     return p
 
@@ -222,19 +230,58 @@ def check_out(out: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The subcommand: flags checked, the suite analysed (and measured), the report written. A stop
-    signal ends it with one line and 128 + the signal's number (solar.kernelbench.signals)."""
+    """The subcommand: flags checked, the suite analysed (and measured), the report written."""
+    return stoppable(_run, args)
+
+
+def stoppable(body, args: argparse.Namespace) -> int:
+    """`body(args)`; a stop signal ends it with one line and 128 + the signal's number
+    (solar.kernelbench.signals), the rows in args.out kept."""
     from solar.kernelbench.signals import Interrupted, signals_as_exceptions
 
     with signals_as_exceptions():
         try:
-            return _run(args)
+            return body(args)
         except Interrupted as stop:
             from solar.kernelbench.zygote import stop_server
 
             stop_server()
             print(f"solar: {_stopped_note(stop.name, args.out)}", file=sys.stderr)
             return stop.exit_code
+
+
+def checked_batch_flags(args: argparse.Namespace) -> tuple[dict, tuple[str, ...]]:
+    """The flags every batch command shares, checked before anything starts: the GPUs (and
+    --measured-arch), --out, and the analysis flags as each worker will parse them."""
+    from solar.hardware import get_spec
+    from solar.kernelbench.runner import resolve_archs
+
+    archs = resolve_archs(args.arch)
+    if args.measured_arch is not None:
+        get_spec(args.measured_arch)
+    check_out(args.out)
+    flags = analysis_flags(args)
+    check_analysis_flags(flags, list(archs.values()))
+    return archs, flags
+
+
+def run_config(args: argparse.Namespace, problems, archs: dict, flags: tuple[str, ...]):
+    """The suite runner's configuration from the shared batch flags."""
+    from solar.kernelbench.runner import RunConfig
+
+    retry = (("timeout", args.retry_timeouts), ("error", args.retry_errors))
+    return RunConfig(
+        problems=tuple(problems),
+        archs=archs,
+        out=args.out,
+        flags=flags,
+        jobs=args.jobs,
+        timeout_s=args.timeout,
+        force=args.force,
+        isolation=args.isolation,
+        ray=args.ray,
+        retry=tuple(status for status, wanted in retry if wanted),
+    )
 
 
 def _stopped_note(signal_name: str, out: Path) -> str:
@@ -256,42 +303,21 @@ def _stopped_note(signal_name: str, out: Path) -> str:
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from solar.hardware import get_spec
     from solar.kernelbench.measure import MEASURED_FILE, measure_suite
     from solar.kernelbench.measured import load_measured
     from solar.kernelbench.problems import find_problems
     from solar.kernelbench.procs import NOTE, TRACKING
     from solar.kernelbench.report import write_report
     from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
-    from solar.kernelbench.runner import RunConfig, resolve_archs, run_analysis
+    from solar.kernelbench.runner import run_analysis
     from solar.kernelbench.summary import Context
 
     console = Console(stderr=True, highlight=False)
     # every flag is checked before anything starts
     problems = find_problems(args.root, tuple(args.level), args.problems)
-    archs = resolve_archs(args.arch)
-    if args.measured_arch is not None:
-        get_spec(args.measured_arch)
-    check_out(args.out)
-    flags = analysis_flags(args)
-    check_analysis_flags(flags, list(archs.values()))
+    archs, flags = checked_batch_flags(args)
     measured = [load_measured(spec, args.measured_arch) for spec in args.measured]
-    config = RunConfig(
-        problems=tuple(problems),
-        archs=archs,
-        out=args.out,
-        flags=flags,
-        jobs=args.jobs,
-        timeout_s=args.timeout,
-        force=args.force,
-        isolation=args.isolation,
-        ray=args.ray,
-        retry=tuple(
-            status
-            for status, wanted in (("timeout", args.retry_timeouts), ("error", args.retry_errors))
-            if wanted
-        ),
-    )
+    config = run_config(args, problems, archs, flags)
     if not TRACKING:
         console.print(f"note: {NOTE}")
     stats = run_analysis(config)

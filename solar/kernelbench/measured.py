@@ -132,24 +132,25 @@ def _valid(seconds: float | None) -> bool:
     return seconds is not None and math.isfinite(seconds) and seconds > 0
 
 
-def _parse_text(text: str, shown: str) -> Any:
+def json_records(text: str, shown: str, error: type[UsageError] = MeasuredFileError) -> Any:
+    """The JSON value of `text`, or the list of its JSON Lines records; `error` names a bad line."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         pass
     except RecursionError:
-        raise MeasuredFileError(f"{shown}: JSON nested too deeply to be a measured file") from None
+        raise error(f"{shown}: JSON nested too deeply to be a measured file") from None
     records = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise MeasuredFileError(
+                raise error(
                     f"{shown}:{number}: neither JSON nor JSON Lines ({exc.msg})"
                 ) from None
             except RecursionError:
-                raise MeasuredFileError(f"{shown}:{number}: JSON nested too deeply") from None
+                raise error(f"{shown}:{number}: JSON nested too deeply") from None
     return records
 
 
@@ -254,7 +255,7 @@ def load_measured(spec: str, arch: str | None = None) -> MeasuredFile:
             f"{name}: not a measured file (not UTF-8 text); pass `solar validate --json` output "
             "or a KernelBench timing JSON"
         ) from None
-    data = _parse_text(text, shown)
+    data = json_records(text, shown)
     if _is_kernelbench(data):
         kind = "kernelbench-baseline"
         found, skipped = _from_kernelbench(data, shown, variant or _kernelbench_variant(path))

@@ -20,7 +20,6 @@ import ctypes
 import os
 import signal
 import sys
-import time
 from collections.abc import Callable, Iterable
 
 #: environment variable every worker (and what it starts) carries: `RUN:N`, unique per worker.
@@ -173,15 +172,3 @@ def kill_marked(predicate: Callable[[str], bool]) -> set[int]:
     for pid in found:
         kill_tree(pid, group=False)
     return found
-
-
-def wait_gone(pids: Iterable[int], limit_s: float = 5.0) -> bool:
-    """Wait (at most `limit_s`) until none of `pids` is alive."""
-    pids = set(pids)
-    deadline = time.monotonic() + limit_s
-    while pids:
-        pids = {p for p in pids if alive(p)}
-        if not pids or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    return not pids

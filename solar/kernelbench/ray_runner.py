@@ -11,6 +11,7 @@ that ran them. Ray is an optional dependency (`pip install 'solar-sol[ray]'`).""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -22,7 +23,7 @@ from typing import Any
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
 from solar.kernelbench.results import RESULTS_FILE, Row, RowWriter, compact, read_rows
-from solar.kernelbench.runner import RunConfig, RunStats, _note, _progress, pending
+from solar.kernelbench.runner import RunConfig, RunStats, _progress, pending, write_rows
 
 
 def _ray() -> Any:
@@ -79,10 +80,39 @@ def _ray_failure(exc: BaseException) -> str:
     return f"the Ray task failed ({type(exc).__name__}): {text[:300]}"
 
 
+@contextlib.contextmanager
+def _tasks(ray: Any, started: bool):
+    """A dict for the refs of submitted tasks: on an error or a signal the tasks left are cancelled
+    (rows already written are kept); Ray is shut down when this run started it."""
+    refs: dict = {}
+    try:
+        yield refs
+    except BaseException:
+        for ref in refs:
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _finished(ray: Any, refs: dict):
+    """(what a task was submitted with, its result or None, None or its failure as one line), as
+    tasks finish, until none is left."""
+    while refs:
+        ready, _ = ray.wait(list(refs), num_returns=1)
+        for ref in ready:
+            key = refs.pop(ref)
+            try:
+                result = ray.get(ref)
+            except ray.exceptions.RayError as exc:  # the worker died, or the task raised
+                yield key, None, _ray_failure(exc)
+            else:
+                yield key, result, None
+
+
 def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     """run_analysis with the workers as Ray tasks (see the module docstring)."""
-    from rich.markup import escape
-
     ray = _ray()
     started = connect(config.ray or "")
     path = config.out / RESULTS_FILE
@@ -92,42 +122,25 @@ def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     remote = ray.remote(num_cpus=1, max_retries=0)(analyze_task)
     start = time.perf_counter()
     written = 0
-    refs: dict[Any, tuple[Problem, dict[str, str], float]] = {}
-    try:
-        with _progress(show_progress) as progress, RowWriter(path) as writer:
-            task = progress.add_task("analyse", total=len(work), last="")
-            for problem, archs in work:
-                try:
-                    source = problem.path.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError) as exc:
-                    for row in _failed(problem, archs, config.flags, f"{problem.rel}: cannot read the problem file ({exc})", 0.0):
-                        writer.write(row)
-                        written += 1
-                    progress.update(task, advance=1, last=problem.rel)
-                    continue
-                ref = remote.remote(problem.rel, problem.level, source, archs, config.flags, config.timeout_s, config.isolation)
-                refs[ref] = (problem, archs, time.perf_counter())
-            while refs:
-                ready, _ = ray.wait(list(refs), num_returns=1)
-                for ref in ready:
-                    problem, archs, submitted = refs.pop(ref)
-                    try:
-                        rows = [Row.model_validate(r) for r in ray.get(ref)]
-                    except ray.exceptions.RayError as exc:  # the worker died, or the task raised
-                        rows = _failed(problem, archs, config.flags, _ray_failure(exc), time.perf_counter() - submitted)
-                    for row in rows:
-                        writer.write(row)
-                        written += 1
-                        if row.status != "ok":
-                            progress.console.print(escape(_note(row)), highlight=False)
-                    progress.update(task, advance=1, last=problem.rel)
-    except BaseException:  # a signal or an error: cancel what is left, keep the rows written
-        for ref in refs:
-            ray.cancel(ref, force=True)
-        raise
-    finally:
-        if started:
-            ray.shutdown()
+    with _tasks(ray, started) as refs, _progress(show_progress) as progress, RowWriter(path) as writer:
+        task = progress.add_task("analyse", total=len(work), last="")
+        for problem, archs in work:
+            try:
+                source = problem.path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                for row in _failed(problem, archs, config.flags, f"{problem.rel}: cannot read the problem file ({exc})", 0.0):
+                    writer.write(row)
+                    written += 1
+                progress.update(task, advance=1, last=problem.rel)
+                continue
+            ref = remote.remote(problem.rel, problem.level, source, archs, config.flags, config.timeout_s, config.isolation)
+            refs[ref] = (problem, archs, time.perf_counter())
+        for (problem, archs, submitted), result, failure in _finished(ray, refs):
+            if failure is None:
+                rows = [Row.model_validate(r) for r in result]
+            else:
+                rows = _failed(problem, archs, config.flags, failure, time.perf_counter() - submitted)
+            written += write_rows(writer, progress, rows, problem.rel, task)
     compact(path)
     return RunStats(len(work), skipped, written, time.perf_counter() - start, bad)
 
@@ -174,36 +187,21 @@ def measure_on_ray(problems: list[Problem], out: Path, timeout_s: float, force: 
         return MeasureStats(0, 0, len(done), "the Ray cluster has no GPUs (ray start --num-gpus N on the GPU nodes)")
     remote = ray.remote(num_gpus=1, num_cpus=1, max_retries=0)(validate_task)
     measured = failed = 0
-    refs = {}
-    try:
-        with path.open("a", encoding="utf-8") as file:
-            for p in problems:
-                if p.rel not in done:
-                    refs[remote.remote(p.rel, p.path.read_text(encoding="utf-8"), timeout_s)] = p
-            while refs:
-                ready, _ = ray.wait(list(refs), num_returns=1)
-                for ref in ready:
-                    p = refs.pop(ref)
-                    try:
-                        result = ray.get(ref)
-                    except ray.exceptions.RayError as exc:
-                        result = {"error": _ray_failure(exc)}
-                    where = {k: result[k] for k in ("node", "host", "gpu_ids", "cuda_visible_devices") if k in result}
-                    records = result.get("records")
-                    if records is None:
-                        failed += 1
-                        file.write(json.dumps({"problem": p.rel, "status": "error", "error": result.get("error"), **where}) + "\n")
-                    else:
-                        measured += 1
-                        for record in records if isinstance(records, list) else [records]:
-                            if isinstance(record, dict):
-                                file.write(json.dumps({**record, "problem": p.rel, **where}) + "\n")
-                    file.flush()
-    except BaseException:
-        for ref in refs:
-            ray.cancel(ref, force=True)
-        raise
-    finally:
-        if started:
-            ray.shutdown()
+    with _tasks(ray, started) as refs, path.open("a", encoding="utf-8") as file:
+        for p in problems:
+            if p.rel not in done:
+                refs[remote.remote(p.rel, p.path.read_text(encoding="utf-8"), timeout_s)] = p
+        for p, result, failure in _finished(ray, refs):
+            result = {"error": failure} if result is None else result
+            where = {k: result[k] for k in ("node", "host", "gpu_ids", "cuda_visible_devices") if k in result}
+            records = result.get("records")
+            if records is None:
+                failed += 1
+                file.write(json.dumps({"problem": p.rel, "status": "error", "error": result.get("error"), **where}) + "\n")
+            else:
+                measured += 1
+                for record in records if isinstance(records, list) else [records]:
+                    if isinstance(record, dict):
+                        file.write(json.dumps({**record, "problem": p.rel, **where}) + "\n")
+            file.flush()
     return MeasureStats(measured, failed, len(done), None)

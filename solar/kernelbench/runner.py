@@ -135,6 +135,19 @@ def _note(row: Row) -> str:
     return f"{row.problem} [{row.arch}]: {row.status}" + (f" — {row.error}" if row.error else "")
 
 
+def write_rows(writer: RowWriter, progress, rows, last: str, task) -> int:
+    """Append one problem's rows (a note for each that is not ok) and advance the progress bar;
+    returns how many rows were written."""
+    from rich.markup import escape
+
+    for row in rows:
+        writer.write(row)
+        if row.status != "ok":
+            progress.console.print(escape(_note(row)), highlight=False)
+    progress.update(task, advance=1, last=last)
+    return len(rows)
+
+
 def _stop(workers: WorkerSet, pool: ThreadPoolExecutor, futures: dict, server: bool) -> None:
     """Kill every worker and wait for the worker threads; with `server`, kill the fork server
     until no thread is left (a thread waiting for the server to fork returns when it dies, and one
@@ -164,8 +177,6 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
         from solar.kernelbench.ray_runner import run_on_ray
 
         return run_on_ray(config, show_progress)
-    from rich.markup import escape
-
     from solar.kernelbench.zygote import start_server
 
     path = config.out / RESULTS_FILE
@@ -200,13 +211,7 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
             while remaining:
                 finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    rows = future.result()
-                    for row in rows:
-                        writer.write(row)
-                        written += 1
-                        if row.status != "ok":
-                            progress.console.print(escape(_note(row)), highlight=False)
-                    progress.update(task, advance=1, last=futures[future].rel)
+                    written += write_rows(writer, progress, future.result(), futures[future].rel, task)
         except BaseException as exc:  # a signal or a rejected flag: stop every worker, keep the rows
             # a signal also ends the fork server (an error leaves it idle, warm for the next run)
             signalled = not isinstance(exc, Exception)

@@ -22,8 +22,10 @@ from solar.ir.nodes import (
     Load,
     Origin,
     Program,
+    Seq,
     Stmt,
     TensorDecl,
+    nested,
     walk,
 )
 from solar.ir.printer import format_constraint, format_expr, format_store
@@ -76,6 +78,18 @@ class EinsumNode:
         return equation(self.stmt)
 
 
+@dataclass(frozen=True, slots=True)
+class InOrderLoop:
+    """A top-level in-order loop: its place in Program.body, its variable, its trip count (a size
+    symbol resolved; None when the program leaves it free) and the ids of its body's nodes
+    (consecutive: the flattened statements of the loop)."""
+
+    position: int
+    var: str
+    steps: int | None
+    node_ids: tuple[int, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class EinsumGraph:
     """A networkx.DiGraph keyed by statement index (attribute "node" = EinsumNode) with an edge
@@ -124,6 +138,21 @@ class EinsumGraph:
     def defuse(self) -> DefUse:
         """Writers and readers of every tensor by node id (node ids are statement positions)."""
         return defuse(self.program)
+
+    @functools.cached_property
+    def loops(self) -> tuple[InOrderLoop, ...]:
+        """The program's top-level in-order loops, in program order."""
+        out, first = [], 0
+        symbols = dict(self.program.symbols)
+        for position, item in enumerate(self.program.body):
+            if not isinstance(item, Seq):
+                first += 1
+                continue
+            n = sum(1 for _ in nested(item.body))
+            steps = item.extent if isinstance(item.extent, int) else symbols.get(item.extent)
+            out.append(InOrderLoop(position, item.var, steps, tuple(range(first, first + n))))
+            first += n
+        return tuple(out)
 
     @functools.cached_property
     def footprints(self) -> Footprints:

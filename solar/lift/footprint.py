@@ -95,7 +95,10 @@ class Footprints:
 
     def _key(self, position: int, access: Access) -> AccessKey:
         guards = self.program.stmts[position].guards if self._guarded[position] else ()
-        index = tuple(None if isinstance(t, Indirect) else t for t in access.index)
+        index = tuple(
+            polyhedral.indirect_values(access.index, bool(guards)) if isinstance(t, Indirect) else t
+            for t in access.index
+        )
         return (self._extents[position], guards, index, self.program.symbols)
 
 
@@ -107,9 +110,10 @@ def _box(extents: tuple[tuple[str, int], ...], index: tuple[IndexTerm, ...]) -> 
     if any(n <= 0 for n in sizes.values()):
         return 0
     used: set[str] = set()
+    values = polyhedral.indirect_values(index, guarded=False)
     for term in index:
         if isinstance(term, Indirect):
-            continue  # one element in "min" mode
+            continue  # one element in "min" mode (or its distinct claim: `values`)
         if not term.terms:
             continue
         if len(term.terms) != 1:
@@ -118,4 +122,4 @@ def _box(extents: tuple[tuple[str, int], ...], index: tuple[IndexTerm, ...]) -> 
         if not isinstance(atom, str) or atom not in sizes or coeff == 0:
             return None
         used.add(atom)
-    return math.prod(sizes[v] for v in used)
+    return values * math.prod(sizes[v] for v in used)

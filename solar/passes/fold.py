@@ -70,7 +70,7 @@ def replace(expr: Expr, old: Expr, new: Expr) -> Expr:
             return Load(
                 tensor,
                 tuple(
-                    Indirect(replace(t.value, old, new), t.offset) if isinstance(t, Indirect) else t
+                    Indirect(replace(t.value, old, new), t.offset, t.distinct) if isinstance(t, Indirect) else t
                     for t in index
                 ),
             )
@@ -229,7 +229,7 @@ def fold(expr: Expr) -> Expr:
                 return Load(
                     tensor,
                     tuple(
-                        Indirect(fold(t.value), t.offset) if isinstance(t, Indirect) else t
+                        Indirect(fold(t.value), t.offset, t.distinct) if isinstance(t, Indirect) else t
                         for t in index
                     ),
                 )

@@ -24,19 +24,23 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import numpy as np
 import sympy
-from scipy.optimize import linprog
 
 from solar.backends.assumptions import Assumptions
-from solar.backends.compute import UNITS, clock_scale, unit_rates
-from solar.backends.memory import READ_ROLES, inplace_copies, op_groups
+from solar.backends.compute import UNITS, clock_scale, solve_lp, unit_rates, unit_weights
+from solar.backends.memory import (
+    READ_ROLES,
+    charged_bytes,
+    inplace_copies,
+    op_groups,
+    unfused_charges,
+)
 from solar.backends.work import graph_work
 from solar.errors import SolarError
 from solar.hardware import HardwareSpec
 from solar.ir import polyhedral
 from solar.ir.dtypes import BLOCK_SCALES, DType
-from solar.ir.nodes import Program, Role, Stmt
+from solar.ir.nodes import Program, Role
 from solar.lift.einsum import lift
 from solar.symbolic.counts import Counter
 from solar.symbolic.trace import SymbolicError, SymbolicProgram
@@ -211,30 +215,8 @@ def _weights(
     """Optimal unit weights y of the compute LP for amounts and rates `table` (None: one class)."""
     if len(table) == 1:
         return None
-    cols = [(i, u, n / r) for i, (n, rates) in enumerate(table) for u, r in rates]
-    ref = max(min(t for j, _, t in cols if j == i) for i in range(len(table)))
-    nvar = len(cols) + 1
-    c = np.zeros(nvar)
-    c[-1] = 1.0
-    a_eq = np.zeros((len(table), nvar))
-    a_ub = np.zeros((len(UNITS), nvar))
-    for v, (i, u, t) in enumerate(cols):
-        a_eq[i, v] = 1.0
-        a_ub[UNITS.index(u), v] = t / ref
-    a_ub[:, -1] = -1.0
-    res = linprog(
-        c,
-        A_ub=a_ub,
-        b_ub=np.zeros(len(UNITS)),
-        A_eq=a_eq,
-        b_eq=np.ones(len(table)),
-        bounds=[(0.0, 1.0)] * len(cols) + [(0.0, None)],
-        method="highs",
-    )
-    if res.status != 0:
-        raise SolarError(f"compute-time LP failed: {res.message}")
-    y = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
-    return tuple(y / y.sum()) if y.sum() > 0 else None
+    y = unit_weights(solve_lp(table)[1])
+    return None if y is None else tuple(y)
 
 
 def _compute(amounts: dict, spec: HardwareSpec, a: Assumptions, points, syms) -> sympy.Expr:
@@ -289,50 +271,17 @@ def _compulsory(
 def _unfused_bytes(
     program: Program, graph, groups, c: Counter, l2: float, warm: bool, writeback: bool
 ) -> list[sympy.Expr]:
-    """solar.backends.memory.unfused_dram_bytes with formulas (the same rules, same order)."""
-    copies = inplace_copies(graph)
-    priced: list[tuple[Stmt, ...]] = [
-        tuple(program.stmts[i] for i in g.node_ids if i not in copies) for g in groups
+    """solar.backends.memory.unfused_dram_bytes with formulas: its charges and rules, the
+    footprints counted by `c`."""
+
+    def footprint(graph, name: str, kind: str, ids) -> sympy.Expr:
+        stmts = [graph.node(i).stmt for i in sorted(ids)]
+        return _bytes(program, name, c.footprint(name, kind, stmts))
+
+    return [
+        charged_bytes(charges, sympy.Float(l2), warm, writeback, lambda x: sympy.Max(0, x))
+        for charges in unfused_charges(graph, groups, footprint)
     ]
-    per_group = []
-    readers: dict[str, list[int]] = {}
-    writers: dict[str, list[int]] = {}
-    for gi, stmts in enumerate(priced):
-        reads = {ld.tensor for s in stmts for ld in s.loads()}
-        writes = {s.target.tensor for s in stmts}
-        per_group.append((stmts, reads, writes))
-        for t in reads:
-            readers.setdefault(t, []).append(gi)
-        for t in writes:
-            writers.setdefault(t, []).append(gi)
-    L = sympy.Float(l2)
-
-    def beyond(x):
-        return sympy.Max(0, x - L)
-
-    out = []
-    for gi, (stmts, reads, writes) in enumerate(per_group):
-        tot = sympy.Integer(0)
-        for name in sorted(reads):
-            role = program.tensor(name).role
-            fp = _bytes(program, name, c.footprint(name, "read", stmts))
-            if role in READ_ROLES:
-                tot += fp if readers[name][0] == gi and not warm else beyond(fp)
-            elif any(w < gi for w in writers.get(name, ())):
-                tot += beyond(fp)
-        outliving = sympy.Integer(0)  # writes that must outlive the kernel (joint, write-back)
-        for name in sorted(writes):
-            role = program.tensor(name).role
-            fp = _bytes(program, name, c.footprint(name, "write", stmts))
-            later = role is Role.TEMP and any(r > gi for r in readers.get(name, ()))
-            if writeback and (role is Role.OUTPUT or later):
-                outliving += fp
-            elif role is Role.OUTPUT:
-                tot += fp
-            elif later:
-                tot += beyond(fp)
-        out.append(tot + beyond(outliving) if writeback else tot)
-    return out
 
 
 # ---- the analysis --------------------------------------------------------------------------------

@@ -3,8 +3,9 @@ a footprint, with each fitted size symbol `_zK` replaced by its definition in th
 (affine ones inside the isl text, so isl counts over the user's symbols; products of symbols as free
 isl parameters substituted afterwards), converted to a sympy Piecewise over the pieces' domains.
 
-The isl text comes from solar.ir.polyhedral (`domain_text`, `access_text` with parametric=True);
-only the union of images and the card are computed here."""
+The isl text comes from solar.ir.polyhedral (`domain_text`, `access_text` with parametric=True),
+and so do the counts' pieces (`set_count_pieces`, `image_count_pieces`: islpy is imported only
+there); here they are renamed into the user's symbols and read as sympy."""
 
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 
-import islpy as isl
 import sympy
 
 from solar.errors import SolarError
 from solar.ir import polyhedral
-from solar.ir.nodes import Program, Stmt
+from solar.ir.nodes import Stmt
 from solar.symbolic.trace import SymbolicProgram
 
 
@@ -36,10 +36,7 @@ class Counter:
                 self.free[name] = expr
             else:
                 self.affine[name] = text
-        self.params = self.users + sorted(self.free)
-        self.context = isl.Set(
-            f"[{', '.join(self.params)}] -> {{ : {' and '.join(f'{p} >= 1' for p in self.params)} }}"
-        )
+        self.params = tuple(self.users + sorted(self.free))
         self.sym = {p: sympy.Symbol(p, integer=True, positive=True) for p in self.params}
 
     # ---- isl text --------------------------------------------------------------------------------
@@ -77,52 +74,37 @@ class Counter:
         return self._image_card(tuple(sorted(maps)))
 
     def _image_card(self, maps: tuple[str, ...]) -> sympy.Expr:
-        if maps in self._memo:
-            return self._memo[maps]
-        image = None
-        for m in maps:
-            r = isl.Map(m).range()
-            image = r if image is None else image.union(r)
-        self._memo[maps] = out = self._pw(image.card())
-        return out
+        if maps not in self._memo:
+            self._memo[maps] = self._pw(polyhedral.image_count_pieces(maps, self.params))
+        return self._memo[maps]
 
     def _card(self, text: str) -> sympy.Expr:
         if text not in self._memo:
-            self._memo[text] = self._pw(isl.Set(text).card())
+            self._memo[text] = self._pw(polyhedral.set_count_pieces(text, self.params))
         return self._memo[text]
 
-    # ---- isl -> sympy ----------------------------------------------------------------------------
-    def _pw(self, count: isl.PwQPolynomial) -> sympy.Expr:
-        count = count.intersect_params(self.context).gist_params(self.context).coalesce()
-        pieces = count.get_pieces()
+    # ---- pieces -> sympy -------------------------------------------------------------------------
+    def _pw(self, pieces: tuple[polyhedral.CountPiece, ...]) -> sympy.Expr:
         if not pieces:
             return sympy.Integer(0)
-        out = []
-        for dom, qp in pieces:
-            expr = _qpoly(qp, self.sym)
-            out.append((expr, self._condition(dom)))
+        out = [(_qpoly(p.polynomial, self.sym), self._condition(p.condition)) for p in pieces]
         subs = {self.sym[n]: e for n, e in self.free.items()}
         if len(out) == 1 and out[0][1] is sympy.true:
             return sympy.expand(out[0][0].subs(subs))
         return sympy.Piecewise(*[(e.subs(subs), c.subs(subs)) for e, c in out], (0, True))
 
-    def _condition(self, dom: isl.Set) -> sympy.Basic:
-        dom = dom.gist_params(self.context)
-        if dom.plain_is_universe():
+    def _condition(self, condition) -> sympy.Basic:
+        if condition is None:
             return sympy.true
         terms = []
-        for bs in dom.get_basic_sets():
-            if bs.dim(isl.dim_type.div):
-                raise SolarError(
-                    f"a count's piece has a quasi-affine condition ({dom}); not supported"
-                )
+        for conjunction in condition:
             cons = []
-            for c in bs.get_constraints():
+            for coefficients, equality in conjunction:
                 lhs = sympy.Integer(0)
-                for k, v in c.get_coefficients_by_name(isl.dim_type.param).items():
-                    val = sympy.Rational(v.to_str())
+                for k, v in coefficients:
+                    val = sympy.Rational(v)
                     lhs += val if k == 1 else val * self.sym[k]
-                cons.append(sympy.Eq(lhs, 0) if c.is_equality() else lhs >= 0)
+                cons.append(sympy.Eq(lhs, 0) if equality else lhs >= 0)
             terms.append(sympy.And(*cons))
         return sympy.Or(*terms)
 
@@ -139,19 +121,11 @@ def _isl_affine(expr: sympy.Expr) -> str | None:
     return text if den == 1 else f"floor(({text})/{den})"
 
 
-_FLOOR = re.compile(r"floor\(")
-
-
-def _qpoly(qp: isl.QPolynomial, sym: Mapping[str, sympy.Symbol]) -> sympy.Expr:
-    """sympy expression of an isl quasi-polynomial from its text (`(1/2 * S + 1/2 * S^2)`)."""
-    text = str(qp)
-    body = text.split("{", 1)[1].rsplit("}", 1)[0].strip() if "{" in text else text
-    body = body.replace("^", "**")
+def _qpoly(text: str, sym: Mapping[str, sympy.Symbol]) -> sympy.Expr:
+    """sympy expression of an isl quasi-polynomial's text (`(1/2 * S + 1/2 * S^2)`)."""
+    body = text.replace("^", "**")
     try:
         return sympy.expand(sympy.sympify(body, locals={**sym, "floor": sympy.floor}))
     except (sympy.SympifyError, TypeError) as exc:
         raise SolarError(f"cannot read isl's count {text!r} as a formula: {exc}") from None
 
-
-def program_symbols(program: Program) -> dict[str, int]:
-    return dict(program.symbols)

@@ -79,20 +79,13 @@ def show_analysis(args: argparse.Namespace, loaded: Any, reports: list) -> bool:
 
 def print_comparison(c: Any) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     con = render.console()
     title = f"{c.program} on {len(c.rows)} GPUs (ratio: bound / {c.reference}'s)"
-    table = Table(title=escape(title), title_justify="left", show_lines=True)
     levels = list(c.rows[0].levels)
-    for col in (
-        "GPU",
-        "clock",
-        *(LEVEL_TITLES.get(lv, lv) for lv in levels),
-        "what changes the binding (fused)",
-        "precision paths",
-    ):
-        table.add_column(col, overflow="fold")
+    cols = ("GPU", "clock", *(LEVEL_TITLES.get(lv, lv) for lv in levels), "what changes the binding (fused)",
+            "precision paths")
+    table = render.table(escape(title), cols, show_lines=True)
     for row in c.rows:
         cells = [
             f"{render.fmt_seconds(cell.seconds)} ({'-' if cell.ratio is None else f'{cell.ratio:.3g}'}x)\n{cell.binds}"
@@ -116,7 +109,6 @@ def print_comparison(c: Any) -> None:
 
 def print_provision(p: Any) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     con = render.console()
     con.print(
@@ -126,9 +118,8 @@ def print_provision(p: Any) -> None:
         f"{render.fmt_seconds(p.launch_seconds)})",
         highlight=False,
     )
-    table = Table(title="each resource alone (the others as on the like GPU)", title_justify="left")
-    for col in ("resource", "needed", f"{p.like} has", "ratio", "bound with it", "note"):
-        table.add_column(col, overflow="fold")
+    cols = ("resource", "needed", f"{p.like} has", "ratio", "bound with it", "note")
+    table = render.table("each resource alone (the others as on the like GPU)", cols)
     for r in p.requirements:
         needed = (
             "-"
@@ -175,6 +166,8 @@ def print_provision(p: Any) -> None:
 def _amount(x: float, unit: str) -> str:
     if unit == "s":
         return render.fmt_seconds(x)
+    if unit == "x":
+        return f"{x:.6g}x"
     if unit == "MHz":
         return f"{x:.6g} MHz"
     if unit == "bytes":
@@ -183,20 +176,13 @@ def _amount(x: float, unit: str) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from solar.usecases.compare import analyze_archs, build_comparison
+    from solar.api import analyze_archs
+    from solar.usecases.compare import build_comparison
 
     loaded = _load(args)
     reports = analyze_archs(loaded, args.arch, args.precision, args.clock_mhz, args.cache)
     comparison = build_comparison(loaded, reports, args.precision, args.clock_mhz, args.cache)
-    if args.plot:
-        from solar.usecases.plots import roofline
-
-        roofline(comparison, args.plot)
-    if args.json:
-        print(comparison.to_json())
-    else:
-        print_comparison(comparison)
-    return 0
+    return _emit(args, comparison, "roofline", print_comparison)
 
 
 def cmd_provision(args: argparse.Namespace) -> int:
@@ -208,14 +194,19 @@ def cmd_provision(args: argparse.Namespace) -> int:
     prov = provision_loaded(
         loaded, args.target_ms / 1e3, args.like, args.level, args.precision, args.clock_mhz
     )
-    if args.plot:
-        from solar.usecases.plots import provision_plane
+    return _emit(args, prov, "provision_plane", print_provision)
 
-        provision_plane(prov, args.plot)
+
+def _emit(args: argparse.Namespace, result: Any, plot: str, show: Any) -> int:
+    """--plot (the solar.usecases.plots function named `plot`), then JSON or the table."""
+    if args.plot:
+        from solar.usecases import plots
+
+        getattr(plots, plot)(result, args.plot)
     if args.json:
-        print(prov.to_json())
+        print(result.to_json())
     else:
-        print_provision(prov)
+        show(result)
     return 0
 
 

@@ -94,17 +94,6 @@ class Comparison(_Model):
         )
 
 
-def loaded_graph(loaded: Any) -> Any:
-    """The einsum graph of a loaded program: the one solar.api shares between GPUs where it keeps
-    one (`Loaded.graph`), else lifted here."""
-    graph = getattr(loaded, "graph", None)
-    if graph is None:
-        from solar.lift import lift
-
-        graph = lift(loaded.program)
-    return graph
-
-
 def program_work(graph: Any) -> Work:
     """The program's total work (arch-independent)."""
     return total(graph_work(graph).values())
@@ -191,7 +180,7 @@ def build_comparison(
         from solar.api import load
 
         loaded = load(loaded)
-    work = program_work(loaded_graph(loaded))
+    work = program_work(loaded.graph)
     first = reports[0].bounds
     rows = []
     for rep in reports:
@@ -245,21 +234,6 @@ def build_comparison(
     )
 
 
-def analyze_archs(
-    loaded: Any,
-    archs: Sequence[str],
-    precision: str = "exact",
-    clock_mhz: float | None = None,
-    cache: str = "cold",
-) -> list[Report]:
-    """One Report per GPU of a loaded program, through solar.api's analysis."""
-    from solar.api import analyze_loaded
-
-    for arch in archs:  # a bad name fails before any work
-        get_spec(arch)
-    return [analyze_loaded(loaded, a, precision, clock_mhz, cache) for a in archs]
-
-
 def compare(
     model_or_path: Any,
     inputs: Sequence[Any] | None = None,
@@ -275,12 +249,12 @@ def compare(
 ) -> Comparison:
     """The program's bounds on every GPU in `arch` as one Comparison (see solar.api.analyze for
     the other arguments)."""
-    from solar.api import check_clock_mhz, load
+    from solar.api import analyze_archs, check_clock_mhz, load
 
     archs = [arch] if isinstance(arch, str) else list(arch)
     if not archs:
         raise UsageError("no GPU given; pass arch=['L4', 'H100-SXM', ...] (see `solar specs`)")
     clock_mhz = check_clock_mhz(clock_mhz)
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
-    reports = analyze_archs(loaded, archs, precision, clock_mhz, cache)
+    reports = analyze_archs(loaded, archs, precision, clock_mhz, cache)  # solar.api's
     return build_comparison(loaded, reports, precision, clock_mhz, cache)

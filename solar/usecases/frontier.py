@@ -16,12 +16,10 @@ the frontier is the polyline through them (each point solved in closed form, `la
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
-from solar.backends.capacity import onchip_words
-from solar.backends.memory import compulsory_bytes
+from solar.backends.cache import traffic_at
 
 MIN_ONCHIP_BYTES = 16  # below two fp64 words the capacity bound has no word to count
 
@@ -96,21 +94,8 @@ def unfused_frontier(
 
 
 def cache_aware_bytes_at(graph, traffic, onchip: int) -> float:
-    """The cache-aware DRAM bytes of solar.backends.cache at on-chip capacity `onchip` bytes, from
-    the same patterns (`traffic.rereads`, `traffic.contractions`; they do not depend on S)."""
-    reads, _ = compulsory_bytes(graph)
-    # the output writes as solar.backends.cache counts them (beyond the spec's L2 under write-back)
-    writes = traffic.compulsory_bytes - max(0.0, reads - traffic.l2_resident_bytes)
-    dep = max((replace(r, onchip_bytes=float(onchip)).bytes for r in traffic.rereads), default=0.0)
-    cap_total = 0.0
-    for io in traffic.contractions:
-        ab, _ = compulsory_bytes(graph, frozenset({io.a, io.b}))
-        moved = replace(io, onchip_words=onchip_words(float(onchip), io.word_bits)).bytes
-        cap_total = max(
-            cap_total, max(moved, ab) + (reads - ab) + writes - traffic.l2_resident_bytes
-        )
-    cap = max(0.0, cap_total - traffic.compulsory_bytes)
-    return traffic.compulsory_bytes + max(dep, cap)
+    """The cache-aware DRAM bytes of solar.backends.cache at on-chip capacity `onchip` bytes."""
+    return traffic_at(graph, traffic, onchip).cache_aware_bytes
 
 
 def least_onchip(graph, traffic, bandwidth: float, target_s: float) -> int | None:

@@ -22,6 +22,7 @@ tolerances are set to TOLERANCE, so the returned rate is the LP optimum to that 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
@@ -69,21 +70,8 @@ def least_unit_scale(rows: tuple[Row, ...], target_s: float, units: frozenset[st
             a_ub[k, -1] = -1.0
         else:
             b_ub[k] = 1.0
-    res = linprog(
-        c,
-        A_ub=a_ub,
-        b_ub=b_ub,
-        A_eq=a_eq,
-        b_eq=np.ones(len(rows)),
-        bounds=[(0.0, None)] * nvar,
-        method="highs",
-        options=HIGHS,
-    )
-    if res.status == 2:
-        return None
-    if res.status != 0:
-        raise SolarError(f"inverse compute LP failed: {res.message}")
-    return max(0.0, float(res.x[-1]))
+    res = _solve(c, a_ub, b_ub, a_eq, np.ones(len(rows)))
+    return None if res is None else max(0.0, float(res.x[-1]))
 
 
 def least_path_rate(rows: tuple[Row, ...], target_s: float, unit: str) -> float | None:
@@ -122,18 +110,18 @@ def least_path_rate(rows: tuple[Row, ...], target_s: float, unit: str) -> float 
     a_eq[-1, -1] = 1.0
     b_eq = np.zeros(len(rows) + 1)
     b_eq[-1] = 1.0
+    res = _solve(c, a_ub, np.zeros(len(UNITS)), a_eq, b_eq)
+    return None if res is None else max(0.0, float(res.fun) * ref)
+
+
+def _solve(c: np.ndarray, a_ub: np.ndarray, b_ub: np.ndarray, a_eq: np.ndarray, b_eq: np.ndarray) -> Any:
+    """min c·x over x >= 0 with A_ub x <= b_ub, A_eq x = b_eq by HiGHS; None when infeasible."""
     res = linprog(
-        c,
-        A_ub=a_ub,
-        b_ub=np.zeros(len(UNITS)),
-        A_eq=a_eq,
-        b_eq=b_eq,
-        bounds=[(0.0, None)] * nvar,
-        method="highs",
-        options=HIGHS,
+        c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=[(0.0, None)] * len(c),
+        method="highs", options=HIGHS,
     )
     if res.status == 2:
         return None
     if res.status != 0:
         raise SolarError(f"inverse compute LP failed: {res.message}")
-    return max(0.0, float(res.fun) * ref)
+    return res

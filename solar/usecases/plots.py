@@ -114,7 +114,12 @@ def provision_plane(prov: Any, path: str) -> None:
     that gives this program its compute term there."""
     plt = _plt()
     check_plot_path(path)
-    fig, ax = plt.subplots(figsize=(8, 5.2))
+    curve = prov.dispatch_curve
+    if curve:
+        fig, (ax, hx) = plt.subplots(1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [8, 5]})
+        _dispatch_axes(hx, prov)
+    else:
+        fig, ax = plt.subplots(figsize=(8, 5.2))
     pts = [p for p in prov.frontier if p.bandwidth_bytes_per_s and p.compute_scale]
     eager = [p for p in prov.unfused_frontier if p.bandwidth_bytes_per_s and p.compute_scale]
     specs = [s for s in prov.specs if s.compute_scale]
@@ -162,3 +167,27 @@ def provision_plane(prov: Any, path: str) -> None:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="lower left")
     _save(fig, path)
+
+
+def _dispatch_axes(ax: Any, prov: Any) -> None:
+    """The eager_host bound against one uniform host dispatch floor (exact polyline), the target,
+    and the largest floor that meets it."""
+    xs = [p.floor_seconds * 1e6 for p in prov.dispatch_curve]
+    ys = [p.seconds * 1e6 for p in prov.dispatch_curve]
+    ax.plot(xs, ys, "-", color="#1565c0", linewidth=1.5, label="eager_host bound (no head start)")
+    ax.axhline(prov.target_seconds * 1e6, color="#c62828", linewidth=1, linestyle="--", label="target")
+    need = prov.requirement("host dispatch floor (eager, uniform)")
+    if need.value is not None:
+        ax.plot([need.value * 1e6], [prov.target_seconds * 1e6], "o", color="#c62828")
+        ax.annotate(f"largest floor {need.value * 1e6:.4g} us", (need.value * 1e6, prov.target_seconds * 1e6),
+                    fontsize=8, xytext=(6, -12), textcoords="offset points")
+    if need.like_value is not None:
+        ax.axvline(need.like_value * 1e6, color="#555555", linewidth=1, linestyle=":",
+                   label=f"{prov.like} calibrated kernel floor")
+    ax.set_xlabel("host dispatch floor per kernel-launching op (us)")
+    ax.set_ylabel("bound (us)")
+    ax.set_title(f"eager: {prov.eager_ops} ATen ops, device stage {_fmt(prov.eager_device_seconds or 0.0)}")
+    ax.set_xlim(0, xs[-1])
+    ax.set_ylim(0, max(*ys, prov.target_seconds * 1e6) * 1.05)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")

@@ -22,7 +22,6 @@ from solar.backends.bounds import analyze_graph
 from solar.backends.work import graph_work, total
 from solar.errors import UsageError
 from solar.hardware import get_spec, list_specs
-from solar.usecases.compare import loaded_graph
 from solar.usecases.frontier import (
     cache_aware_bytes_at,
     largest_x,
@@ -81,6 +80,13 @@ class SpecVerdict(_Model):
     )
 
 
+class DispatchPoint(_Model):
+    """A point of the eager_host bound as a function of one uniform host dispatch floor."""
+
+    floor_seconds: float
+    seconds: float
+
+
 class Provision(_Model):
     program: str
     like: str
@@ -96,6 +102,9 @@ class Provision(_Model):
     frontier: list[FrontierPoint]  # the level's region is a corner (its terms are a max): one point
     unfused_frontier: list[FrontierPoint]  # the eager bound's terms add per kernel: a curve
     specs: list[SpecVerdict]
+    eager_ops: int = 0  # eager ATen ops (0: not a traced PyTorch program)
+    eager_device_seconds: float | None = None  # the eager_host bound with no host cost
+    dispatch_curve: list[DispatchPoint] = []  # eager_host(uniform floor), exact polyline
 
     def requirement(self, resource: str) -> Requirement:
         for r in self.requirements:
@@ -137,7 +146,7 @@ def provision_loaded(
         )
     spec = get_spec(like)
     program = loaded.program
-    graph = loaded_graph(loaded)
+    graph = loaded.graph
     work = total(graph_work(graph).values())
     assumptions = Assumptions(
         precision=precision, cache="cold", clock_mhz=clock_mhz, tf32_flags=loaded.flags
@@ -295,6 +304,8 @@ def provision_loaded(
                 compute_scale=C / ob.compute_seconds if ob.compute_seconds else 0.0,
             )
         )
+    rows, dispatch = _dispatch_rows(loaded, a, graph, spec, assumptions, T)
+    reqs.extend(rows)
     return Provision(
         program=program.name,
         like=spec.name,
@@ -310,7 +321,95 @@ def provision_loaded(
         frontier=frontier,
         unfused_frontier=curve,
         specs=specs,
+        **dispatch,
     )
+
+
+UNIFORM = "host dispatch floor (eager, uniform)"
+SCALED = "host dispatch floors, scale (eager, calibrated)"
+
+
+def _dispatch_rows(
+    loaded: Any, a: Any, graph: Any, spec: Any, assumptions: Assumptions, T: float
+) -> tuple[list[Requirement], dict[str, Any]]:
+    """The eager_host level inverted in its host floors (solar.usecases.dispatch_floor): the
+    largest uniform floor per kernel-launching op (views 0, no head start: as `--dispatch-us`), and,
+    where the like GPU has calibrated floors, the largest factor on them (the measured per-op mix
+    and head start kept: a host that is uniformly faster or slower)."""
+    from solar.api import _eager_calls
+    from solar.backends.dispatch import (
+        Floors,
+        eager_host,
+        eager_stages,
+        floors_from_spec,
+        floors_given,
+    )
+    from solar.backends.levels import recurrence_level
+    from solar.hardware.spec import calibrated_spec
+    from solar.usecases.dispatch_floor import largest_floor, makespan_curve
+
+    calls = _eager_calls(loaded)
+    if not calls:
+        note = "not a traced PyTorch forward: no eager dispatch to invert"
+        return [
+            Requirement(resource=r, unit=u, limit="max", value=None, like_value=None, note=note)
+            for r, u in ((UNIFORM, "s"), (SCALED, "x"))
+        ], {}
+    rec = recurrence_level(a, graph, spec, assumptions)
+    device_floors = rec.instance_floors if rec is not None else {}
+    stages = eager_stages(a, calls, device_floors)
+    device = stages.device
+    D = sum(device)
+    blocked = f"the device stage alone ({_fmt(D)}) exceeds the target" if D > T else ""
+    uniform = largest_floor([float(k) for k in stages.launches], device, 0.0, T)
+    cal = calibrated_spec(spec.name)
+    measured = cal.dispatch if cal is not None else None
+    like_floor = None if measured is None else measured.torch_eager_kernel_seconds
+
+    def check(floors: Floors) -> float:
+        return eager_host(a, calls, floors, device_floors).bound.seconds
+
+    rows = [
+        Requirement(
+            resource=UNIFORM, unit="s", limit="max",
+            value=None if uniform is None else (uniform if math.isfinite(uniform) else None),
+            like_value=like_floor,
+            note=blocked or ("no op launches a kernel: any floor" if uniform == math.inf else
+                             f"{stages.launches.count(True)} of {len(calls)} eager ops launch a kernel"),
+            check_seconds=None if uniform is None or not math.isfinite(uniform) else check(floors_given(uniform)),
+        )
+    ]
+    if measured is None:
+        rows.append(Requirement(
+            resource=SCALED, unit="x", limit="max", value=None, like_value=None,
+            note=f"{spec.name} has no calibrated dispatch floors",
+        ))
+    else:
+        base = floors_from_spec(spec.name, measured)
+        scale = largest_floor(stages.host(base), device, base.lead_seconds, T)
+        finite = scale is not None and math.isfinite(scale)
+        rows.append(Requirement(
+            resource=SCALED, unit="x", limit="max", value=scale if finite else None, like_value=1.0,
+            note=blocked or ("" if finite else "no op has a host floor: any factor"),
+            check_seconds=check(_scaled(base, scale)) if finite else None,  # type: ignore[arg-type]
+        ))
+    x_max = 2 * uniform if uniform and math.isfinite(uniform) else 2 * (like_floor or 1e-5)
+    curve = makespan_curve([float(k) for k in stages.launches], device, 0.0, x_max)
+    return rows, {
+        "eager_ops": len(calls),
+        "eager_device_seconds": D,
+        "dispatch_curve": [DispatchPoint(floor_seconds=x, seconds=m) for x, m in curve],
+    }
+
+
+def _scaled(floors: Any, k: float) -> Any:
+    return floors.scaled(k)  # every floor (ops, module calls, recurrent steps) times k
+
+
+def _fmt(seconds: float) -> str:
+    from solar.render import fmt_seconds
+
+    return fmt_seconds(seconds)
 
 
 def _ops(a: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

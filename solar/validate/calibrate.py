@@ -15,22 +15,12 @@ import yaml
 from solar.hardware import get_spec
 from solar.hardware.spec import SPEC_DIR
 from solar.validate.device import detect_spec, environment, query_device, require_cuda
+from solar.validate.timing import event_seconds
 
 
 def _median_seconds(fn: Callable[[], object], reps: int = 10, warmup: int = 3) -> float:
-    torch = require_cuda()
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) / 1e3)
-    return statistics.median(times)
+    require_cuda()
+    return statistics.median(event_seconds(fn, reps, warmup))
 
 
 def measure_copy(nbytes: int = 4 << 30) -> float:

@@ -1,6 +1,7 @@
 """`solar calibrate --dispatch`: the sequential-dispatch measurements behind the `eager_host` and
 `recurrence` levels (docs/BOUNDS.md §17, §18): the host's own time per eager PyTorch op (many
-back-to-back calls of a tiny op, the host-side slope; per ATen op, views included), CUDA-graph
+back-to-back calls of a tiny op, the host-side slope; per ATen op, views included) and per
+nn.Module call, a cuDNN RNN call's host time per layer-step (per hidden size and batch), CUDA-graph
 replay per kernel, JAX dispatch of a jitted call, a grid-wide barrier, and how far ahead of the
 timed region `solar validate`'s timing loop lets the host run. Each is a minimum (the lead: a
 maximum) over repeated runs; everything is written with date, host CPU and framework versions."""
@@ -60,6 +61,7 @@ def torch_op_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]
     gru = torch.nn.GRU(8, 8, batch_first=True).to(dev)
     seq = r(1, 1, 8)
     count = torch.zeros((), dtype=torch.long, device=dev)  # a batch norm's num_batches_tracked
+    flag, m64 = torch.zeros(64, dtype=torch.bool, device=dev), r(2, 64)
     return {
         "aten.add.Tensor": [lambda: v + v, lambda: torch.add(v, v), lambda: v + 1.0, lambda: x + x],
         "aten.add_.Tensor": [lambda: y.add_(z), lambda: count.add_(1)],
@@ -104,6 +106,27 @@ def torch_op_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]
         "aten.dropout.default": [lambda: F.dropout(v, 0.0, True), lambda: F.dropout(v, 0.5, True)],
         "solar.lstm.default": [lambda: lstm(seq)],
         "solar.gru.default": [lambda: gru(seq)],
+        # ops the benchmarks call that solar may fold away (input-independent masks) or that
+        # launched kernels the table lacked: measured, so they need not take the least floor
+        "aten.ones.default": [lambda: torch.ones(64, device=dev)],
+        "aten.zeros.default": [lambda: torch.zeros(64, device=dev)],
+        "aten.zeros_like.default": [lambda: torch.zeros_like(v)],
+        "aten.randn.default": [lambda: torch.randn(64, device=dev)],
+        "aten.tril.default": [lambda: torch.tril(m)],
+        "aten.eq.Scalar": [lambda: v == 0],
+        "aten.bitwise_not.default": [lambda: ~flag],
+        "aten.cumsum.default": [lambda: torch.cumsum(v, 0)],
+        "aten.masked_fill.Scalar": [lambda: v.masked_fill(flag, 0.0)],
+        "aten.pow.Tensor_Scalar": [lambda: v**2],
+        "aten.stack.default": [lambda: torch.stack([v, v])],
+        "aten.pad.default": [lambda: F.pad(v, (1, 1))],
+        "aten.einsum.default": [lambda: torch.einsum("ij,jk->ik", m, m)],
+        "aten.linalg_vector_norm.default": [lambda: torch.linalg.vector_norm(v)],
+        "aten.conv_transpose2d.input": [lambda: F.conv_transpose2d(x, w3)],
+        "aten.to.dtype_layout": [lambda: v.to(dtype=torch.float16), lambda: v.to(device=dev)],
+        "aten.split.Tensor": [lambda: v.split(32)],
+        "aten.expand_as.default": [lambda: v.expand_as(m64)],
+        "aten.unfold.default": [lambda: v.unfold(0, 8, 8)],
         # views and other ops that launch no kernel
         "aten.view.default": [lambda: v.view(8, 8)],
         "aten.reshape.default": [lambda: v.reshape(8, 8)],
@@ -156,6 +179,146 @@ def measure_torch_ops(torch: Any, dev: str, sync: Callable[[], object]) -> tuple
     return floors, errors
 
 
+def type_name(cls: type) -> str:
+    """A module class as torch.export's nn_module_stack names it."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def module_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]]:
+    """Tiny calls of nn.Module leaves (train mode, as the benchmarks run them), keyed by type name;
+    the variants of one type span its arguments (the floor is their least)."""
+    nn = torch.nn
+    r = lambda *s: torch.randn(*s, device=dev)  # noqa: E731
+    x, x1, v, m, s3 = r(2, 8, 8, 8), r(2, 8), r(64), r(8, 8), r(2, 8, 16)
+    mods: dict[type, list[tuple[Any, Any]]] = {
+        nn.Identity: [(nn.Identity(), x)],
+        nn.Conv2d: [(nn.Conv2d(8, 8, 3, padding=1), x), (nn.Conv2d(8, 8, 1, bias=False), x),
+                    (nn.Conv2d(8, 8, 3, stride=2, groups=8, bias=False), x)],
+        nn.Conv1d: [(nn.Conv1d(8, 8, 3, padding=1), s3)],
+        nn.ConvTranspose2d: [(nn.ConvTranspose2d(8, 8, 2, stride=2), x)],
+        nn.BatchNorm2d: [(nn.BatchNorm2d(8), x), (nn.BatchNorm2d(8).eval(), x)],
+        nn.BatchNorm1d: [(nn.BatchNorm1d(8), x1), (nn.BatchNorm1d(8).eval(), x1)],
+        nn.LayerNorm: [(nn.LayerNorm(8), m)],
+        nn.Linear: [(nn.Linear(8, 8), m), (nn.Linear(8, 8, bias=False), m)],
+        nn.ReLU: [(nn.ReLU(), v), (nn.ReLU(inplace=True), v)],
+        nn.ReLU6: [(nn.ReLU6(), v), (nn.ReLU6(inplace=True), v)],
+        nn.GELU: [(nn.GELU(), v)],
+        nn.Tanh: [(nn.Tanh(), v)],
+        nn.Sigmoid: [(nn.Sigmoid(), v)],
+        nn.Softmax: [(nn.Softmax(dim=-1), m)],
+        nn.Dropout: [(nn.Dropout(0.0), v), (nn.Dropout(0.5), v), (nn.Dropout(0.0).eval(), v)],
+        nn.MaxPool2d: [(nn.MaxPool2d(2), x), (nn.MaxPool2d(3, 2, 1), x)],
+        nn.AvgPool2d: [(nn.AvgPool2d(2), x)],
+        nn.AdaptiveAvgPool2d: [(nn.AdaptiveAvgPool2d(1), x), (nn.AdaptiveAvgPool2d((1, 1)), x)],
+        nn.Flatten: [(nn.Flatten(), x)],
+    }
+    table: dict[str, list[Callable[[], object]]] = {}
+    for cls, variants in mods.items():
+        table[type_name(cls)] = [_bind(mod.to(dev), arg) for mod, arg in variants]
+    return table
+
+
+def _bind(mod: Any, arg: Any) -> Callable[[], object]:
+    return lambda: mod(arg)
+
+
+def module_floors(torch: Any, dev: str, sync: Callable[[], object]) -> dict[str, Any]:
+    """Least host seconds per call of each module type (minus an empty lambda's), per variant too."""
+    empty = host_slope(lambda: None, sync)
+    floors: dict[str, float] = {}
+    variants: dict[str, list[float]] = {}
+    with torch.no_grad():
+        for name, fns in module_table(torch, dev).items():
+            for fn in fns:
+                for _ in range(3):
+                    fn()
+                sync()
+                t = host_slope(fn, sync) - empty
+                variants.setdefault(name, []).append(t)
+                if t > 0:
+                    floors[name] = min(floors.get(name, t), t)
+    return {"module_seconds": floors, "module_variant_seconds": variants, "empty_call_seconds": empty}
+
+
+# RNN variants: (cell, hidden, batch, layers, bidirectional); each timed at two sequence lengths.
+RNN_SHAPES = [(h, b, layers, bi) for h, b in ((8, 1), (256, 10)) for layers in (1, 2) for bi in (False, True)]
+RNN_STEPS = (8, 40)  # at most 40 x 2 x 2 = 160 layer-steps per call: far below the launch queue's depth
+
+
+def rnn_calls(torch: Any, dev: str, sync: Callable[[], object], runs: int = 7) -> list[dict[str, Any]]:
+    """Host seconds of one nn.LSTM / nn.GRU call (initial state given) started on an idle GPU (least
+    of `runs`), and its event-timed seconds, per (cell, hidden, batch, layers, bidirectional, steps)."""
+    out = []
+    for cell in ("LSTM", "GRU"):
+        for hidden, batch, layers, bi in RNN_SHAPES:
+            mod = getattr(torch.nn, cell)(hidden, hidden, layers, batch_first=True, bidirectional=bi).to(dev)
+            h = torch.zeros(layers * (2 if bi else 1), batch, hidden, device=dev)
+            state = (h, h.clone()) if cell == "LSTM" else h  # given, as the benchmarks give it: no zeros inside
+            for steps in RNN_STEPS:
+                x = torch.randn(batch, steps, hidden, device=dev)
+                host, event = float("inf"), float("inf")
+                with torch.no_grad():
+                    for _ in range(2):
+                        mod(x, state)
+                    for _ in range(runs):
+                        sync()
+                        t0 = time.perf_counter()
+                        mod(x, state)
+                        host = min(host, time.perf_counter() - t0)
+                        sync()
+                    if dev == "cuda":
+                        for _ in range(runs):
+                            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                            sync()
+                            s.record()
+                            mod(x, state)
+                            e.record()
+                            sync()
+                            event = min(event, s.elapsed_time(e) / 1e3)
+                out.append({"cell": cell, "hidden": hidden, "batch": batch, "layers": layers,
+                            "directions": 2 if bi else 1, "steps": steps, "host_seconds": host,
+                            "event_seconds": event if event < float("inf") else None})
+    return out
+
+
+def rnn_fit(calls: list[dict[str, Any]], key: str = "host_seconds") -> dict[tuple[str, int, int], dict[str, float]]:
+    """Per (cell, hidden, batch), and per cell over all shapes ((cell, 0, 0)), the host floor `call
+    + step * steps * layers * directions` below every measured call of it: `step` the least slope
+    of `key` (host or event-timed seconds) per layer-step over pairs of calls of one shape that
+    differ in one of steps, layers or directions only, `call` the least remainder. cuDNN's host time
+    per step depends on the shape (constant in steps at hidden 8, ~10 us per step at 256)."""
+    keys = ("hidden", "batch", "layers", "directions", "steps")
+    n = lambda c: c["steps"] * c["layers"] * c["directions"]  # noqa: E731
+    fit = {}
+    shapes = sorted({(c["cell"], c["hidden"], c["batch"]) for c in calls})
+    for cell, hidden, batch in [*shapes, *sorted({(s[0], 0, 0) for s in shapes})]:
+        rows = [c for c in calls if c["cell"] == cell and c[key] is not None
+                and (hidden == 0 or (c["hidden"], c["batch"]) == (hidden, batch))]
+        slopes = [
+            (b[key] - a[key]) / (n(b) - n(a))
+            for a in rows for b in rows if n(b) > n(a) and sum(a[k] != b[k] for k in keys) == 1
+        ]
+        if not rows or not slopes:
+            continue
+        step = max(0.0, min(slopes))
+        call = min(c[key] - step * n(c) for c in rows)
+        fit[(cell, hidden, batch)] = {"step_seconds": step, "call_seconds": max(0.0, call), "slopes": len(slopes)}
+    return fit
+
+
+# The recurrent ops of the eager op list (solar.frontends.torch.lowerings.recurrent) by cell, and
+# the module whose call is every module call's floor.
+RNN_OPS = {"LSTM": "solar.lstm.default", "GRU": "solar.gru.default"}
+EMPTY_MODULE = "torch.nn.modules.linear.Identity"
+
+
+def rnn_section(fit: dict[tuple[str, int, int], dict[str, float]]) -> dict[str, list[dict[str, float]]]:
+    """The spec's `torch_rnn_seconds` from rnn_fit: per op, one floor per measured shape."""
+    return {op: [{"hidden": h, "batch": b, "call_seconds": f["call_seconds"], "step_seconds": f["step_seconds"]}
+                 for (c, h, b), f in fit.items() if c == cell]
+            for cell, op in RNN_OPS.items()}
+
+
 def tiny_kernel_graph(torch: Any, kernels: int) -> Any:
     """A CUDA graph of `kernels` back-to-back one-element kernels (warmed on a side stream first,
     as graph capture needs); its replay time / kernels is the per-kernel floor."""
@@ -173,22 +336,13 @@ def tiny_kernel_graph(torch: Any, kernels: int) -> Any:
 
 def measure_graph_replay(torch: Any, kernels: int = 1000, runs: int = 20) -> float:
     """Least seconds per kernel of back-to-back one-element kernels replayed from a CUDA graph."""
-    return _least_event_seconds(torch, tiny_kernel_graph(torch, kernels).replay, runs) / kernels
+    return _least_event_seconds(tiny_kernel_graph(torch, kernels).replay, runs) / kernels
 
 
-def _least_event_seconds(torch: Any, fn: Callable[[], object], runs: int) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    best = float("inf")
-    for _ in range(runs):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        best = min(best, s.elapsed_time(e) / 1e3)
-    return best
+def _least_event_seconds(fn: Callable[[], object], runs: int) -> float:
+    from solar.validate.timing import event_seconds
+
+    return min(event_seconds(fn, runs))
 
 
 def measure_timing_lead(torch: Any, l2_bytes: int, runs: int = 30) -> dict[str, float]:
@@ -247,7 +401,7 @@ def measure_grid_barrier(torch: Any, sms: int) -> float | None:
         return go
 
     try:
-        short, long_ = (_least_event_seconds(torch, run(n), 10) for n in (100, 1100))
+        short, long_ = (_least_event_seconds(run(n), 10) for n in (100, 1100))
     except Exception:
         return None
     if int(stuck.item()) >= cap:
@@ -294,6 +448,8 @@ def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
     replay = measure_graph_replay(torch)
     barrier = measure_grid_barrier(torch, sms)
     lead = measure_timing_lead(torch, l2_bytes)
+    modules = module_floors(torch, "cuda", sync)["module_seconds"]
+    rnn = rnn_section(rnn_fit(rnn_calls(torch, "cuda", sync)))
     out: dict[str, Any] = {
         "date": _dt.date.today().isoformat(),
         "host_cpu": host_cpu(),
@@ -312,6 +468,9 @@ def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
         "grid_barrier_seconds": barrier,
         "timing_lead_seconds": max(lead["flush_max_seconds"], lead["observed_lead_seconds"]),
         "timing_lead": lead,
+        "torch_empty_module_seconds": modules.pop(EMPTY_MODULE, None),
+        "torch_module_seconds": modules,
+        "torch_rnn_seconds": rnn,
         "errors": errors,
     }
     if jax_seconds is not None:
@@ -343,6 +502,20 @@ def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
         timing_lead={f"run{k + 1}.{key}": v for k, r in enumerate(runs) for key, v in r["timing_lead"].items()},
         errors={k: v for r in runs for k, v in r["errors"].items()},
     )
+    mods = [r.get("torch_module_seconds", {}) for r in runs]
+    out["torch_module_seconds"] = {k: min(m[k] for m in mods if k in m) for k in sorted({k for m in mods for k in m})}
+    empty = [r["torch_empty_module_seconds"] for r in runs if r.get("torch_empty_module_seconds")]
+    out["torch_empty_module_seconds"] = min(empty) if empty else None
+    # per (op, shape) the least call and the least step: a line below each run's line
+    fits: dict[tuple[str, int, int], dict[str, float]] = {}
+    for r in runs:
+        for op, rows in r.get("torch_rnn_seconds", {}).items():
+            for f in rows:
+                key = (op, f["hidden"], f["batch"])
+                old = fits.setdefault(key, dict(f))
+                old.update(call_seconds=min(old["call_seconds"], f["call_seconds"]),
+                           step_seconds=min(old["step_seconds"], f["step_seconds"]))
+    out["torch_rnn_seconds"] = {op: [f for (o, _, _), f in fits.items() if o == op] for op in sorted({k[0] for k in fits})}
     barriers = [r["grid_barrier_seconds"] for r in runs if r.get("grid_barrier_seconds")]
     out["grid_barrier_seconds"] = min(barriers) if barriers else None
     jax = [r["jax_dispatch_seconds"] for r in runs if r.get("jax_dispatch_seconds")]

@@ -124,9 +124,9 @@ def _rnn(layers: int, steps: int = 10, n: int = 1024) -> str:
 
 def test_ten_step_recurrence_exact():
     program = parse_program(_rnn(1))
-    chains = find_chains(program)
-    assert [(c.steps, c.carried, len(c.stmt_ids), len(c.body_ids)) for c in chains] == [(10, ("h0",), 1, 2)]
     graph = lift(program)
+    chains = find_chains(graph)
+    assert [(c.steps, c.carried, len(c.stmt_ids), len(c.body_ids)) for c in chains] == [(10, ("h0",), 1, 2)]
     analysis = with_levels(analyze_graph(graph, H200), graph, H200, Assumptions(), grid_sync_seconds=1 * US)
     rec = {b.level: b for b in analysis.levels}["recurrence"]
     t = 2 * 1024 * 1024 / H200.simt_rate("fp32")  # one step's MACs on the FMA pipe, whole GPU
@@ -166,7 +166,7 @@ def test_loop_without_carry_is_no_chain():
   }
 }
 """
-    assert find_chains(parse_program(text)) == ()
+    assert find_chains(lift(parse_program(text))) == ()
 
 
 def test_cli_reports_eager_host_with_dispatch_us(tmp_path, capsys):

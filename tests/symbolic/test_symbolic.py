@@ -135,11 +135,31 @@ def _suite():
             yield pytest.param(f, g, id=f.stem)
 
 
+FLATTENED = "changes with the symbols"  # a reshape of B*S back into B, S: isl divides by no parameter
+# Suite problems refused with one line, and the line (re-run `pytest -m slow tests/symbolic` after
+# the write-back merge: 74 formulas equal the numeric analysis, these 7 are refused as before).
+REFUSED = {
+    "12_Linear_Dropout_GELU_LayerNorm": FLATTENED,
+    "4_Linear_GELU_LayerNorm": FLATTENED,
+    "50_Embedding_MLP": FLATTENED,
+    "52_QKV_projection_causal_SDPA": FLATTENED,
+    "3_Transformer_encoder_block": FLATTENED,
+    "50_MinGPT_block_causal_attention": "could not trace",  # SEQ is capped by the causal mask's size
+    "53_Vanilla_RNN_step": "in-place updates",
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("path", "name"), list(_suite()))
 def test_whole_suite(request, path, name):
     if "slow" not in (request.config.getoption("markexpr") or ""):
         pytest.skip("the whole suite runs with -m slow")
+    if path.stem in REFUSED:
+        from solar.errors import SolarError
+
+        with pytest.raises(SolarError, match=REFUSED[path.stem]):
+            _check(path, f"{name}=X")
+        return
     _check(path, f"{name}=X")
 
 

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from solar.api import analyze, load
+from solar.api import analyze, analyze_archs, load
 from solar.cli import main
 from solar.errors import UsageError
 from solar.hardware import get_spec
 from solar.ir.dtypes import DType
-from solar.usecases.compare import analyze_archs, build_comparison, compare
+from solar.usecases.compare import build_comparison, compare
 from tests.backends.test_bounds import matmul
 from tests.backends.test_cache_aware import softmax
 

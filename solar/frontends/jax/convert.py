@@ -20,14 +20,13 @@ from jax.extend.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal
 
 from solar.errors import SolarError, UnsupportedOpError
 from solar.frontends import views
-from solar.frontends.builder import ProgramBuilder, loop_vars
+from solar.frontends.builder import ProgramBuilder, copy
 from solar.frontends.jax import precision
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View
 from solar.ir.affine import Affine
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Cast, Index, Origin, Program, Role
-from solar.ir.scalar_ops import Update
 from solar.ir.verify import verify
 from solar.passes import optimize as run_passes
 
@@ -385,10 +384,7 @@ def materialise_outputs(
                 continue
         v = as_view(v, shape, dtype)
         b.origin = Origin("output_copy", -1 - k)
-        loops, idx = loop_vars("i", v.shape)
-        out = b.temp(f"out{k}", v.shape, v.dtype)
-        b.emit(loops, out.base, idx, Update.ASSIGN, v.at(idx))
-        names.append(out.base)
+        names.append(copy(b, f"out{k}", v).base)
     b.origin = None
     return names
 

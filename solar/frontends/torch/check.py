@@ -66,6 +66,16 @@ def _flat_tensors(x: Any) -> list[torch.Tensor]:
     return []
 
 
+def _tables(attr: str) -> dict:
+    """The union of the `attr` tables of the lowering modules (op -> function)."""
+    from solar.frontends.torch import lowerings
+
+    out: dict = {}
+    for info in pkgutil.iter_modules(lowerings.__path__):
+        out.update(getattr(sys.modules.get(f"{lowerings.__name__}.{info.name}"), attr, {}))
+    return out
+
+
 def random_ops() -> frozenset:
     """Ops whose outputs are random draws (each lowering module's RANDOM_OPS): never compared."""
     from solar.frontends.torch import lowerings
@@ -190,7 +200,9 @@ def _lower_node(
     when they are real tensors). Also returns how many statements the op itself emitted (0 for a
     pure view, whose outputs are then copies made only for the check)."""
     from solar.frontends.torch.lowerings import LOWERINGS
+    from solar.frontends.torch.lowerings.registry import resolve_library
 
+    resolve_library()
     b = ProgramBuilder.new(str(node.name))
     feed: dict[str, np.ndarray] = {}
 
@@ -221,9 +233,13 @@ def _check_node(node, args_meta, traced, seed: int) -> Check | None:
     def attempt(cap: int | None) -> Attempt | str:
         gen = torch.Generator().manual_seed(seed)
         real_args = _realise(args_meta if cap is None else shrink(args_meta, cap), gen)
+        # CHECK_ARGUMENTS: random data an op needs to be valid (a grouped GEMM's offsets);
+        # CHECK_REFERENCES: the op with the order the IR defines where PyTorch leaves it open (ties)
+        real_args = _tables("CHECK_ARGUMENTS").get(node.target, lambda a, g: a)(real_args, gen)
+        reference = _tables("CHECK_REFERENCES").get(node.target, node.target)
         try:
             with torch.no_grad():
-                ref = node.target(*real_args, **node.kwargs)
+                ref = reference(*real_args, **node.kwargs)
         except Exception as exc:  # reduced shapes this op does not accept
             return one_line(exc)
         program, names, feed, _ = _lower_node(node, real_args, ref)

@@ -43,8 +43,11 @@ def _is_constant_op(target: Any) -> bool:
 def _small(node: torch.fx.Node) -> bool:
     vals = node.meta.get("val")
     leaves = vals if isinstance(vals, (tuple, list)) else (vals,)
+    from torch.fx.experimental.symbolic_shapes import guard_or_false
+
+    # a data-dependent size (bincount, nonzero) is not known to be small
     return all(
-        not isinstance(v, torch.Tensor) or v.numel() <= REPLAY_LIMIT for v in leaves
+        not isinstance(v, torch.Tensor) or guard_or_false(v.numel() <= REPLAY_LIMIT) for v in leaves
     )
 
 

@@ -23,7 +23,6 @@ from solar.frontends.torch.loader import Traced
 from solar.frontends.views import View
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Origin, Program, Role
-from solar.ir.scalar_ops import Update
 from solar.ir.verify import verify
 
 DTYPES: dict[torch.dtype, DType] = {
@@ -127,7 +126,7 @@ def instance_numbers(exported: torch.export.ExportedProgram) -> dict[str, int]:
     return numbers
 
 
-def _module_path(node: torch.fx.Node) -> str:
+def module_path(node: torch.fx.Node) -> str:
     """The qualified name of the innermost module that called this node (`layers.3.self_attn.q_proj`),
     read from the export's `nn_module_stack`; "" for the top-level module's own ops."""
     stack = node.meta.get("nn_module_stack") or {}
@@ -205,7 +204,10 @@ def convert_returning(
 ) -> tuple[Program, dict[str, Binding], tuple[Returned, ...]]:
     """`convert_with_bindings`, plus what the program returns and mutates (see Returned)."""
     from solar.frontends.torch.lowerings import LOWERINGS
+    from solar.frontends.torch.lowerings.registry import resolve_library
     from solar.passes import optimize as run_passes
+
+    resolve_library()  # ops a model library defined on import (transformers' MoE fallback)
 
     ep = traced.exported
     b = ProgramBuilder.new(traced.name)
@@ -252,7 +254,7 @@ def convert_returning(
                 else "torch.backends.cuda.matmul.allow_tf32",
                 False,
             )
-            b.origin = Origin(op_name, instance, src, tf32, _module_path(node))
+            b.origin = Origin(op_name, instance, src, tf32, module_path(node))
             args = torch.fx.node.map_arg(node.args, lambda n: env[n.name])
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n.name])
             view_of[node.name] = _viewed(node, view_of)
@@ -449,7 +451,7 @@ def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
     make: at most one trivial kernel in the unfused bound); the torch frontend never gets here with
     an input or a view of one (those are aliases, see Returned). Each copy is an op instance of its
     own (a negative id, unique: the number of statements before it)."""
-    from solar.frontends.builder import loop_vars
+    from solar.frontends.builder import copy
 
     names: list[str] = []
     for k, v in enumerate(outputs):
@@ -462,9 +464,6 @@ def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
             names.append(same)
             continue
         b.origin = Origin("output_copy", -1 - len(b.stmts))
-        loops, idx = loop_vars("i", v.shape)
-        out = b.temp(f"out{k}", v.shape, v.dtype)
-        b.emit(loops, out.base, idx, Update.ASSIGN, v.at(idx))
-        names.append(out.base)
+        names.append(copy(b, f"out{k}", v).base)
     b.origin = None
     return names

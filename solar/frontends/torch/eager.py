@@ -1,6 +1,9 @@
 """The ops eager PyTorch runs for a traced program: the call_function nodes of the exported graph
 before decomposition (recorded by the loader), each mapped to the op instance its core-ATen nodes
-form (`convert.instance_numbers`), and whether its schema makes it a view (no kernel of its own)."""
+form (`convert.instance_numbers`), whether its schema makes it a view (no kernel of its own), the
+nn.Module calls it ran inside (outermost first; torch.export's `nn_module_stack`: one key per call,
+`@N` for the N-th further call of one module) and, for a recurrent net's op, its steps x layers x
+directions (the host floor of a cuDNN RNN call grows with them, docs/BOUNDS.md §17)."""
 
 from __future__ import annotations
 
@@ -14,13 +17,21 @@ import torch
 _NOT_EAGER = ("_assert", "sym_", "alias.")
 
 
+# nn.Module calls, outermost first: (the call's key in nn_module_stack, the module's class).
+Modules = tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class PreCall:
-    """One node of the exported graph before decomposition: its fx name and its op."""
+    """One node of the exported graph before decomposition: its fx name, its op and the module
+    path of the layer that called it."""
 
     name: str
     op: str
     view: bool
+    modules: Modules = ()
+    rnn: tuple[int, int, int] = ()  # a recurrent op's (steps x layers x directions, hidden, batch)
+    module: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +39,29 @@ class EagerCall:
     op: str
     instance: int | None
     view: bool
+    modules: Modules = ()
+    rnn: tuple[int, int, int] = ()
+
+
+def _rnn(node: torch.fx.Node) -> tuple[int, int, int]:
+    """(steps x layers x directions, hidden size, batch) of a recurrent op (solar::lstm / gru /
+    rnn_*, with torch._VF.lstm's arguments: input, hx, params, has_biases, num_layers, dropout,
+    train, bidirectional, batch_first; hx [layers x directions, batch, hidden]), else ()."""
+    if not str(node.target).startswith(("solar.lstm", "solar.gru", "solar.rnn_")):
+        return ()
+    x, hx, layers, bidirectional, batch_first = (node.args[k] for k in (0, 1, 4, 7, 8))
+    state = hx[0] if isinstance(hx, (list, tuple)) else hx
+    xv, hv = (getattr(n, "meta", {}).get("val") for n in (x, state))
+    if xv is None or hv is None:  # no shapes recorded: the op's own floor applies
+        return ()
+    steps = xv.shape[1] if batch_first and xv.dim() == 3 else xv.shape[0]
+    h = hv.shape
+    return int(steps) * int(layers) * (2 if bidirectional else 1), int(h[-1]), int(h[-2]) if len(h) == 3 else 1
+
+
+def _modules(node: torch.fx.Node) -> Modules:
+    stack = node.meta.get("nn_module_stack") or {}
+    return tuple((str(key), str(value[1])) for key, value in stack.items())
 
 
 def _is_view(target: object) -> bool:
@@ -40,6 +74,8 @@ def _is_view(target: object) -> bool:
 
 def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
     """The eager calls of a graph before run_decompositions (getitem and export-only nodes left out)."""
+    from solar.frontends.torch.convert import module_path
+
     calls = []
     for node in graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem:
@@ -47,7 +83,7 @@ def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
         op = str(node.target)
         if not isinstance(node.target, torch._ops.OpOverload) or any(k in op for k in _NOT_EAGER):
             continue
-        calls.append(PreCall(node.name, op, _is_view(node.target)))
+        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn(node), module_path(node)))
     return tuple(calls)
 
 
@@ -55,8 +91,11 @@ def eager_calls(traced: object) -> tuple[EagerCall, ...]:
     """The eager calls of a Traced program (empty when the loader recorded none: a training step)."""
     from solar.frontends.torch.convert import instance_numbers
 
+    stitched = getattr(traced, "stitched_calls", None)  # a program stitched from a shorter trace
+    if stitched is not None:
+        return stitched
     pre = getattr(traced, "eager", ())
     if not pre:
         return ()
     numbers = instance_numbers(traced.exported)  # type: ignore[attr-defined]
-    return tuple(EagerCall(c.op, numbers.get(c.name), c.view) for c in pre)
+    return tuple(EagerCall(c.op, numbers.get(c.name), c.view, c.modules, c.rnn) for c in pre)

@@ -62,6 +62,7 @@ class Built:
     weight_bytes: int
     kv_cache_bytes: int
     layers: int
+    config: Any = None
 
     def notes(self) -> tuple[str, ...]:
         return (
@@ -235,7 +236,47 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
     kv_bytes = sum(t.numel() * t.element_size() for t in kv)
     name = f"{getattr(config, '_name_or_path', '') or Path(spec).stem} {step.kind}".strip()
     name = name.replace(" ", "_")
-    return Built(name, _Step(lm, step), (input_ids, *kv), step, weight_bytes, kv_bytes, layers)
+    return Built(name, _Step(lm, step), (input_ids, *kv), step, weight_bytes, kv_bytes, layers, config)
+
+
+def layer_list(built: Built) -> tuple[str, torch.nn.ModuleList] | None:
+    """The decoder layers of a built step: the module path under which the traced program names
+    them (`lm.model.layers`) and the list (None where no ModuleList holds num_hidden_layers)."""
+    found = [
+        (name, mod) for name, mod in built.module.named_modules()
+        if isinstance(mod, torch.nn.ModuleList) and len(mod) == built.layers
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def unshared(full: Built, small: Built) -> str | None:
+    """Why the step `full` may not be stitched from `small` (the same step built with fewer
+    layers; solar.frontends.torch.stitch), or None where it may: no two layers share a parameter,
+    every layer but the first is the same module up to renaming (class, parameter and buffer
+    shapes and dtypes, attributes),
+    the per-layer config lists agree on them, and `small`'s layers are those of `full`."""
+    from solar.frontends.torch.stitch import layer_signature
+
+    lists = [layer_list(b) for b in (full, small)]
+    if None in lists or lists[0][0] != lists[1][0]:
+        return "no single list of the config's num_hidden_layers decoder layers found"
+    big, few = lists[0][1], lists[1][1]
+    for key, value in vars(full.config).items():
+        if isinstance(value, (list, tuple)) and len(value) == full.layers and len(set(map(repr, value[1:]))) > 1:
+            return f"the config's per-layer {key} differs between layers"
+    owners: dict[int, int] = {}
+    for k, layer in enumerate(big):
+        for t in (*layer.parameters(), *layer.buffers()):
+            if owners.setdefault(id(t), k) != k:
+                return f"decoder layers {owners[id(t)]} and {k} share a parameter or buffer"
+    one = layer_signature(big[1], full.config)
+    for k in range(2, len(big)):
+        if layer_signature(big[k], full.config) != one:
+            return f"decoder layer {k} differs from layer 1 (class, parameter shapes or attributes)"
+    head = layer_signature(few[0], small.config) != layer_signature(big[0], full.config)
+    if head or any(layer_signature(m, small.config) != one for m in few[1:]):
+        return "the layers of the shortened model differ from the full model's"
+    return None
 
 
 def per_layer(bounds0: dict, bounds1: dict) -> dict[str, dict[str, float]]:
@@ -245,6 +286,8 @@ def per_layer(bounds0: dict, bounds1: dict) -> dict[str, dict[str, float]]:
     the layer's share), the unfused level the difference of its sums of per-op times."""
     out = {}
     for level, b1 in bounds1.items():
+        if level not in bounds0:  # a level only a layer has (MoE's cumsum makes a recurrence)
+            continue
         b0 = bounds0[level]
         terms = {
             "compute_seconds": b1.compute_seconds - b0.compute_seconds,

@@ -70,6 +70,23 @@ def _keys(x: View, batch: tuple[int, ...], heads_q: int, gqa: bool) -> View:
     return views.expand(inner, batch + tail)
 
 
+def scores(
+    b, hint: str, q: View, k: View, shape: tuple[int, ...], acc: DType, causal, name: str = "scores"
+) -> View:
+    """S[..., i, j] = Σ_e Q[..., i, e] K[..., j, e] in `acc`, over the pairs `causal(i, j)` allows
+    (the first product of every attention lowering, forward and backward, and dP = dO · Vᵀ)."""
+    return contract(
+        b,
+        f"{hint}_{name}",
+        shape,
+        acc,
+        (q.shape[-1],),
+        lambda o, r: q.at(o[:-1] + (r[0],)),
+        lambda o, r: k.at(o[:-2] + (o[-1], r[0])),
+        guards=lambda o, r: causal(o[-2], o[-1]),
+    )
+
+
 @lower(aten.scaled_dot_product_attention.default)
 def _sdpa(
     ctx: LowerCtx,
@@ -105,16 +122,7 @@ def _sdpa(
     def causal(qi: Affine, kj: Affine) -> list:
         return [ge(qi, kj)] if is_causal else []
 
-    s = contract(
-        b,
-        f"{ctx.hint}_scores",
-        scores_shape,
-        acc,
-        (e_dim,),
-        lambda o, r: q.at(o[:-1] + (r[0],)),
-        lambda o, r: kk.at(o[:-2] + (o[-1], r[0])),
-        guards=lambda o, r: causal(o[-2], o[-1]),
-    )
+    s = scores(b, ctx.hint, q, kk, scores_shape, acc, causal)
     guards = causal(i, j)
     additive = attn_mask is not None and attn_mask.dtype is not DType.BOOL
     mask = None if attn_mask is None else views.expand(attn_mask, scores_shape).at(idx)

@@ -23,9 +23,21 @@ import torch
 
 from solar.errors import UnsupportedOpError
 from solar.frontends import views
-from solar.frontends.builder import add, call, cast, const, contract, loop_vars, mul, reduce, sub
+from solar.frontends.builder import (
+    add,
+    call,
+    cast,
+    const,
+    contract,
+    copy,
+    loop_vars,
+    mul,
+    reduce,
+    sub,
+)
 from solar.frontends.torch.conv import _per_dim, convolution
 from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.lowerings.attention import scores
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine, ge, lt
@@ -72,42 +84,19 @@ def _convolution_backward(
         # (output, tap) pairs the forward used.
         dx = convolution(sub_ctx, dy, w, None, stride, padding, dilation, not transposed, groups)
     if output_mask[1]:
-        grad = _weight_grad_transposed if transposed else _weight_grad
-        dw = grad(_sub_ctx(ctx, 1, "dw"), dy, x, w, stride, padding, dilation, groups)
+        # dW[oc, ic, k] = Σ over n and output positions o of dY[n, oc, o] * X[n, c(oc, ic), o*s + k*d - p];
+        # a transposed convolution's weight is [in, out / groups, kernel], its gradient the same
+        # with X and dY swapped: dW[ic, oc, k] = Σ over n, i of X[n, ic, i] * dY[n, c(ic, oc), i*s + k*d - p]
+        dense, windowed = (x, dy) if transposed else (dy, x)
+        dw = _windowed_grad(
+            _sub_ctx(ctx, 1, "dw"), dense, windowed, w.shape, dense.shape[1] // groups, w.shape[1],
+            stride, padding, dilation,
+        )
     if output_mask[2]:
         db = reduce(
             ctx.b, f"{ctx.hint}_db", dy, [0, *range(2, dy.rank)], False, Update.ADD, ctx.meta(2)[1]
         )
     return dx, dw, db
-
-
-def _weight_grad(
-    ctx: SimpleNamespace,
-    dy: View,
-    x: View,
-    w: View,
-    stride: list[int],
-    padding: list[int],
-    dilation: list[int],
-    groups: int,
-) -> View:
-    """dW[oc, ic, k] = sum over n and output positions o of dY[n, oc, o] * X[n, c(oc, ic), o*s + k*d - p]."""
-    return _windowed_grad(ctx, dy, x, w.shape, w.shape[0] // groups, w.shape[1], stride, padding, dilation)
-
-
-def _weight_grad_transposed(
-    ctx: SimpleNamespace,
-    dy: View,
-    x: View,
-    w: View,
-    stride: list[int],
-    padding: list[int],
-    dilation: list[int],
-    groups: int,
-) -> View:
-    """dW[ic, oc, k] = sum over n and input positions i of X[n, ic, i] * dY[n, c(ic, oc), i*s + k*d - p]
-    (a transposed convolution's weight is [in, out / groups, kernel])."""
-    return _windowed_grad(ctx, x, dy, w.shape, x.shape[1] // groups, w.shape[1], stride, padding, dilation)
 
 
 def _windowed_grad(
@@ -246,16 +235,7 @@ def _flash_forward(
     loops, idx = loop_vars("i", sshape)
     rows, ridx = loops[:-1], idx[:-1]
     guards = causal(idx[-2], idx[-1])
-    s = contract(
-        b,
-        f"{ctx.hint}_scores",
-        sshape,
-        acc,
-        (e_dim,),
-        lambda o, r: q.at(o[:-1] + (r[0],)),
-        lambda o, r: k.at(o[:-2] + (o[-1], r[0])),
-        guards=lambda o, r: causal(o[-2], o[-1]),
-    )
+    s = scores(b, ctx.hint, q, k, sshape, acc, causal)
     # The row maximum of the logits; with a positive scale and no mask, of the raw scores (the
     # scale is folded into the exponent: the max of scaled scores is the scaled max).
     plain = mask is None and scale > 0
@@ -300,12 +280,7 @@ def _flash_forward(
 
 
 def _cast_to(b: Any, x: View, dtype: DType, hint: str) -> View:
-    if x.dtype is dtype:
-        return x
-    loops, idx = loop_vars("i", x.shape)
-    out = b.temp(hint, x.shape, dtype)
-    b.emit(loops, out.base, idx, Update.ASSIGN, cast(dtype, x.at(idx)))
-    return out
+    return x if x.dtype is dtype else copy(b, hint, x, dtype)
 
 
 def _probabilities(
@@ -323,18 +298,9 @@ def _probabilities(
     if saved is not None and saved[0] is ctx.b:
         return saved[1]
     b = ctx.b
-    *batch, length, e_dim = q.shape
+    *batch, length, _ = q.shape
     sshape = tuple(batch) + (length, k.shape[-2])
-    s = contract(
-        b,
-        f"{ctx.hint}_scores",
-        sshape,
-        acc,
-        (e_dim,),
-        lambda o, r: q.at(o[:-1] + (r[0],)),
-        lambda o, r: k.at(o[:-2] + (o[-1], r[0])),
-        guards=lambda o, r: causal(o[-2], o[-1]),
-    )
+    s = scores(b, ctx.hint, q, k, sshape, acc, causal)
     loops, idx = loop_vars("i", sshape)
     p = b.temp(f"{ctx.hint}_P", sshape, acc)
     value = call(
@@ -394,26 +360,22 @@ def _flash_backward(
         lambda o, r: do.at(o + (r[0],)),
         lambda o, r: out.at(o + (r[0],)),
     )
-    dv = contract(
-        b,
-        f"{ctx.hint}_dv",
-        v.shape,
-        acc,
-        red,
-        lambda o, r: low(p.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-2]))),
-        lambda o, r: do.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-1])),
-        guards=lambda o, r: causal(by_key(o, r)[1], o[-2]),
-    )
-    dp = contract(
-        b,
-        f"{ctx.hint}_dp",
-        sshape,
-        acc,
-        (ev,),
-        lambda o, r: do.at(o[:-1] + (r[0],)),
-        lambda o, r: vq.at(o[:-2] + (o[-1], r[0])),
-        guards=lambda o, r: causal(o[-2], o[-1]),
-    )
+
+    def key_grad(name: str, shape: tuple, a: View, x: View) -> View:
+        """out[..., key, e] = Σ over the queries q of low(a[..., q, key]) * x[..., q, e]."""
+        return contract(
+            b,
+            f"{ctx.hint}_{name}",
+            shape,
+            acc,
+            red,
+            lambda o, r: low(a.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-2]))),
+            lambda o, r: x.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-1])),
+            guards=lambda o, r: causal(by_key(o, r)[1], o[-2]),
+        )
+
+    dv = key_grad("dv", v.shape, p, do)
+    dp = scores(b, ctx.hint, do, vq, sshape, acc, causal, "dp")  # dP = dO · Vᵀ
     # dS = scale * P * (dP - D): the gradient with respect to the unscaled scores Q·Kᵀ.
     b.emit(
         loops,
@@ -433,16 +395,7 @@ def _flash_backward(
         lambda o, r: kq.at(o[:-2] + (r[0], o[-1])),
         guards=lambda o, r: causal(o[-2], r[0]),
     )
-    dk = contract(
-        b,
-        f"{ctx.hint}_dk",
-        k.shape,
-        acc,
-        red,
-        lambda o, r: low(dp.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-2]))),
-        lambda o, r: q.at(by_key(o, r)[0] + (by_key(o, r)[1], o[-1])),
-        guards=lambda o, r: causal(by_key(o, r)[1], o[-2]),
-    )
+    dk = key_grad("dk", k.shape, dp, q)
     return tuple(
         _cast_to(b, g, ctx.meta(n)[1], f"{ctx.hint}_{name}_out")  # type: ignore[return-value]
         for n, (g, name) in enumerate(((dq, "dq"), (dk, "dk"), (dv, "dv")))

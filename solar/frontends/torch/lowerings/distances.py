@@ -54,25 +54,10 @@ def _cdist(ctx: LowerCtx, x1: View, x2: View, p: float, compute_mode: Any = None
 
     if p == 2:
         dot = contract(ctx.b, f"{ctx.hint}_dot", shape, dtype, (m,), left, right)
-        sq_a = reduce(
-            ctx.b,
-            f"{ctx.hint}_sq1",
-            a,
-            [a.rank - 1],
-            False,
-            Update.ADD,
-            dtype,
-            value=lambda t, i: mul(t, t),
-        )
-        sq_c = reduce(
-            ctx.b,
-            f"{ctx.hint}_sq2",
-            c,
-            [c.rank - 1],
-            False,
-            Update.ADD,
-            dtype,
-            value=lambda t, i: mul(t, t),
+        sq_a, sq_c = (  # the row norms |a|^2, |b|^2
+            reduce(ctx.b, f"{ctx.hint}_sq{k}", t, [t.rank - 1], False, Update.ADD, dtype,
+                   value=lambda x, i: mul(x, x))
+            for k, t in ((1, a), (2, c))
         )
         loops, idx = loop_vars("i", shape)
         d2 = sub(

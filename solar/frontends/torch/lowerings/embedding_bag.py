@@ -115,7 +115,6 @@ def _embedding_bag(
         bag = scan(int_ctx(ctx, f"{ctx.hint}_bag", n), views.slice_(starts, 0, 0, n), 0, Update.ADD)
         at_bag = _values(ctx, bag)
         end = lambda k: views.reshape(offsets, (offsets.numel,)).at((k,))
-        last = (lambda k: end(k + 1)) if include_last_offset else None
         bl = loops[:1]
         if include_last_offset:
             b.emit(bl, count.base, (ib,), Update.ASSIGN, cast(bs_dtype, sub(end(ib + 1), end(ib))))
@@ -134,7 +133,6 @@ def _embedding_bag(
                 Update.ASSIGN,
                 cast(bs_dtype, sub(const(n), end(Affine(const=bags - 1)))),
             )
-        del last
         b.emit(loops, out.base, (ib, idim), Update.ASSIGN, const(identity(update, dtype)))
         jl, (j0, d0) = loop_vars("j", (n, dim))
         b.emit(jl, out.base, (Indirect(at_bag((j0,))), d0), update, contribution(j0, d0))

@@ -2,10 +2,9 @@
 line with the user's source line). They are not in the lowering table, so `solar ops` does not
 list them.
 
-Sorting and searching produce data-dependent permutations: the IR has no statement whose work is
-a provable count for them (comparison-sort bounds do not bind radix sorts, and a rank or
-binary-search written as affine statements would count more work than the best kernels do: not a
-lower bound). FFTs produce complex values, which the IR has no dtype for. `unique` and
+Searching produces data-dependent positions: the IR has no statement whose work is a provable
+count for it (a binary search written as affine statements would count more work than the best
+kernels do: not a lower bound; sorting and top-k are order statements: sorting.py). FFTs produce complex values, which the IR has no dtype for. `unique` and
 `nonzero`-style ops have a data-dependent output size."""
 
 from __future__ import annotations
@@ -14,10 +13,6 @@ import torch
 
 aten = torch.ops.aten
 
-_SORT = (
-    "sorting has no structural work count in the IR (the best GPU sorts are radix sorts, which no "
-    "comparison bound covers); not supported"
-)
 _SEARCH = (
     "a binary search has no affine form whose work is a lower bound (a compare against every "
     "boundary counts more than a search does); not supported"
@@ -26,9 +21,6 @@ _COMPLEX = "complex tensors have no IR dtype yet; FFTs and complex views are not
 _SIZE = "its output size depends on the data, which torch.export cannot trace to a static shape; not supported"
 
 UNSUPPORTED: dict[object, str] = {
-    aten.sort.default: _SORT,
-    aten.sort.stable: _SORT,
-    aten.topk.default: _SORT.replace("sorting", "top-k selection"),
     aten.searchsorted.Tensor: _SEARCH,
     aten.searchsorted.Scalar: _SEARCH,
     aten.bucketize.Tensor: _SEARCH,
@@ -44,6 +36,7 @@ UNSUPPORTED: dict[object, str] = {
     aten.unique_consecutive.default: _SIZE,
     aten.nonzero.default: _SIZE,
     aten.masked_select.default: _SIZE,
+    aten.bincount.default: _SIZE,
     aten._weight_int4pack_mm.default: (
         "the int4 weight is in a tiled packed layout that the CUDA kernel defines and a CPU build "
         "cannot run, so no lowering can be checked against it; not supported"

@@ -1,0 +1,170 @@
+"""Device measurements behind the eager_host refinements (docs/BOUNDS.md §17): host floors of nn.Module
+calls (an empty module: what every module call pays; the leaf modules the benchmarks use: each call
+with its ops), host time of one nn.LSTM / nn.GRU call against its steps x layers x directions
+(cuDNN launches per step), the timing head start under `time_cuda(sync_start=True)`, and a grid-wide
+barrier from scalar atomics (the min-reduction formulation did not compile on Triton 3.6). One JSON
+file; `--device cpu` runs the host parts on the CPU (a smoke test, not a calibration).
+
+    python benchmarks/eager_host_calibrate.py --out OUT.json [--device cuda]
+    python benchmarks/eager_host_calibrate.py --merge CAL.json... --spec hardware_specs/calibrated/H200-SXM.yaml
+
+--merge writes the calibrations into the spec's `dispatch` section, each floor the least of the runs
+(and of the floors already there): the empty module's call, the leaf modules, the recurrent ops'
+floors fitted below every call of every run, the op floors, the grid barrier (and the grid-sync
+floor, the lesser of it and the kernel boundary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from solar.validate.dispatch import (  # noqa: E402  (the measurements live with the other floors)
+    EMPTY_MODULE, module_floors, rnn_calls, rnn_fit, rnn_section,
+)
+
+
+def sync_start_lead(torch: Any, l2_bytes: int) -> dict[str, float]:
+    """Host time of 200 tiny adds minus their time_cuda(sync_start=True) minimum (head start seen)."""
+    from solar.validate.timing import time_cuda
+
+    v, z = torch.zeros(64, device="cuda"), torch.zeros(64, device="cuda")
+
+    def adds() -> None:
+        for _ in range(200):
+            v.add_(z)
+
+    host = float("inf")
+    for _ in range(10):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        adds()
+        host = min(host, time.perf_counter() - t0)
+        torch.cuda.synchronize()
+    t = time_cuda(adds, l2_bytes, reps=30, sync_start=True).min_seconds
+    return {"adds200_host_seconds": host, "adds200_sync_start_min_seconds": t, "observed_lead_seconds": host - t}
+
+
+def atomic_barrier(torch: Any, sms: int) -> dict[str, Any]:
+    """Seconds per grid-wide barrier of solar.validate.barrier.counter_barrier (slope between 100 and
+    1100 barriers, least of 10 runs); the error where it does not build or a spin hit its cap."""
+    try:
+        from solar.validate.barrier import counter_barrier
+        from solar.validate.dispatch import _least_event_seconds
+    except ImportError as exc:
+        return {"error": f"ImportError: {exc}"}
+    cap = 20000  # spins of one step (tens of milliseconds): a barrier that works needs a handful
+    stuck = torch.zeros(1, dtype=torch.int32, device="cuda")
+
+    def run(steps: int) -> Callable[[], object]:
+        def go() -> None:
+            count = torch.zeros(1, dtype=torch.int32, device="cuda")
+            counter_barrier[(sms,)](count, steps, cap, stuck, N=sms, num_warps=1)
+        return go
+
+    try:
+        run(10)()  # a short probe first: a barrier that cannot complete is caught before long runs
+        torch.cuda.synchronize()
+        if int(stuck.item()) >= cap:
+            return {"error": "spin cap reached in the probe (not every program resident?)", "cap": cap}
+        short, long_ = (_least_event_seconds(torch, run(n), 10) for n in (100, 1100))
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"}
+    return {"barrier_seconds": (long_ - short) / 1000, "max_spins": int(stuck.item()), "cap": cap,
+            "valid": int(stuck.item()) < cap}
+
+
+def merged_dispatch(dispatch: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """`dispatch` (a spec's section) with the calibrations `runs` merged in, every floor the least."""
+    out = dict(dispatch)
+    least = lambda vals: min(v for v in vals if v is not None and v > 0)  # noqa: E731
+    modules = {name: least([r["module_seconds"].get(name) for r in runs] + [dispatch.get("torch_module_seconds", {}).get(name)])
+               for name in sorted({n for r in runs for n in r["module_seconds"]}) if name != EMPTY_MODULE}
+    out["torch_empty_module_seconds"] = least(
+        [r["module_seconds"].get(EMPTY_MODULE) for r in runs] + [dispatch.get("torch_empty_module_seconds")])
+    out["torch_module_seconds"] = modules
+    calls: dict[tuple, dict[str, Any]] = {}  # per variant, the least host time over the runs
+    for r in runs:
+        for c in r["rnn_calls"]:
+            key = tuple(c[k] for k in ("cell", "hidden", "batch", "layers", "directions", "steps"))
+            if key not in calls or c["host_seconds"] < calls[key]["host_seconds"]:
+                calls[key] = c
+    out["torch_rnn_seconds"] = rnn_section(rnn_fit(list(calls.values())))
+    ops = dict(dispatch["torch_eager_op_seconds"])
+    for r in runs:
+        for op, t in r["torch_eager_op_seconds"].items():
+            ops[op] = min(ops.get(op, t), t)
+    out["torch_eager_op_seconds"] = dict(sorted(ops.items()))
+    from solar.validate.dispatch import KERNEL_OPS
+
+    out["torch_eager_kernel_seconds"] = min(ops[k] for k in KERNEL_OPS if k in ops)
+    out["torch_eager_any_seconds"] = min(ops.values())
+    barriers = [r["atomic_barrier"]["barrier_seconds"] for r in runs
+                if r.get("atomic_barrier", {}).get("valid")] + [dispatch.get("grid_barrier_seconds")]
+    if any(barriers):
+        out["grid_barrier_seconds"] = least(barriers)
+        out["grid_sync_seconds"] = min(dispatch["grid_sync_seconds"], out["grid_barrier_seconds"])
+    out["date"] = " and ".join(dict.fromkeys([*str(dispatch["date"]).split(" and "), *(r["date"] for r in runs)]))
+    out["method"] = (f"{dispatch['method']}; module-call and recurrent floors: benchmarks/eager_host_calibrate.py "
+                     f"(the least of {len(runs)} runs)")
+    return out
+
+
+def merge(paths: list[Path], spec: Path) -> None:
+    import yaml
+
+    text = spec.read_text()
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    data = yaml.safe_load(text)
+    data["dispatch"] = merged_dispatch(data["dispatch"], [json.loads(p.read_text()) for p in paths])
+    spec.write_text(header + yaml.safe_dump(data, sort_keys=False, width=120))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path)
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    p.add_argument("--merge", type=Path, nargs="+")
+    p.add_argument("--spec", type=Path)
+    args = p.parse_args(argv)
+    if args.merge:
+        merge(args.merge, args.spec)
+        return 0
+    import torch
+
+    from solar.validate.dispatch import host_cpu, measure_torch_ops
+
+    dev = args.device
+    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "host_cpu": host_cpu(), "torch": str(torch.__version__),
+                           "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu"}
+    t0 = time.time()
+    out.update(module_floors(torch, dev, sync))
+    print(f"modules {time.time() - t0:.1f}s", flush=True)
+    out["rnn_calls"] = rnn_calls(torch, dev, sync)
+    out["rnn_fit"] = {"/".join(map(str, k)): v for k, v in rnn_fit(out["rnn_calls"]).items()}
+    out["rnn_fit_event"] = {"/".join(map(str, k)): v for k, v in rnn_fit(out["rnn_calls"], "event_seconds").items()}
+    print(f"rnn {time.time() - t0:.1f}s", out["rnn_fit"], out["rnn_fit_event"], flush=True)
+    floors, errors = measure_torch_ops(torch, dev, sync)  # a further run of the op floors (merged by least)
+    out["torch_eager_op_seconds"], out["op_errors"] = dict(sorted(floors.items())), errors
+    print(f"ops {time.time() - t0:.1f}s", flush=True)
+    if dev == "cuda":
+        from solar.validate.device import query_device
+
+        info = query_device()
+        out["sync_start_lead"] = sync_start_lead(torch, info.l2_bytes)
+        out["atomic_barrier"] = atomic_barrier(torch, torch.cuda.get_device_properties(0).multi_processor_count)
+        print(f"lead/barrier {time.time() - t0:.1f}s", out["sync_start_lead"], out["atomic_barrier"], flush=True)
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

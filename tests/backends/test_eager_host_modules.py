@@ -1,0 +1,177 @@
+"""Host floors of the eager_host level beyond one floor per op (docs/BOUNDS.md §17): nn.Module calls
+(an empty module's floor per call, a measured leaf class's floor with its ops) and recurrent ops
+(call + step x steps x layers x directions), with exact values; the eager op list's module stacks
+and layer-steps; the calibration fit and merge (benchmarks/eager_host_calibrate.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.eager_host_calibrate import merged_dispatch
+from solar.validate.dispatch import merge, rnn_fit
+from solar.backends.dispatch import Floors, HostCall, host_floors, pipeline_makespan
+
+US = 1e-6
+CONV, RELU = "torch.nn.modules.conv.Conv2d", "torch.nn.modules.activation.ReLU"
+ROOT = ("L__self__", "__main__.Model")
+FLOORS = Floors(
+    "test", kernel_seconds=9 * US,
+    by_op={"aten.conv2d.default": 10 * US, "aten.relu_.default": 5 * US, "aten.add.Tensor": 6 * US,
+           "solar.lstm.default": 100 * US},
+    empty_module_seconds=1 * US, modules={CONV: 14 * US, RELU: 5.5 * US},
+    rnn={"solar.lstm.default": {(256, 10): (50 * US, 2 * US), (0, 0): (40 * US, 0.0)}},
+)
+
+
+def test_module_calls_add_their_own_host_time_at_their_last_op():
+    calls = [
+        HostCall("aten.conv2d.default", True, (ROOT, ("L__self__c", CONV))),
+        HostCall("aten.relu_.default", True, (ROOT, ("L__self__r", RELU))),
+        HostCall("aten.add.Tensor", True, (ROOT,)),
+    ]
+    # conv: 10 + (14 - 10: its class floor exceeds the op's); relu: 5 + max(1, 5.5 - 5) = 6; the root
+    # module (no class floor, it has children) ends at the add: 6 + 1
+    assert host_floors(calls, FLOORS) == pytest.approx([14 * US, 6 * US, 7 * US], rel=1e-12)
+    # a leaf module called twice (the `@1` key of its second call) pays twice
+    twice = [HostCall("aten.relu_.default", True, (ROOT, ("L__self__r", RELU))),
+             HostCall("aten.relu_.default", True, (ROOT, ("L__self__r@1", RELU)))]
+    assert host_floors(twice, FLOORS) == pytest.approx([6 * US, 7 * US], rel=1e-12)
+    # without module data (or floors), the op floors alone
+    assert host_floors([HostCall(c.op, c.launches) for c in calls], FLOORS) == pytest.approx([10 * US, 5 * US, 6 * US])
+
+
+def test_recurrent_op_floor_grows_with_layer_steps():
+    lstm = (ROOT, ("L__self__lstm", "torch.nn.modules.rnn.LSTM"))
+    calls = [HostCall("solar.lstm.default", True, lstm, rnn=(3072, 256, 10))]
+    # the fit of its shape: 50 + 2 x 3072 us; the LSTM module adds nothing (its call is inside the
+    # op's floor), the root 1 us
+    assert host_floors(calls, FLOORS) == pytest.approx([(50 + 2 * 3072 + 1) * US], rel=1e-12)
+    assert FLOORS.floor("solar.lstm.default", True, (10, 256, 10)) == pytest.approx(70 * US)  # not the T=1 floor
+    assert FLOORS.floor("solar.lstm.default", True, (3072, 128, 10)) == pytest.approx(40 * US)  # another shape
+    assert FLOORS.floor("solar.lstm.default", True) == pytest.approx(100 * US)  # no shape: the op floor
+    # initial states made inside the module (two zeros, 9 us each): the LSTM op pays what they leave
+    made = [HostCall("aten.zeros.default", True, lstm), HostCall("aten.zeros.default", True, lstm), calls[0]]
+    assert host_floors(made, FLOORS) == pytest.approx([9 * US, 9 * US, (50 + 2 * 3072 - 18 + 1) * US], rel=1e-12)
+    # host-bound: the makespan is the host total less the head start
+    assert pipeline_makespan(host_floors(calls, FLOORS), [400 * US], lead=222 * US) == pytest.approx(
+        (50 + 2 * 3072 + 1 - 222) * US, rel=1e-12)
+
+
+def test_eager_calls_carry_module_stacks_and_layer_steps(tmp_path):
+    from solar.api import _eager_calls, load
+
+    f = tmp_path / "rnn.py"
+    f.write_text(
+        "import torch\n"
+        "class Model(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.lstm = torch.nn.LSTM(4, 4, 2, batch_first=True, bidirectional=True)\n"
+        "        self.act = torch.nn.ReLU()\n"
+        "    def forward(self, x):\n"
+        "        y, _ = self.lstm(x)\n"
+        "        return self.act(self.act(y))\n"
+        "def get_inputs():\n    return [torch.randn(3, 5, 4)]\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    calls = _eager_calls(load(str(f)))
+    assert [(c.op, c.rnn, [k for k, _ in c.modules]) for c in calls] == [
+        ("aten.zeros.default", (), ["L__self__", "L__self__lstm"]),  # h0 and c0, made by nn.LSTM
+        ("aten.zeros.default", (), ["L__self__", "L__self__lstm"]),
+        ("solar.lstm.default", (5 * 2 * 2, 4, 3), ["L__self__", "L__self__lstm"]),  # steps x layers x dirs, hidden, batch
+        ("aten.relu.default", (), ["L__self__", "L__self__act"]),
+        ("aten.relu.default", (), ["L__self__", "L__self__act@1"]),
+    ]
+    assert calls[3].modules[1][1] == RELU and calls[0].modules[0][1].endswith(".Model")
+
+
+def _call(cell, layers, directions, steps, host, hidden=8):
+    return {"cell": cell, "hidden": hidden, "batch": 1, "layers": layers, "directions": directions,
+            "steps": steps, "host_seconds": host, "event_seconds": None}
+
+
+def test_rnn_fit_is_below_every_call():
+    # host = 40 + 3 x layer-steps us, except the (2 layers, 8 steps) call that runs 16 us faster;
+    # a call of another hidden size whose host time does not grow with steps
+    calls = [_call("LSTM", 1, 1, 8, 64e-6), _call("LSTM", 1, 1, 40, 160e-6),
+             _call("LSTM", 2, 1, 8, 72e-6), _call("LSTM", 2, 1, 40, 280e-6),
+             _call("LSTM", 1, 1, 8, 30e-6, hidden=4), _call("LSTM", 1, 1, 40, 30e-6, hidden=4)]
+    fits = rnn_fit(calls)
+    fit = fits[("LSTM", 8, 1)]
+    # slopes: steps (96/32, 208/64), layers (8/8, 120/40) us per layer-step: the least is 1
+    assert fit["step_seconds"] == pytest.approx(1e-6) and fit["slopes"] == 4
+    assert fit["call_seconds"] == pytest.approx(56e-6)  # min(64 - 8, 160 - 40, 72 - 16, 280 - 80)
+    assert all(fit["call_seconds"] + fit["step_seconds"] * c["steps"] * c["layers"] <= c["host_seconds"] + 1e-15
+               for c in calls[:4])
+    assert fits[("LSTM", 4, 1)]["step_seconds"] == 0.0
+    assert fits[("LSTM", 0, 0)] == {"step_seconds": 0.0, "call_seconds": pytest.approx(30e-6), "slopes": 5}
+
+
+def test_merged_dispatch_takes_the_least():
+    base = {"date": "2026-12-01", "method": "m", "torch_eager_op_seconds": {"aten.add.Tensor": 9e-6, "aten.zero_.default": 7e-6}}
+    run = lambda identity, conv, add, lstm_host: {  # noqa: E731
+        "date": "2026-12-02", "module_seconds": {"torch.nn.modules.linear.Identity": identity, CONV: conv},
+        "rnn_calls": [_call("LSTM", 1, 1, 8, lstm_host), _call("LSTM", 1, 1, 40, lstm_host + 64e-6)],
+        "torch_eager_op_seconds": {"aten.add.Tensor": add},
+    }
+    out = merged_dispatch(base, [run(1.2e-6, 15e-6, 9.5e-6, 50e-6), run(1.1e-6, 16e-6, 8e-6, 60e-6)])
+    assert out["torch_empty_module_seconds"] == 1.1e-6 and out["torch_module_seconds"] == {CONV: 15e-6}
+    assert out["torch_eager_op_seconds"] == {"aten.add.Tensor": 8e-6, "aten.zero_.default": 7e-6}
+    assert out["torch_eager_kernel_seconds"] == 7e-6 and out["torch_eager_any_seconds"] == 7e-6
+    rnn = {(r["hidden"], r["batch"]): r for r in out["torch_rnn_seconds"]["solar.lstm.default"]}
+    assert rnn[(8, 1)]["step_seconds"] == pytest.approx(2e-6) and rnn[(8, 1)]["call_seconds"] == pytest.approx(34e-6)
+    assert rnn[(0, 0)] == rnn[(8, 1)] | {"hidden": 0, "batch": 0}
+    assert out["date"] == "2026-12-01 and 2026-12-02"
+
+
+def test_sync_start_waits_for_the_start_event_before_the_call(monkeypatch):
+    """time_cuda(sync_start=True): flush, synchronize, record the start, wait for it, then call (the
+    host issues nothing before the GPU timestamps the start: head start 0); the default protocol
+    records the start right after enqueueing the flush."""
+    import torch
+
+    from solar.validate.timing import time_cuda
+
+    log: list[str] = []
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            pass
+
+        def record(self):
+            log.append("record")
+
+        def synchronize(self):
+            log.append("wait start")
+
+        def elapsed_time(self, other):
+            return 1.0
+
+    class Flush:
+        def fill_(self, value):
+            log.append("flush")
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: log.append("sync"))
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: Flush())
+    for sync_start, expected in ((True, ["flush", "sync", "record", "wait start", "call", "record"]),
+                                 (False, ["flush", "record", "call", "record"])):
+        log.clear()
+        t = time_cuda(lambda: log.append("call"), 1 << 20, reps=2, warmup=0, sync_start=sync_start)
+        # the sync after the (empty) warm-up, two timed calls, the final sync
+        assert log == ["sync", *expected, *expected, "sync"] and t.reps == 2 and t.min_seconds == 1e-3
+
+
+def test_calibration_merge_keeps_the_least_module_and_recurrent_floors():
+    def run(empty, conv, call, step):
+        return {"date": "d", "torch": "t", "jax": "j", "method": "m", "torch_eager_op_seconds": {"aten.add.Tensor": 9e-6},
+                "torch_eager_kernel_seconds": 9e-6, "torch_eager_any_seconds": 1e-7, "cuda_graph_kernel_seconds": 1e-6,
+                "grid_sync_seconds": 1e-6, "timing_lead_seconds": 2e-4, "timing_lead": {}, "errors": {},
+                "torch_empty_module_seconds": empty, "torch_module_seconds": {CONV: conv},
+                "torch_rnn_seconds": {"solar.lstm.default": [{"hidden": 256, "batch": 10, "call_seconds": call,
+                                                              "step_seconds": step}]}}
+    out = merge([run(0.9e-6, 15e-6, 100e-6, 9e-6), run(0.8e-6, 16e-6, 110e-6, 8e-6)])
+    assert out["torch_empty_module_seconds"] == 0.8e-6 and out["torch_module_seconds"] == {CONV: 15e-6}
+    # the least call and the least step: below both runs' lines
+    assert out["torch_rnn_seconds"] == {"solar.lstm.default": [
+        {"hidden": 256, "batch": 10, "call_seconds": 100e-6, "step_seconds": 8e-6}]}
