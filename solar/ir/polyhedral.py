@@ -379,7 +379,8 @@ def _image_box(program: Program, stmt: Stmt, access: Access, indirect: IndirectM
     used: set[str] = set()
     for d, term in enumerate(access.index):
         if isinstance(term, Indirect):
-            out.append((0, 1, 1) if indirect == "min" else (0, 1, shape[d]))
+            n = indirect_values(access.index, bool(stmt.guards)) if indirect == "min" else shape[d]
+            out.append((0, 1, n))  # as _access_text writes it
             continue
         if not term.terms:
             out.append((term.const, 1, 1))
