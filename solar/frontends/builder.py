@@ -7,7 +7,6 @@ the way a scalar op combines values."""
 
 from __future__ import annotations
 
-import itertools
 import re
 
 import numpy as np
@@ -59,12 +58,24 @@ def as_term(x: Term | float | int | bool) -> Term:
 
 
 def call(op: ScalarOp, *args: Term | float | int | bool) -> Term:
-    """Apply a scalar op to terms: one alternative per combination of the arguments' alternatives."""
-    combos = itertools.product(*(as_term(a) for a in args))
-    return tuple(
-        (tuple(g for guards, _ in combo for g in guards), Call(op, tuple(e for _, e in combo)))
-        for combo in combos
-    )
+    """Apply a scalar op to terms: one alternative per combination of the arguments' alternatives
+    whose guards can hold together (two pieces of one concatenation never meet: `x * x` of a
+    k-piece view has k alternatives, not k²)."""
+    terms = [as_term(a) for a in args]
+    # (guards, expressions, which alternative of each argument)
+    combos: list[tuple[tuple[Constraint, ...], tuple[Expr, ...], tuple[int, ...]]] = [((), (), ())]
+    for n, term in enumerate(terms):
+        same = next((j for j in range(n) if terms[j] is term), None)
+        if same is not None:  # the alternatives of a view are disjoint: a term meets itself only
+            combos = [(g, es + (term[p[same]][1],), p + (p[same],)) for g, es, p in combos]
+            continue
+        combos = [
+            (guards + g, exprs + (e,), picks + (k,))
+            for guards, exprs, picks in combos
+            for k, (g, e) in enumerate(term)
+            if not (g and guards) or views.feasible(guards + g)
+        ]
+    return tuple((guards, Call(op, exprs)) for guards, exprs, _ in combos)
 
 
 def cast(dtype: DType, t: Term) -> Term:

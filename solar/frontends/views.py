@@ -6,10 +6,19 @@ position (`Band`, `detect_band`, `banded`).
 
 An alternative is `(guards, expr)`: where the guards hold, the element is `expr`. Most views have a
 single unguarded alternative; `cat` has one alternative per piece, guarded by the piece's range, and
-the statement builder splits a consumer into one statement per feasible combination."""
+the statement builder splits a consumer into one statement per feasible combination.
+
+Index maps are composed once per view, not once per use (`indexed`): a view's map is evaluated at
+placeholder indices ranging over its own shape and simplified there (floor-divisions and moduli
+that the ranges make trivial removed, guards that always hold dropped, pieces that cannot hold
+pruned), and a use substitutes its index for the placeholders. A chain of reshapes, permutes and
+rolls therefore keeps expressions of the size of one step, where composing closures at each use
+nested every step's floor-divisions inside the next one's (window partitions grew to thousands of
+terms per index)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from math import prod
 from typing import Callable, Sequence
@@ -17,9 +26,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from solar.errors import SolarError
-from solar.ir.affine import Affine, Constraint, ge, lt, var
+from solar.ir.affine import Affine, Constraint, clip_ranges, ge, lt, simplify, value_range, var
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Call, Cast, Const, Expr, Indirect, Load
+from solar.ir.nodes import Call, Cast, Const, Expr, Indirect, Load, map_indices
 from solar.ir.nodes import Index as IndexValue
 
 Index = tuple[Affine, ...]
@@ -54,8 +63,137 @@ def constant(value: float | int | bool, shape: Sequence[int], dtype: DType) -> V
     return View(tuple(shape), dtype, lambda idx: (((), Const(value)),))
 
 
+# ---- composing index maps once -------------------------------------------------------------------
+
+SLOT = "_at"  # placeholder index variables _at0, _at1, ... (no loop variable starts with "_at")
+
+
+def indexed(
+    shape: Sequence[int], dtype: DType, fn: IndexMap, contiguous_of: str | None = None
+) -> View:
+    """The view with index map `fn`, composed once: `fn` is evaluated (on first use) at
+    placeholder indices over `shape` and simplified with their ranges; each use substitutes its
+    index. A use's index lies inside the view's shape wherever its value is used (that is what an
+    index of the view is), so a map simplified on the shape's box gives the same elements. A map
+    that cannot be evaluated at placeholders (one that refuses a symbolic index) is used as is."""
+    shape = tuple(int(n) for n in shape)
+    memo: list[tuple[Alt, ...] | None] = []
+
+    def at(idx: Index) -> tuple[Alt, ...]:
+        if not memo:
+            memo.append(_composed(shape, fn))
+        alts = memo[0]
+        if alts is None:
+            return fn(tuple(idx))
+        mapping = {f"{SLOT}{k}": e for k, (e, n) in enumerate(zip(idx, shape)) if n > 1}
+        return _substituted(alts, mapping)
+
+    return View(shape, dtype, at, contiguous_of=contiguous_of)
+
+
+def _composed(shape: tuple[int, ...], fn: IndexMap) -> tuple[Alt, ...] | None:
+    if 0 in shape:
+        return None
+    slots = tuple(Affine() if n == 1 else var(f"{SLOT}{k}") for k, n in enumerate(shape))
+    ranges = {f"{SLOT}{k}": (0, n - 1) for k, n in enumerate(shape) if n > 1}
+    try:
+        alts = fn(slots)
+    except SolarError:
+        return None
+    out: list[Alt] = []
+    for guards, expr in alts:
+        kept = _live_guards(guards, ranges)
+        if kept is not None:
+            out.append((kept, map_indices(expr, lambda e: _simplified(e, ranges))))
+    return tuple(out)
+
+
+def _simplified(e: Affine, ranges: dict[str, tuple[int, int]]) -> Affine:
+    """`e` simplified over `ranges`; atoms with variables outside `ranges` (an enclosing in-order
+    loop's step, a data-dependent slot) are kept as they are."""
+    if e.is_linear:
+        return e
+    if e.variables <= ranges.keys():
+        return simplify(e, ranges)
+    out = Affine(const=e.const)
+    for atom, coeff in e.terms:
+        one = Affine(((atom, 1),))
+        out = out + (simplify(one, ranges) if one.variables <= ranges.keys() else one) * coeff
+    return out
+
+
+def _live_guards(
+    guards: tuple[Constraint, ...], ranges: dict[str, tuple[int, int]]
+) -> tuple[Constraint, ...] | None:
+    """The guards that do not always hold over `ranges`, simplified; None when they cannot all
+    hold (decided for guards in one variable, as pieces of views are)."""
+    kept: list[Constraint] = []
+    for g in guards:
+        g = Constraint(_simplified(g.expr, ranges), g.equality)
+        if g.variables <= ranges.keys():
+            lo, hi = value_range(g.expr, ranges)
+            if (lo == hi == 0) if g.equality else lo >= 0:
+                continue
+            if (lo > 0 or hi < 0) if g.equality else hi < 0:
+                return None
+        if g not in kept:
+            kept.append(g)
+    if clip_ranges(ranges, tuple(kept)) is None:
+        return None
+    return tuple(kept)
+
+
+def _substituted(alts: tuple[Alt, ...], mapping: dict[str, Affine]) -> tuple[Alt, ...]:
+    if not mapping:
+        return alts
+
+    def sub(e: Affine) -> Affine:
+        return e.substitute(mapping)
+
+    return tuple(
+        (tuple(g.substitute(mapping) for g in guards), map_indices(expr, sub))
+        for guards, expr in alts
+    )
+
+
+def feasible(guards: Sequence[Constraint]) -> bool:
+    """False when the guards bound one linear form (up to a positive factor and its sign) to an
+    empty interval, as the pieces of one concatenation (or roll, or pad) do where two of them meet
+    in one combination of alternatives; True otherwise (the guards may still be infeasible in ways
+    this does not see: the statement builder and the counters decide those)."""
+    bounds: dict[tuple, list[float]] = {}
+    for g in guards:
+        e = g.expr
+        if not e.terms:
+            if (e.const != 0) if g.equality else (e.const < 0):
+                return False
+            continue
+        if len(e.terms) == 1:
+            key, c = e.terms[0]
+            sign, d = (1, c) if c > 0 else (-1, -c)
+        else:
+            sign = 1 if e.terms[0][1] > 0 else -1
+            d = math.gcd(*(c for _, c in e.terms))
+            key = tuple((a, sign * c // d) for a, c in e.terms)  # e = sign*d*L + const
+        lo, hi = bounds.setdefault(key, [-math.inf, math.inf])
+        k = e.const
+        if g.equality:
+            if k % d:
+                return False
+            lo = hi = -sign * k // d
+        elif sign > 0:
+            lo = -(k // d)  # L >= ceil(-k / d)
+        else:
+            hi = k // d  # L <= floor(k / d)
+        b = bounds[key]
+        b[0], b[1] = max(b[0], lo), min(b[1], hi)
+        if b[0] > b[1]:
+            return False
+    return True
+
+
 def _remap(v: View, shape: Sequence[int], fn: Callable[[Index], Index]) -> View:
-    return View(tuple(shape), v.dtype, lambda idx: v.at(fn(tuple(idx))))
+    return indexed(shape, v.dtype, lambda idx: v.at(fn(tuple(idx))))
 
 
 def _norm_dim(dim: int, rank: int) -> int:
@@ -129,7 +267,7 @@ def reshape(v: View, shape: Sequence[int]) -> View:
             out.append(Affine() if size == 1 else e)
         return tuple(out)
 
-    return View(tuple(shape), v.dtype, lambda idx: v.at(fn(tuple(idx))), contiguous_of=v.contiguous_of)
+    return indexed(shape, v.dtype, lambda idx: v.at(fn(tuple(idx))), contiguous_of=v.contiguous_of)
 
 
 def slice_(v: View, dim: int, start: int, end: int, step: int = 1) -> View:
@@ -207,7 +345,7 @@ def cat(views: Sequence[View], dim: int) -> View:
             alts.extend((guards + g, e) for g, e in w.at(inner))
         return tuple(alts)
 
-    return View(tuple(shape), dtype, fn)
+    return indexed(shape, dtype, fn)
 
 
 def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...]:

@@ -277,6 +277,13 @@ def _simplify_atom(atom: Atom, ranges: Ranges) -> Affine:
         return var(atom)
     inner = simplify(atom.expr, ranges)
     d = atom.divisor
+    if isinstance(atom, FloorDiv):
+        # floor((d*q + rest) / d) = q + floor(rest / d) for integer q, whatever rest's range.
+        whole = tuple((a, c) for a, c in inner.terms if c % d == 0)
+        if whole:
+            rest = Affine.make(tuple((a, c) for a, c in inner.terms if c % d), inner.const)
+            q = Affine.make(tuple((a, c // d) for a, c in whole))
+            return q + _simplify_atom(FloorDiv(rest, d), ranges) if rest.terms else q + rest.const // d
     # Write inner = g*q + r with g | d and 0 <= r < g over the ranges. Then, with m = d/g,
     # floor(inner/d) = floor(q/m) and inner mod d = g*(q mod m) + r; try the largest g first.
     candidates = {d, 1} | {math.gcd(c, d) for _, c in inner.terms}

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from solar.ir.affine import Affine, Constraint, value_range, var
+from solar.ir.affine import Affine, Constraint, clip_ranges, is_box, value_range, var
 from solar.ir.defuse import DefUse, defuse
 from solar.ir.nodes import Indirect, Load, Program, Role, Stmt
 from solar.passes.regions import axis, box_ranges, holds_on_box, is_empty, points, pull, with_guards
@@ -192,4 +192,13 @@ def _inside(program: Program, stmt: Stmt, load: Load, c: Constraint) -> bool:
         return False
     if holds_on_box(program, stmt, pulled[0]):
         return True
+    loop_vars = set(stmt.loop_vars)
+    if pulled[0].expr.is_linear and pulled[0].variables <= loop_vars and is_box(stmt.guards, loop_vars):
+        # The domain is exactly the guard-clipped box, on which a linear form's least and
+        # greatest values are attained at corners: the interval decides (no count needed).
+        box = clip_ranges(box_ranges(program, stmt), stmt.guards)
+        if box is None:
+            return True
+        lo, hi = value_range(pulled[0].expr, box)
+        return lo == hi == 0 if pulled[0].equality else lo >= 0
     return points(program, replace(stmt, guards=stmt.guards + pulled)) == points(program, stmt)

@@ -107,7 +107,7 @@ def pad_view(x: View, pad: Sequence[int], mode: str, value: float) -> View:
                 alts.extend((guards + g, e) for g, e in x.at(tuple(src)))
         return tuple(alts)
 
-    return View(shape, x.dtype, fn)
+    return views.indexed(shape, x.dtype, fn)
 
 
 @lower(aten.constant_pad_nd.default)
@@ -126,7 +126,7 @@ def _pad(
 
 
 def _map(x: View, shape: Sequence[int], fn: Callable[[Index], Index]) -> View:
-    return View(tuple(shape), x.dtype, lambda idx: x.at(fn(tuple(idx))))
+    return views.indexed(shape, x.dtype, lambda idx: x.at(fn(tuple(idx))))
 
 
 @lower(aten.flip.default)
@@ -153,7 +153,7 @@ def roll_view(x: View, shift: int, dim: int) -> View:
             for g, e in x.at(idx[:dim] + (src,) + idx[dim + 1 :])
         )
 
-    return View(x.shape, x.dtype, fn)
+    return views.indexed(x.shape, x.dtype, fn)
 
 
 @lower(aten.roll.default)
@@ -205,7 +205,7 @@ def diag_embed_view(x: View, offset: int, dim1: int, dim2: int) -> View:
         on = tuple((g + (Constraint(off, equality=True),), e) for g, e in x.at(src))
         return on + (((ge(off, 1),), Const(0)), ((ge(-off, 1),), Const(0)))
 
-    return View(tuple(shape), x.dtype, fn)
+    return views.indexed(shape, x.dtype, fn)
 
 
 @lower(aten.diag_embed.default)
@@ -229,7 +229,7 @@ def _triangle(keep_lower: bool) -> Callable[..., View]:
             keep, drop = (ge(-gap, 0), ge(gap, 1)) if keep_lower else (ge(gap, 0), ge(-gap, 1))
             return tuple((g + (keep,), e) for g, e in x.at(idx)) + (((drop,), Const(0)),)
 
-        return View(x.shape, x.dtype, fn)
+        return views.indexed(x.shape, x.dtype, fn)
 
     return rule
 

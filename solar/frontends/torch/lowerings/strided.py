@@ -19,6 +19,7 @@ import torch
 from solar.errors import SolarError
 from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
+from solar.frontends import views
 from solar.frontends.views import View
 from solar.ir.affine import Affine
 
@@ -40,7 +41,7 @@ def _unfold(ctx: LowerCtx, x: View, dim: int, size: int, step: int) -> View:
         src[d] = idx[d] * step + idx[-1]
         return x.at(tuple(src))
 
-    return View(tuple(ctx.shape), x.dtype, at)
+    return views.indexed(ctx.shape, x.dtype, at)
 
 
 def _layout(ctx: LowerCtx, x: View) -> tuple[tuple[int, ...], int]:
@@ -103,7 +104,7 @@ def _as_strided(
         )
         return x.at(src)
 
-    return View(tuple(size), x.dtype, at)
+    return views.indexed(size, x.dtype, at)
 
 
 __all__: list[str] = []

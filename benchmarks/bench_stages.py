@@ -1,0 +1,141 @@
+"""CPU seconds per analysis stage for every problem of one or more folders (or files), after imports:
+trace (build + torch.export + decompositions), lower (the lowering table), passes, lift (the einsum
+graph) and analysis (every bound level on one GPU, and the report), with the median per problem.
+
+Usage:
+    python benchmarks/bench_stages.py benchmarks/suite [benchmarks/models ...] [--arch H200-SXM]
+        [-k SUBSTRING] [--skip SUBSTRING ...] [--timeout 600] [--out FILE.json]
+
+One process; torch, solar and the lazily imported parts (scipy's LP, transformers on first use) are
+imported by analysing a small problem first (not recorded). CPU seconds (time.process_time) are the
+steady number on a shared machine; wall seconds are recorded too. A problem that raises or runs past
+--timeout is recorded with a one-line error and not counted in the medians. PyTorch files only (a
+JAX file is timed as one `load` stage)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.suite_tools import list_problems  # noqa: E402
+
+STAGES = ("trace", "lower", "passes", "lift", "analysis")
+WARMUP = ROOT / "benchmarks" / "suite" / "level1" / "1_Square_matmul.py"
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):  # noqa: ARG001
+    raise _Timeout
+
+
+def stages_of(path: Path, arch: str) -> dict[str, tuple[float, float]]:
+    """{stage: (cpu seconds, wall seconds)} of analysing one file."""
+    from solar.api import Loaded, analyze_loaded, load
+    from solar.frontends.detect import framework_of
+
+    out: dict[str, tuple[float, float]] = {}
+
+    def timed(name, fn, *args):
+        c, w = time.process_time(), time.perf_counter()
+        value = fn(*args)
+        out[name] = (time.process_time() - c, time.perf_counter() - w)
+        return value
+
+    if framework_of(str(path)) != "torch":
+        loaded = timed("load", load, str(path))
+    else:
+        from solar.frontends.torch import trace_file
+        from solar.frontends.torch.convert import convert_returning
+        from solar.passes import optimize
+
+        traced = timed("trace", trace_file, str(path))
+        raw = timed("lower", lambda: convert_returning(traced, False)[0])  # before the passes
+        program = timed("passes", optimize, raw)
+        loaded = Loaded(program, traced.flags, traced.source_file, traced, tuple(traced.notes()))
+    timed("lift", lambda: loaded.graph)
+    timed("analysis", analyze_loaded, loaded, arch)
+    return out
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    msg = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return msg[:300]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("paths", nargs="+", type=Path, help="KernelBench-layout folders or model files")
+    ap.add_argument("--arch", default="H200-SXM")
+    ap.add_argument("-k", dest="filter", default=None, help="only problems whose path contains this")
+    ap.add_argument("--skip", nargs="*", default=[], help="leave out problems whose path contains these")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per problem (wall)")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+
+    files: list[Path] = []
+    for p in args.paths:
+        files += [p] if p.is_file() else list_problems(p)
+    files = [f for f in files if (args.filter is None or args.filter in str(f))
+             and not any(s in str(f) for s in args.skip)]
+    t0 = time.perf_counter()
+    stages_of(WARMUP, args.arch)  # imports, and torch's lazy initialisation
+    imports_s = time.perf_counter() - t0
+    signal.signal(signal.SIGALRM, _alarm)
+    rows = []
+    for f in files:
+        row: dict = {"problem": str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f)}
+        signal.alarm(args.timeout)
+        try:
+            got = stages_of(f, args.arch)
+            row.update(status="ok", cpu_s={k: c for k, (c, _) in got.items()},
+                       wall_s={k: w for k, (_, w) in got.items()})
+            row["total_cpu_s"] = sum(row["cpu_s"].values())
+            row["total_wall_s"] = sum(row["wall_s"].values())
+        except _Timeout:
+            row.update(status="timeout", error=f"no result within {args.timeout} s")
+        except Exception as exc:  # a problem that fails is a row, the run goes on
+            row.update(status="error", error=_one_line(exc))
+        finally:
+            signal.alarm(0)
+        rows.append(row)
+        if row["status"] == "ok":
+            parts = "  ".join(f"{k} {v:6.2f}" for k, v in row["cpu_s"].items())
+            print(f"{row['problem']:<60} {row['total_cpu_s']:7.2f} s cpu  ({parts})", flush=True)
+        else:
+            print(f"{row['problem']:<60} {row['status'].upper()} {row['error']}", flush=True)
+    ok = [r for r in rows if r["status"] == "ok"]
+    summary = {
+        "problems": len(rows),
+        "ok": len(ok),
+        "median_total_cpu_s": statistics.median(r["total_cpu_s"] for r in ok) if ok else None,
+        "median_total_wall_s": statistics.median(r["total_wall_s"] for r in ok) if ok else None,
+        "max_total_cpu_s": max((r["total_cpu_s"] for r in ok), default=None),
+        "median_cpu_s_per_stage": {
+            k: statistics.median(r["cpu_s"].get(k, 0.0) for r in ok) for k in STAGES
+        } if ok else {},
+        "imports_wall_s": imports_s,
+    }
+    print(json.dumps(summary, indent=2))
+    if args.out:
+        env = {"python": platform.python_version(), "machine": platform.machine(),
+               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        args.out.write_text(json.dumps({"summary": summary, "rows": rows, "environment": env}, indent=1) + "\n")
+    return 0 if len(ok) == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
