@@ -27,28 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from solar.validate.dispatch import (  # noqa: E402  (the measurements live with the other floors)
-    EMPTY_MODULE, module_floors, rnn_calls, rnn_fit, rnn_section,
+    EMPTY_MODULE, adds_host_and_timed, module_floors, rnn_calls, rnn_fit, rnn_section,
 )
 
 
 def sync_start_lead(torch: Any, l2_bytes: int) -> dict[str, float]:
     """Host time of 200 tiny adds minus their time_cuda(sync_start=True) minimum (head start seen)."""
-    from solar.validate.timing import time_cuda
-
-    v, z = torch.zeros(64, device="cuda"), torch.zeros(64, device="cuda")
-
-    def adds() -> None:
-        for _ in range(200):
-            v.add_(z)
-
-    host = float("inf")
-    for _ in range(10):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        adds()
-        host = min(host, time.perf_counter() - t0)
-        torch.cuda.synchronize()
-    t = time_cuda(adds, l2_bytes, reps=30, sync_start=True).min_seconds
+    host, t = adds_host_and_timed(torch, l2_bytes, sync_start=True)
     return {"adds200_host_seconds": host, "adds200_sync_start_min_seconds": t, "observed_lead_seconds": host - t}
 
 

@@ -350,8 +350,6 @@ def measure_timing_lead(torch: Any, l2_bytes: int, runs: int = 30) -> dict[str, 
     L2 flush before each timed call is not waited for, so the host may dispatch while the GPU
     still flushes. `flush_max_seconds`: the longest flush seen (events around it, after an idle
     GPU). `observed_lead_seconds`: host time of 200 tiny adds minus their time_cuda minimum."""
-    from solar.validate.timing import time_cuda
-
     flush = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device="cuda")
     worst = 0.0
     for k in range(runs):
@@ -363,22 +361,30 @@ def measure_timing_lead(torch: Any, l2_bytes: int, runs: int = 30) -> dict[str, 
         torch.cuda.synchronize()
         worst = max(worst, s.elapsed_time(e) / 1e3)
     del flush
+    host, measured = adds_host_and_timed(torch, l2_bytes)
+    return {"flush_max_seconds": worst, "adds200_host_seconds": host, "adds200_time_cuda_min_seconds": measured,
+            "observed_lead_seconds": max(0.0, host - measured)}
+
+
+def adds_host_and_timed(torch: Any, l2_bytes: int, sync_start: bool = False) -> tuple[float, float]:
+    """(the host's own time to issue 200 tiny adds, least of 10; their time_cuda minimum over 30
+    reps): the difference is the head start the timing loop lets the host take."""
+    from solar.validate.timing import time_cuda
+
     v, z = torch.zeros(64, device="cuda"), torch.zeros(64, device="cuda")
 
     def adds() -> None:
         for _ in range(200):
             v.add_(z)
 
-    host = float("inf")  # the host's own time to issue 200 adds (no wait inside), least of 10
+    host = float("inf")
     for _ in range(10):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         adds()
         host = min(host, time.perf_counter() - t0)
         torch.cuda.synchronize()
-    measured = time_cuda(adds, l2_bytes, reps=30).min_seconds
-    return {"flush_max_seconds": worst, "adds200_host_seconds": host, "adds200_time_cuda_min_seconds": measured,
-            "observed_lead_seconds": max(0.0, host - measured)}
+    return host, time_cuda(adds, l2_bytes, reps=30, sync_start=sync_start).min_seconds
 
 
 def measure_grid_barrier(torch: Any, sms: int) -> float | None:
