@@ -123,8 +123,9 @@ def load(
 
 def load_hf(spec: str, step: Any) -> Loaded:
     """`hf:<model id or config.json>`: one serving step (solar.frontends.torch.hf.Scenario) of the
-    causal LM built from its config, traced as an in-memory module; the same step built with 0
-    and 1 decoder layers gives the per-layer bound."""
+    causal LM built from its config, traced as an in-memory module. Identical layers: traced with
+    TRACED of them and stitched to N (the per-layer bound is the TRACED + 1 minus TRACED difference);
+    otherwise traced whole, and the step built with 0 and 1 decoder layers gives the per-layer bound."""
     from solar.frontends.torch import hf
     from solar.frontends.torch.stitch import TRACED, NotShareable
 
