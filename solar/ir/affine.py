@@ -246,6 +246,21 @@ def value_range(expr: Affine, ranges: Ranges) -> tuple[int, int]:
     return lo, hi
 
 
+def magnitude(expr: Affine, ranges: Ranges) -> int:
+    """A bound on the absolute value of every partial sum met while evaluating `expr` (and the
+    expressions inside its floor-divisions and moduli) with each variable in its range: below
+    2**63, int64 evaluation is exact."""
+    total = abs(expr.const)
+    for atom, coeff in expr.terms:
+        match atom:
+            case str():
+                inner = max(abs(x) for x in ranges.get(atom, (0, 0)))  # unbound: evaluate says
+            case FloorDiv(e, d) | Mod(e, d):
+                inner = max(magnitude(e, ranges), d)
+        total += abs(coeff) * inner
+    return total
+
+
 def atom_range(atom: Atom, ranges: Ranges) -> tuple[int, int]:
     match atom:
         case str():

@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 
 from solar.errors import IRVerifyError
-from solar.ir.affine import Affine, clip_ranges, value_range
+from solar.ir.affine import Affine, clip_ranges, magnitude, value_range
 from solar.ir.nodes import (
     Call,
     Cast,
@@ -389,11 +389,16 @@ def _enumerate(
     shape = tuple(extents[v] for v in stmt.loop_vars)
     if math.prod(int(n) for n in shape) > ENUMERATION_LIMIT:  # exact: extents may exceed int64
         return None
+    # int64 wraps silently: exact Python integers where a partial sum may leave its range
+    box = {v: (0, max(int(n) - 1, 0)) for v, n in extents.items()}
+    exprs = [t for t in index if isinstance(t, Affine)] + [g.expr for g in stmt.guards]
+    wide = any(magnitude(e, box) >= 2**62 for e in exprs)
     env = {}
     for axis, v in enumerate(stmt.loop_vars):
         view = [1] * len(shape)
         view[axis] = shape[axis]
-        env[v] = np.arange(shape[axis], dtype=np.int64).reshape(view)
+        values = np.arange(shape[axis], dtype=np.int64)
+        env[v] = (values.astype(object) if wide else values).reshape(view)
     inside = np.ones(shape, dtype=bool)
     for guard in stmt.guards:
         inside &= np.broadcast_to(guard.holds(env), shape)

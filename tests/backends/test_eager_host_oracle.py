@@ -17,7 +17,7 @@ from solar.hardware.spec import calibrated_spec
 CALIBRATED = calibrated_spec("H200-SXM")
 needs_floors = pytest.mark.skipif(
     CALIBRATED is None or CALIBRATED.dispatch is None,
-    reason="hardware_specs/calibrated/H200-SXM.yaml has no dispatch section yet (GPU_TODO.md)",
+    reason="hardware_specs/calibrated/H200-SXM.yaml has no dispatch section (solar calibrate --dispatch-only writes it)",
 )
 
 

@@ -5,6 +5,7 @@ parses, the verifier accepts or rejects with an IRVerifyError. At least MIN_TEXT
 
 from __future__ import annotations
 
+import os
 import random
 import re
 
@@ -17,7 +18,7 @@ from solar.ir.printer import format_program
 from solar.ir.verify import verify
 from tests.fuzz.irgen import programs
 
-EXAMPLES = 300  # generated programs
+EXAMPLES = int(os.environ.get("SOLAR_FUZZ_EXAMPLES", "300"))  # generated programs
 MUTANTS = 34  # mutated texts per program
 MIN_TEXTS = 10_000
 POSITION = re.compile(r"^line \d+, column \d+: \S")

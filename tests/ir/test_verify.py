@@ -3,6 +3,7 @@ for each malformed one."""
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 from dataclasses import replace
@@ -319,4 +320,31 @@ def test_sizes_beyond_int64_are_checked_exactly():
 }
 """
     with pytest.raises(IRVerifyError, match="a\\[i \\+ 1\\] is out of bounds"):
+        verify(parse_program(text))
+
+
+@pytest.mark.parametrize(
+    "index, verdict",
+    [
+        # found by the parser fuzzer: a modulus or coefficient beyond int64 overflowed the enumeration
+        ("((2*i) % 99999999999999999999) + 1", "= 1 at i=0"),
+        ("((18446744073709551617*i) % 3) + 1", "= 1 at i=0"),
+        ("((2*i) % 99999999999999999999) // 4", None),
+        # 2**62 * i wraps in int64 at i = 2 without an error (-2**63 // (2**62 + 1) = -2, a false
+        # violation); exactly, 2*(2**63 // (2**62 + 1)) - 2*(2 // 2) = 0. Intervals say [-2, 2].
+        ("2*((4611686018427387904*i) // 4611686018427387905) - 2*(i // 2)", None),
+    ],
+)
+def test_enumeration_is_exact_beyond_int64(monkeypatch: pytest.MonkeyPatch, index, verdict):
+    monkeypatch.setitem(sys.modules, "solar.ir.polyhedral", None)  # decided by enumeration
+    last = 2 if "4611686018427387904" in index else 1
+    text = f"""program a {{
+  output a: f64[1, 1]
+  for i in 0..3, j in 0..1 where i <= {last}:
+    a[{index}, 0] = 0
+}}"""
+    if verdict is None:
+        verify(parse_program(text))
+        return
+    with pytest.raises(IRVerifyError, match=re.escape(verdict)):
         verify(parse_program(text))
