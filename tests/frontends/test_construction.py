@@ -227,6 +227,25 @@ def test_tensor_attribute_updated_in_forward(tmp_path):
     assert report.totals.contraction_flops == 2 * 8 * (1024 + 256) * 256
 
 
+class _AnchorsInAList(torch.nn.Module):
+    """torchvision's AnchorGenerator keeps tensors in a list attribute (no buffer, no parameter)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell_anchors = [torch.ones(16, 4), torch.zeros(16, 4)]
+        self.scales = {"p2": torch.full((16, 4), 2.0)}
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x) + self.cell_anchors[0] * self.scales["p2"] + self.cell_anchors[1]
+
+
+def test_tensors_in_list_and_dict_attributes_through_the_api():
+    # a real tensor in a container used to be deep-copied under the fake mode: a torch traceback
+    report = solar.analyze(_AnchorsInAList(), [torch.randn(16, 4)], arch="H100-SXM")
+    assert report.totals.contraction_flops == 2 * 16 * 4 * 4
+
+
 def test_batchnorm_running_stats_update_in_train_mode(tmp_path):
     path = _file(
         tmp_path,

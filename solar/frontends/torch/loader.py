@@ -495,6 +495,7 @@ def _fakeify_module(model: torch.nn.Module, mode: FakeTensorMode) -> torch.nn.Mo
     tensors = list(model.parameters(recurse=True)) + list(model.buffers(recurse=True))
     tensors += [t for _, _, _, t in attributes]
     memo = {id(t): _fake_like(t, mode) for t in tensors if not isinstance(t, FakeTensor)}
+    memo.update((id(t), t) for t in _contained_tensors(model) if id(t) not in memo)
     if not memo and not attributes:
         return model
     model = copy.deepcopy(model, memo)
@@ -502,6 +503,18 @@ def _fakeify_module(model: torch.nn.Module, mode: FakeTensorMode) -> torch.nn.Mo
         delattr(mod, attr)
         mod.register_buffer(attr, value, persistent=False)
     return model
+
+
+def _contained_tensors(model: torch.nn.Module) -> list[torch.Tensor]:
+    """Tensors inside list, tuple and dict attributes of the model's modules (torchvision's
+    AnchorGenerator keeps its cell anchors in a list): the copy shares them (a real tensor cannot
+    be copied while the fake mode is active; export reads them as constants)."""
+    out = []
+    for mod in model.modules():
+        for value in vars(mod).values():
+            if isinstance(value, (list, tuple, dict)):
+                out += [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+    return out
 
 
 def _fake_like(t: torch.Tensor, mode: FakeTensorMode) -> torch.Tensor:
