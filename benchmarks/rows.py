@@ -1,6 +1,7 @@
 """JSON-lines rows (the committed H200 results under benchmarks/results/h200/, a run's own output):
 one reader for the benchmarks that join them and the oracle tests that check bounds against them,
-and the check those oracles share (no level above a measured minimum of an execution it claims)."""
+the check those oracles share (no level above a measured minimum of an execution it claims), and
+the one-line error a row of a failed measurement holds."""
 
 from __future__ import annotations
 
@@ -31,3 +32,9 @@ def beaten(bounds: dict[str, float], measured: dict[str, dict]) -> list[str]:
         for mode, t in measured.items()
         if mode in LEVEL_MODES.get(level, frozenset()) and seconds > t["min_seconds"]
     ]
+
+
+def error_line(exc: BaseException, limit: int = 300) -> str:
+    """`Type: first line of the message`, cut at `limit` characters: a failed case's row."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:limit]
