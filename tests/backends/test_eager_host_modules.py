@@ -208,3 +208,12 @@ def test_pre_call_module_is_the_exported_module_path():
     calls = pre_decomposition_calls(graph)
     assert [c.module for c in calls] == ["layers.0.lin", "layers.0.lin", "layers.1.lin", "layers.1.lin", ""]
     assert [c.module for c in calls] == [module_path(nodes[c.name]) for c in calls]
+
+
+def test_warm_slope_warms_three_calls_then_times():
+    from solar.validate.dispatch import LONG, RUNS, SHORT, warm_slope
+
+    calls, syncs = [], []
+    slope = warm_slope(lambda: calls.append(len(syncs)), lambda: syncs.append(len(calls)))
+    assert calls[:3] == [0, 0, 0] and syncs[0] == 3  # three calls, then a sync, then the timed runs
+    assert len(calls) == 3 + RUNS * (SHORT + LONG) and isinstance(slope, float)
