@@ -48,7 +48,7 @@ def _one_line(exc: BaseException, limit: int = 300) -> str:
     return msg if len(msg) <= limit else msg[: limit - 3] + "..."
 
 
-def _peak_rss_mib() -> float:
+def peak_rss_mib() -> float:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # Linux reports KiB, macOS bytes.
     return peak / MIB if sys.platform == "darwin" else peak / 1024
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"problem": rel, **res})
         print(f"  {rel}: {res['status']}", file=sys.stderr, flush=True)
     wall_s = time.perf_counter() - t_start
-    peak_rss = _peak_rss_mib()
+    peak_rss = peak_rss_mib()
 
     print()
     print_table(rows)

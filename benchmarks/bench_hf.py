@@ -15,7 +15,6 @@ CPU seconds are the steady number on a shared machine; the totals are checked ag
 from __future__ import annotations
 
 import importlib
-import resource
 import sys
 import time
 from pathlib import Path
@@ -32,6 +31,7 @@ def main(argv: list[str]) -> int:
     c0 = time.process_time()
     import transformers  # noqa: F401
 
+    from benchmarks.bench_analyze import peak_rss_mib
     from solar.api import Loaded, analyze_loaded
     from solar.backends import bounds  # noqa: F401
     from solar.frontends.torch import hf, trace_module
@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
     report = timed("backends (1 GPU)", analyze_loaded, loaded, "H200-SXM")
     timed("per-layer programs", lambda: [analyze_loaded(Loaded(p, traced.flags, None, t), "H200-SXM") for p, t in parts])
     total = time.process_time() - c1
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mib()
     print(f"{Path(spec).stem} {kind} {n}: {full.layers} layers, {len(program.stmts)} statements, "
           f"fused {report.bounds['fused'].seconds * 1e3:.3f} ms")
     print(f"  imports {imports:.2f} CPU s")

@@ -12,7 +12,6 @@ start 0; the others with the calibrated one.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from dataclasses import dataclass, replace
@@ -21,7 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-RESULTS = ROOT / "benchmarks" / "results" / "h200"
+from benchmarks.rows import RESULTS, read_rows  # noqa: E402
+
 ROWS = RESULTS / "kernelbench_eager_host_rows.jsonl"
 MEASURED = RESULTS / "kernelbench_eager.jsonl"
 SYNCED = RESULTS / "kernelbench_level3_sync_start.jsonl"
@@ -44,10 +44,6 @@ class Joined:
         d = self.detail
         kind = "host" if d["host"] - d["lead"] > d["device"] else "device"
         return f"{kind}, recurrent" if d["chains"] else kind
-
-
-def _read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def host_calls(row: dict) -> list:
@@ -106,14 +102,14 @@ def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, spec_path: Path
         raise SystemExit("no dispatch floors: the calibrated spec has no `dispatch` section; pass --dispatch-us")
     sync = GRID_SYNC_MARGIN * dispatch.grid_sync_seconds if dispatch is not None else 0.0
     measured: dict[str, dict] = {}  # per problem, its fastest eager row (a file may time one twice)
-    for r in _read(measured_path):
+    for r in read_rows(measured_path):
         t = r.get("measured", {}).get("eager")
         if t is not None and (r["problem"] not in measured
                               or t["min_seconds"] < measured[r["problem"]]["measured"]["eager"]["min_seconds"]):
             measured[r["problem"]] = r
     synced = replace(floors, lead_seconds=0.0)  # the host issues nothing before the start event
     out = []
-    for row in _read(rows_path):
+    for row in read_rows(rows_path):
         key = f"{row['level']}/{row['problem']}"  # measured rows are named level/file
         key = key if key in measured else row["problem"]
         if "error" in row or key not in measured:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.measure_files import file_name, write_rows  # noqa: E402
+from benchmarks.rows import error_line  # noqa: E402
 
 
 def measure_one(path: Path, reps: int) -> dict:
@@ -43,8 +45,7 @@ def measure_one(path: Path, reps: int) -> dict:
         return {"measured": {"eager": {"median_seconds": t.median_seconds, "min_seconds": t.min_seconds,
                                        "reps": t.reps, "host_seconds": host}}}
     except Exception as exc:  # a model that does not fit or fails to build is a row
-        text = str(exc).strip().splitlines()
-        return {"error": f"{type(exc).__name__}: {text[0] if text else ''}"[:300]}
+        return {"error": error_line(exc)}
     finally:
         model = inputs = args = None  # noqa: F841
         gc.collect()
@@ -52,27 +53,17 @@ def measure_one(path: Path, reps: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from solar.validate.device import environment
-
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", type=Path)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--budget-s", type=float, default=300.0)
     args = p.parse_args(argv)
-    deadline = time.time() + args.budget_s
-    env = environment()
-    with args.out.open("a") as f:
-        for path in args.files:
-            row: dict = {"problem": f"{path.parent.name}/{path.name}", "arch": env["gpu"], "protocol": "sync_start"}
-            if time.time() > deadline:
-                row["skipped"] = "time budget"
-            else:
-                row.update(measure_one(path, args.reps))
-            row["environment"] = env
-            f.write(json.dumps(row) + "\n")
-            f.flush()
-            print(path.name, row.get("measured", {}).get("eager", {}), row.get("error", ""), flush=True)
+    write_rows(
+        args.files, args.out, time.time() + args.budget_s, lambda path: measure_one(path, args.reps),
+        lambda path, row: (path.name, row.get("measured", {}).get("eager", {}), row.get("error", "")),
+        file_name(2), protocol="sync_start",
+    )
     return 0
 
 

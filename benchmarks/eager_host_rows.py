@@ -81,9 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arch", default="H200-SXM")
     p.add_argument("--skip", nargs="*", default=[], help="file names to leave out (too slow to analyse here)")
     args = p.parse_args(argv)
-    done = set()
-    if args.out.exists():
-        done = {json.loads(line)["problem"] for line in args.out.read_text().splitlines() if line}
+    from benchmarks.rows import read_rows
+
+    done = {r["problem"] for r in read_rows(args.out, missing_ok=True)}
     with args.out.open("a") as f:
         for d in args.dirs:
             for path in sorted(d.glob("*.py")):

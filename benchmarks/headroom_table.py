@@ -9,7 +9,6 @@ violation (a fastest run below a level that claims that execution, solar.validat
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -17,13 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.rows import read_rows  # noqa: E402
 from solar.validate.run import LEVEL_MODES  # noqa: E402
 
 LEVELS = ("fused", "cache_aware", "library", "unfused", "eager_host")
-
-
-def _rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _us(seconds: float | None) -> str:
@@ -60,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("measured", type=Path)
     p.add_argument("bounds", type=Path)
     args = p.parse_args(argv)
-    text, violations = table(_rows(args.measured), _rows(args.bounds))
+    text, violations = table(read_rows(args.measured), read_rows(args.bounds))
     print(text)
     print(f"\nviolations: {len(violations)}")
     for v in violations:

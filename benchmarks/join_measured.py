@@ -8,14 +8,14 @@ a bound that claims that execution). Prints a markdown table; exit 1 on any viol
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.soundness.report import Measured, join, markdown  # noqa: E402
+from benchmarks.rows import read_rows  # noqa: E402
+from benchmarks.soundness.report import Measured, report  # noqa: E402
 
 
 def load_rows(path: Path) -> tuple[list[Measured], dict[str, str], dict[str, str]]:
@@ -23,8 +23,7 @@ def load_rows(path: Path) -> tuple[list[Measured], dict[str, str], dict[str, str
     measured: list[Measured] = []
     env: dict[str, str] = {}
     errors: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        row = json.loads(line)
+    for row in read_rows(path):
         env = row.get("environment", env)
         for mode, t in row.get("measured", {}).items():
             measured.append(Measured(row["problem"], mode, t["min_seconds"], None))
@@ -48,20 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", type=Path, default=None)
     args = p.parse_args(argv)
     measured, env, errors = load_rows(args.rows)
-    bounds: dict[str, dict[str, float]] = {}
-    for name in sorted({m.case for m in measured}):
-        try:
-            bounds[name] = file_bounds(args.root / name, args.arch)
-        except Exception as exc:  # reported; the file is left out of the table
-            errors[name] = f"analysis failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-    rows = join([m for m in measured if m.case in bounds], bounds)
-    text = markdown(rows, env, args.arch)
-    if errors:
-        text += "\nNot in the table:\n" + "".join(f"- {k}: {v}\n" for k, v in sorted(errors.items()))
-    if args.markdown:
-        args.markdown.write_text(text)
-    print(text)
-    return 1 if any(r.ratio < 1 for r in rows) else 0
+    return report(measured, env, args.arch, lambda name, arch: file_bounds(args.root / name, arch), args.markdown, errors)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.rows import read_rows  # noqa: E402
+
 
 def bounds_row(problem: str, path: Path, arch: str) -> dict:
     import solar
@@ -46,7 +48,7 @@ def bounds_row(problem: str, path: Path, arch: str) -> dict:
 
 
 def _problems(rows: list[Path]) -> set[str]:
-    return {json.loads(line)["problem"] for f in rows for line in f.read_text().splitlines() if line.strip()}
+    return {r["problem"] for f in rows for r in read_rows(f)}
 
 
 def convert(rows: list[Path], results: Path, out: Path) -> int:
@@ -56,8 +58,7 @@ def convert(rows: list[Path], results: Path, out: Path) -> int:
 
     wanted = _problems(rows)
     done: dict[str, dict] = {}
-    for line in results.read_text().splitlines():
-        r = json.loads(line)
+    for r in read_rows(results):
         name = r["problem"]
         if name not in wanted:
             continue
@@ -92,14 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return convert(args.rows, args.from_kernelbench, args.out)
     if args.root is None:
         p.error("give --root or --from-kernelbench")
-    names = sorted(
-        {
-            json.loads(line)["problem"]
-            for rows in args.rows
-            for line in rows.read_text().splitlines()
-            if line.strip()
-        }
-    )
+    names = sorted(_problems(args.rows))
     files = {f.name: f for f in args.root.rglob("*.py")}
     with args.out.open("w") as out:
         for name in names:

@@ -28,6 +28,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.rows import error_line  # noqa: E402
+
 
 def measure_one(path: Path, compile_: bool, reps: int, then: Callable[[Any, list], dict] | None = None) -> dict:
     """The file's row: its eager (and compiled) times; `then(model, inputs)` adds to it (the
@@ -46,8 +48,7 @@ def measure_one(path: Path, compile_: bool, reps: int, then: Callable[[Any, list
             row.update(then(model, inputs))
         return row
     except Exception as exc:  # a model that does not fit or fails to build is a row
-        text = str(exc).strip().splitlines()
-        return {"error": f"{type(exc).__name__}: {text[0] if text else ''}"[:300]}
+        return {"error": error_line(exc)}
     finally:
         model = inputs = None  # noqa: F841
         gc.collect()
@@ -88,13 +89,34 @@ def warm(paths: list[Path], jobs: int, timeout_s: float, deadline: float) -> Non
             print(line, flush=True)
 
 
+def write_rows(files: list[Path], out: Path, deadline: float, measure: Callable[[Path], dict],
+               show: Callable[[Path, dict], tuple], name: Callable[[Path], str], **extra: Any) -> None:
+    """Append one JSON line per file to `out`, flushed as it goes: {problem: name(path), arch,
+    **extra}, then measure(path)'s fields (past `deadline`: skipped) and the environment; print
+    show(path, row) for each."""
+    from solar.validate.device import environment
+
+    env = environment()
+    with out.open("a") as f:
+        for path in files:
+            row: dict = {"problem": name(path), "arch": env["gpu"], **extra}
+            row.update({"skipped": "time budget"} if time.time() > deadline else measure(path))
+            row["environment"] = env
+            f.write(json.dumps(row) + "\n")
+            f.flush()
+            print(*show(path, row), flush=True)
+
+
+def file_name(depth: int) -> Callable[[Path], str]:
+    """A file's problem name: its name (depth 1) or folder/name (depth 2)."""
+    return lambda path: path.name if depth == 1 else f"{path.parent.name}/{path.name}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--warm-only"]:
         warm_one(Path(argv[1]))
         return 0
-    from solar.validate.device import environment
-
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", type=Path)
     p.add_argument("--out", type=Path, required=True)
@@ -110,21 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.compile and args.warm_jobs > 0:
         warm(args.files, args.warm_jobs, args.warm_timeout, start + args.warm_budget_s)
         print(f"warmed in {time.time() - start:.0f} s", flush=True)
-    deadline = start + args.budget_s
-    env = environment()
-    with args.out.open("a") as f:
-        for path in args.files:
-            name = path.name if args.name_depth == 1 else f"{path.parent.name}/{path.name}"
-            row: dict = {"problem": name, "arch": env["gpu"]}
-            if time.time() > deadline:
-                row["skipped"] = "time budget"
-            else:
-                row.update(measure_one(path, args.compile, args.reps))
-            row["environment"] = env
-            f.write(json.dumps(row) + "\n")
-            f.flush()
-            print(path.name, {m: t["min_seconds"] for m, t in row.get("measured", {}).items()},
-                  row.get("error", ""), flush=True)
+    write_rows(
+        args.files, args.out, start + args.budget_s, lambda path: measure_one(path, args.compile, args.reps),
+        lambda path, row: (path.name, {m: t["min_seconds"] for m, t in row.get("measured", {}).items()}, row.get("error", "")),
+        file_name(args.name_depth),
+    )
     return 0
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.measure_files import measure_one
+from benchmarks.measure_files import file_name, measure_one, write_rows  # noqa: E402
 
 
 def profile(model: Any, inputs: list, reps: int) -> dict:
@@ -34,8 +33,6 @@ def profile(model: Any, inputs: list, reps: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from solar.validate.device import environment
-
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", type=Path)
     p.add_argument("--out", type=Path, required=True)
@@ -44,18 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name-depth", type=int, choices=(1, 2), default=1)
     args = p.parse_args(argv)
     then = functools.partial(profile, reps=args.reps)
-    deadline = time.time() + args.budget_s
-    env = environment()
-    with args.out.open("a") as f:
-        for path in args.files:
-            name = path.name if args.name_depth == 1 else f"{path.parent.name}/{path.name}"
-            row: dict = {"problem": name, "arch": env["gpu"]}
-            row.update({"skipped": "time budget"} if time.time() > deadline else measure_one(path, False, 20, then))
-            row["environment"] = env
-            f.write(json.dumps(row) + "\n")
-            f.flush()
-            print(name, len(row.get("ops", [])), "ops", f"{row.get('total_kernel_seconds', 0) * 1e6:.1f} us",
-                  row.get("note", ""), row.get("error", ""), flush=True)
+    name = file_name(args.name_depth)
+    write_rows(
+        args.files, args.out, time.time() + args.budget_s, lambda path: measure_one(path, False, 20, then),
+        lambda path, row: (name(path), len(row.get("ops", [])), "ops", f"{row.get('total_kernel_seconds', 0) * 1e6:.1f} us",
+                           row.get("note", ""), row.get("error", "")),
+        name,
+    )
     return 0
 
 

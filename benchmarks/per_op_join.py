@@ -39,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arch", default="H200-SXM")
     args = p.parse_args(argv)
     out = []
-    for line in args.rows.read_text().splitlines():
-        row = json.loads(line)
+    from benchmarks.rows import read_rows
+
+    for row in read_rows(args.rows):
         rec: dict = {"problem": row["problem"], "arch": args.arch}
         if "ops" not in row:
             rec["error"] = f"not measured: {row.get('error') or row.get('skipped')}"

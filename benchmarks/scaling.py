@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import resource
 import subprocess
 import sys
 import time
@@ -82,15 +81,30 @@ def _densenet(depth: int):
     return Chain(depth).eval(), (torch.randn(1, 16, 32, 32),)
 
 
+@contextlib.contextmanager
+def _stage_clocks(times: dict):
+    """Time torch.export, run_decompositions and solar.passes.optimize into `times` while the block runs."""
+    import torch
+
+    import solar.passes
+
+    with (
+        _timed(torch.export, "export", times, "export"),
+        _timed(torch.export.ExportedProgram, "run_decompositions", times, "decomposition"),
+        _timed(solar.passes, "optimize", times, "passes"),
+    ):
+        yield
+
+
 def run_one(family: str, size: int, seq: int, archs: tuple[str, ...]) -> dict:
     """Analyse one program of `family` at `size`, in this process; the stage times and peak RSS."""
     times: dict[str, float] = {}
     wall0 = time.perf_counter()
     t0 = CLOCK()
-    import torch
+    import torch  # noqa: F401
 
-    import solar.passes
-    from solar.api import Loaded, analyze_loaded
+    import solar.passes  # noqa: F401
+    from solar.api import Loaded
     from solar.backends import bounds  # noqa: F401  (scipy's LP solver)
     from solar.frontends.torch import hf, lower_traced, trace_module
     from solar.hardware import list_specs
@@ -101,7 +115,7 @@ def run_one(family: str, size: int, seq: int, archs: tuple[str, ...]) -> dict:
         import transformers.models.llama.modeling_llama  # noqa: F401
     times["import"] = CLOCK() - t0
     if family == "llama-hf":
-        return _run_hf(size, seq, archs, times, wall0)
+        return _analysed(family, size, _load_hf(size, seq, times), archs, times, wall0)
     t0 = CLOCK()
     if family == "llama":
         built = hf.build(str(LLAMA_CONFIG), hf.Scenario("prefill", 1, seq), layers=size)
@@ -109,54 +123,19 @@ def run_one(family: str, size: int, seq: int, archs: tuple[str, ...]) -> dict:
     else:
         module, inputs = _densenet(size)
     times["build"] = CLOCK() - t0
-
-    ep_class = torch.export.ExportedProgram
-    with (
-        _timed(torch.export, "export", times, "export"),
-        _timed(ep_class, "run_decompositions", times, "decomposition"),
-        _timed(solar.passes, "optimize", times, "passes"),
-    ):
+    with _stage_clocks(times):
         traced = trace_module(module, inputs, mode="eval")
         t0 = CLOCK()
         program = lower_traced(traced)
         times["lowering"] = CLOCK() - t0 - times.get("passes", 0.0)
-    loaded = Loaded(program, traced.flags, None, traced)
-    t0 = CLOCK()
-    graph = loaded.graph
-    times["lifting"] = CLOCK() - t0
-    further = []
-    for k, arch in enumerate(archs):
-        t0 = CLOCK()
-        analyze_loaded(loaded, arch)
-        seconds = CLOCK() - t0
-        if k == 0:
-            times["backends_first_gpu"] = seconds
-        else:
-            further.append(seconds)
-    times["backends_per_further_gpu"] = sum(further) / len(further) if further else 0.0
-    times["analysis"] = sum(times.get(s, 0.0) for s in ANALYSIS)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    rss_mib = peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
-    return {
-        "family": family,
-        "size": size,
-        "statements": len(program.stmts),
-        "tensors": len(program.tensors),
-        "nodes": len(graph),
-        "seconds": times,
-        "wall_seconds": time.perf_counter() - wall0,
-        "peak_rss_mib": rss_mib,
-    }
+    return _analysed(family, size, Loaded(program, traced.flags, None, traced), archs, times, wall0)
 
 
-def _run_hf(size: int, seq: int, archs: tuple[str, ...], times: dict, wall0: float) -> dict:
-    """`run_one` for llama-hf: the step through solar.api.load_hf (shared from 4 layers on)."""
+def _load_hf(size: int, seq: int, times: dict):
+    """The llama-hf step of `size` layers through solar.api.load_hf (shared from 4 layers on)."""
     import tempfile
 
-    import torch
-
-    import solar.passes
-    from solar.api import analyze_loaded, load_hf
+    from solar.api import load_hf
     from solar.frontends.torch import hf
 
     config = json.loads(LLAMA_CONFIG.read_text())
@@ -164,35 +143,37 @@ def _run_hf(size: int, seq: int, archs: tuple[str, ...], times: dict, wall0: flo
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.json"
         path.write_text(json.dumps(config))
-        ep_class = torch.export.ExportedProgram
         t0 = CLOCK()
-        with (
-            _timed(torch.export, "export", times, "export"),
-            _timed(ep_class, "run_decompositions", times, "decomposition"),
-            _timed(solar.passes, "optimize", times, "passes"),
-        ):
+        with _stage_clocks(times):
             loaded = load_hf(f"hf:{path}", hf.Scenario("prefill", 1, seq))
         traced = sum(times.get(k, 0.0) for k in ("export", "decomposition", "passes"))
         times["lowering"] = CLOCK() - t0 - traced
+    return loaded
+
+
+def _analysed(family: str, size: int, loaded, archs: tuple[str, ...], times: dict, wall0: float) -> dict:
+    """Lift `loaded` and run the backends on each of `archs` (the first timed apart, the others
+    averaged); the row of `run_one`."""
+    from benchmarks.bench_analyze import peak_rss_mib
+    from solar.api import analyze_loaded
+
     t0 = CLOCK()
     graph = loaded.graph
     times["lifting"] = CLOCK() - t0
-    further = []
-    for k, arch in enumerate(archs):
+    per_gpu = []
+    for arch in archs:
         t0 = CLOCK()
         analyze_loaded(loaded, arch)
-        if k == 0:
-            times["backends_first_gpu"] = CLOCK() - t0
-        else:
-            further.append(CLOCK() - t0)
+        per_gpu.append(CLOCK() - t0)
+    if per_gpu:
+        times["backends_first_gpu"] = per_gpu[0]
+    further = per_gpu[1:]
     times["backends_per_further_gpu"] = sum(further) / len(further) if further else 0.0
     times["analysis"] = sum(times.get(s, 0.0) for s in ANALYSIS)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
-        "family": "llama-hf", "size": size, "statements": len(loaded.program.stmts),
+        "family": family, "size": size, "statements": len(loaded.program.stmts),
         "tensors": len(loaded.program.tensors), "nodes": len(graph), "seconds": times,
-        "wall_seconds": time.perf_counter() - wall0,
-        "peak_rss_mib": peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024,
+        "wall_seconds": time.perf_counter() - wall0, "peak_rss_mib": peak_rss_mib(),
     }
 
 

@@ -7,13 +7,13 @@ category, execution mode and bound level.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.rows import read_rows  # noqa: E402
 from solar.validate.run import LEVEL_MODES  # noqa: E402  (which modes each bound claims)
 
 
@@ -24,12 +24,7 @@ def category(obj: dict) -> str:
 
 
 def load(paths: list[str]) -> list[dict]:
-    rows = []
-    for p in paths:
-        for line in Path(p).read_text().splitlines():
-            if line.strip():
-                rows.append(json.loads(line))
-    return rows
+    return [row for p in paths for row in read_rows(p)]
 
 
 def summarise(rows: list[dict]) -> str:

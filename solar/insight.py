@@ -142,29 +142,18 @@ def opportunities(
     measured: dict[str, float] | None = None,
 ) -> list[Opportunity]:
     """Ranked by the time each could win, largest first."""
-    out: list[Opportunity] = []
-    for k in report.library_kernels:
-        win = k.seconds - k.compute_seconds
-        if win > 0:
-            out.append(
-                Opportunity(
-                    kind="fusion",
-                    what=f"fuse across the library kernel {_kernel_label(k)}",
-                    seconds=win,
-                    detail=f"{k.in_bytes:.0f} B in, {k.out_bytes:.0f} B out of DRAM at its boundary ({k.source})",
-                )
-            )
-    for op in report.ops:
-        win = op.seconds - max(op.compute_seconds, op.memory_seconds if op.contractions else 0.0)
-        if win > 0 and not op.contractions:
-            out.append(
-                Opportunity(
-                    kind="fusion",
-                    what=f"fuse {_op_label(op)} into its neighbours",
-                    seconds=win,
-                    detail=f"unfused {op.seconds * 1e6:.2f} µs, compute {op.compute_seconds * 1e6:.2f} µs ({op.source})",
-                )
-            )
+    # fusion: a library kernel's time over its compute (its DRAM boundary), an unfused
+    # non-contraction op's likewise
+    fusions = [
+        (k.seconds - k.compute_seconds, f"fuse across the library kernel {_kernel_label(k)}",
+         f"{k.in_bytes:.0f} B in, {k.out_bytes:.0f} B out of DRAM at its boundary ({k.source})")
+        for k in report.library_kernels
+    ] + [
+        (op.seconds - op.compute_seconds, f"fuse {_op_label(op)} into its neighbours",
+         f"unfused {op.seconds * 1e6:.2f} µs, compute {op.compute_seconds * 1e6:.2f} µs ({op.source})")
+        for op in report.ops if not op.contractions
+    ]
+    out = [Opportunity(kind="fusion", what=what, seconds=win, detail=detail) for win, what, detail in fusions if win > 0]
     if fastest_op_compute is not None:
         for op, fast in zip(report.ops, fastest_op_compute):
             faster = max(fast, op.memory_seconds)

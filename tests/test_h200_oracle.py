@@ -14,27 +14,14 @@ import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from benchmarks.rows import RESULTS, beaten, read_rows
 from solar.validate.run import LEVEL_MODES
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks/results/h200"
 GOLDEN = json.loads((ROOT / "tests/golden/totals.json").read_text())
 
 
-def _rows(name: str) -> list[dict]:
-    return [json.loads(line) for line in (RESULTS / name).read_text().splitlines() if line.strip()]
-
-
-def _beaten(bounds: dict[str, float], measured: dict[str, dict]) -> list[str]:
-    return [
-        f"{mode}/{level}: bound {seconds * 1e6:.2f} µs > measured {t['min_seconds'] * 1e6:.2f} µs"
-        for level, seconds in bounds.items()
-        for mode, t in measured.items()
-        if mode in LEVEL_MODES.get(level, frozenset()) and seconds > t["min_seconds"]
-    ]
-
-
-SUITE = [r for r in _rows("suite.jsonl") if "measured" in r]
+SUITE = [r for r in read_rows(RESULTS / "suite.jsonl") if "measured" in r]
 
 
 def test_the_suite_run_covers_the_golden_suite():
@@ -48,10 +35,10 @@ def test_suite_bounds_stay_below_the_h200_minima(row):
     # the golden levels (host- and calibration-dependent ones are checked by their own oracles)
     bounds = {level: golden[f"{level}_seconds"] for level in LEVEL_MODES if f"{level}_seconds" in golden}
     assert {"fused", "cache_aware", "library", "unfused"} <= set(bounds)
-    assert not _beaten(bounds, row["measured"])
+    assert not beaten(bounds, row["measured"])
 
 
-SHAPES = [r for r in _rows("shapes.jsonl") if "measured" in r]
+SHAPES = [r for r in read_rows(RESULTS / "shapes.jsonl") if "measured" in r]
 
 
 @pytest.mark.parametrize("row", SHAPES, ids=[r["problem"] for r in SHAPES])
@@ -71,4 +58,4 @@ def test_shape_bounds_stay_below_the_h200_minima(row):
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
     bounds = {level: b.seconds for level, b in report.bounds.items()}
-    assert not _beaten(bounds, row["measured"])
+    assert not beaten(bounds, row["measured"])

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from solar.validate.run import LEVEL_MODES
+from benchmarks.rows import RESULTS, beaten, read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks/results/h200"
 ORDER = ("fused", "cache_aware", "library", "unfused")  # each at or below the next
 PAIRS = {  # measured rows -> recorded bounds
     "kernelbench_eager.jsonl": "kernelbench_bounds.jsonl",
@@ -26,12 +25,7 @@ PAIRS = {  # measured rows -> recorded bounds
 
 
 def _rows(name: str) -> list[dict]:
-    path = RESULTS / name
-    return (
-        [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        if path.exists()
-        else []
-    )
+    return read_rows(RESULTS / name, missing_ok=True)
 
 
 def _joined(measured: str, bounds: str) -> list[tuple[str, dict, dict]]:
@@ -40,15 +34,6 @@ def _joined(measured: str, bounds: str) -> list[tuple[str, dict, dict]]:
         (r["problem"], r["measured"], recorded[r["problem"]])
         for r in _rows(measured)
         if r["problem"] in recorded and "measured" in r
-    ]
-
-
-def _beaten(bounds: dict[str, float], measured: dict[str, dict]) -> list[str]:
-    return [
-        f"{mode}/{level}: bound {seconds * 1e6:.2f} µs > measured {t['min_seconds'] * 1e6:.2f} µs"
-        for level, seconds in bounds.items()
-        for mode, t in measured.items()
-        if mode in LEVEL_MODES.get(level, frozenset()) and seconds > t["min_seconds"]
     ]
 
 
@@ -65,7 +50,7 @@ def test_the_recorded_bounds_cover_the_runs():
     "source,problem,measured,bounds", CASES, ids=[f"{c[0].split('.')[0]}:{c[1]}" for c in CASES]
 )
 def test_no_level_above_a_measured_minimum(source, problem, measured, bounds):
-    assert not _beaten(bounds, measured), f"{source} {problem}"
+    assert not beaten(bounds, measured), f"{source} {problem}"
 
 
 def _ordered(bounds: dict[str, float]) -> bool:

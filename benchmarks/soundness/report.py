@@ -9,15 +9,17 @@ timed once per backend; a bound claims all of them, so it is compared with the f
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-DATA = ROOT / "benchmarks/results/h200/soundness.jsonl"
+from benchmarks.rows import RESULTS, read_rows  # noqa: E402
+
+DATA = RESULTS / "soundness.jsonl"
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,7 @@ def load_measured(path: Path = DATA) -> tuple[list[Measured], dict[str, str]]:
     """The fastest successful run of every (case, mode), and the environment it was measured in."""
     best: dict[tuple[str, str], Measured] = {}
     env: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        row = json.loads(line)
+    for row in read_rows(path):
         env = row.get("environment", env)
         if "min_seconds" not in row:
             continue
@@ -130,16 +131,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", type=Path, default=None)
     args = p.parse_args(argv)
     measured, env = load_measured(args.data)
+    return report(measured, env, args.arch, case_bounds, args.markdown)
+
+
+def report(measured: list[Measured], env: dict[str, str], arch: str, bounds_of: Callable[[str, str], dict[str, float]],
+           out: Path | None, errors: dict[str, str] | None = None) -> int:
+    """Bound each measured case (`bounds_of(case, arch)`; one that fails is left out of the table:
+    printed, or added to `errors`, which are listed below the table), join, print the markdown
+    table (and write it to `out`); 1 on any violation, else 0."""
     bounds = {}
     for name in sorted({m.case for m in measured}):
         try:
-            bounds[name] = case_bounds(name, args.arch)
+            bounds[name] = bounds_of(name, arch)
         except Exception as exc:  # reported, and the case is left out of the table
-            print(f"{name}: analysis failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+            why = f"analysis failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            if errors is None:
+                print(f"{name}: {why}")
+            else:
+                errors[name] = why
     rows = join([m for m in measured if m.case in bounds], bounds)
-    text = markdown(rows, env, args.arch)
-    if args.markdown:
-        args.markdown.write_text(text)
+    text = markdown(rows, env, arch)
+    if errors:
+        text += "\nNot in the table:\n" + "".join(f"- {k}: {v}\n" for k, v in sorted(errors.items()))
+    if out:
+        out.write_text(text)
     print(text)
     return 1 if any(r.ratio < 1 for r in rows) else 0
 

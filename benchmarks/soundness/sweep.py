@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from benchmarks.rows import error_line  # noqa: E402
 from benchmarks.soundness.cases import CASES, SDPA_BACKENDS, Case, restore_tf32, tf32_flags  # noqa: E402
 from solar.validate.device import environment  # noqa: E402
 from solar.validate.timing import time_cuda  # noqa: E402
@@ -49,11 +50,6 @@ def _runs(case: Case) -> list[tuple[str, str | None]]:
     return out
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
-
-
 def time_case(case: Case, mode: str, backend: str | None, l2_bytes: int, reps: int) -> dict:
     from contextlib import nullcontext
 
@@ -70,7 +66,7 @@ def time_case(case: Case, mode: str, backend: str | None, l2_bytes: int, reps: i
             t = time_cuda(lambda: fn(*inputs), l2_bytes, reps, warmup=3 if mode == "compile" else 5)
         return {"min_seconds": t.min_seconds, "median_seconds": t.median_seconds, "reps": t.reps}
     except Exception as exc:  # an unsupported backend/dtype/mask combination is a row, not a stop
-        return {"error": _first_line(exc)}
+        return {"error": error_line(exc)}
     finally:
         restore_tf32(old)
         model = inputs = fn = None  # noqa: F841

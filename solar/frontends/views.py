@@ -203,8 +203,12 @@ def _norm_dim(dim: int, rank: int) -> int:
 
 
 def permute(v: View, dims: Sequence[int]) -> View:
-    dims = [_norm_dim(d, v.rank) for d in dims]
-    shape = [v.shape[d] for d in dims]
+    return _through(v, [_norm_dim(d, v.rank) for d in dims])
+
+
+def _through(v: View, dims: Sequence[int]) -> View:
+    """`v` with its dims `dims` in that order (dim k of the result is dim dims[k] of v); a dim left
+    out (of size 1) is read at 0."""
 
     def fn(idx: Index) -> Index:
         out: list[Affine] = [Affine()] * v.rank
@@ -212,7 +216,7 @@ def permute(v: View, dims: Sequence[int]) -> View:
             out[d] = idx[pos]
         return tuple(out)
 
-    return _remap(v, shape, fn)
+    return _remap(v, [v.shape[d] for d in dims], fn)
 
 
 def expand(v: View, shape: Sequence[int]) -> View:
@@ -304,16 +308,7 @@ def squeeze(v: View, dims: Sequence[int] | None = None) -> View:
     if dims is None:
         dims = [d for d, s in enumerate(v.shape) if s == 1]
     dims = sorted({_norm_dim(d, v.rank) for d in dims if v.shape[_norm_dim(d, v.rank)] == 1})
-    keep = [d for d in range(v.rank) if d not in dims]
-    shape = tuple(v.shape[d] for d in keep)
-
-    def fn(idx: Index) -> Index:
-        out: list[Affine] = [Affine()] * v.rank
-        for pos, d in enumerate(keep):
-            out[d] = idx[pos]
-        return tuple(out)
-
-    return _remap(v, shape, fn)
+    return _through(v, [d for d in range(v.rank) if d not in dims])
 
 
 def repeat(v: View, repeats: Sequence[int]) -> View:

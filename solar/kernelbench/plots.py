@@ -10,6 +10,7 @@ from typing import Any
 
 from solar.kernelbench.headroom import Entry, bound_applies
 from solar.kernelbench.results import Row
+from solar.usecases.plots import log_axes, pyplot
 
 STATUS_COLORS = {
     "ok": "#2e7d32",
@@ -20,32 +21,11 @@ STATUS_COLORS = {
 _DPI = 80
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=_DPI, bbox_inches="tight", metadata={"Software": None})
-    _plt().close(fig)
+    pyplot().close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _log(ax: Any, which: str) -> None:
-    """A log axis with plain `1e-05` labels and no minor ticks (mathtext labels and minor tick
-    objects cost seconds per figure)."""
-    from matplotlib.ticker import LogFormatter, NullLocator
-
-    for name in which:
-        getattr(ax, f"set_{name}scale")("log")
-        axis = getattr(ax, f"{name}axis")
-        axis.set_major_formatter(LogFormatter(labelOnlyBase=True))
-        axis.set_minor_locator(NullLocator())
 
 
 def _counts(axis: Any) -> None:
@@ -98,7 +78,7 @@ def _hist_by_level(ax: Any, pairs: list[tuple[int | None, float]], xlabel: str) 
         color=[_level_color(lv) for lv in groups],
         label=[_level_label(lv) for lv in groups],
     )
-    _log(ax, "x")
+    log_axes(ax, "x")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("problems")
     _counts(ax.yaxis)
@@ -107,7 +87,7 @@ def _hist_by_level(ax: Any, pairs: list[tuple[int | None, float]], xlabel: str) 
 
 def coverage_png(counts: dict[str, dict[str, int]]) -> str:
     """Stacked bars: problems per level by status."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 0.5 + 0.45 * len(counts)))
     labels = list(counts)
     left = [0] * len(labels)
@@ -124,7 +104,7 @@ def coverage_png(counts: dict[str, dict[str, int]]) -> str:
 
 def unsupported_png(blocked: list[tuple[str, int]]) -> str:
     """Horizontal bars: problems each unsupported op blocks (most first)."""
-    plt = _plt()
+    plt = pyplot()
     shown = blocked[:20]
     fig, ax = plt.subplots(figsize=(6, 0.6 + 0.3 * len(shown)))
     ax.barh([op for op, _ in shown], [n for _, n in shown], color=STATUS_COLORS["unsupported"])
@@ -137,7 +117,7 @@ def unsupported_png(blocked: list[tuple[str, int]]) -> str:
 
 def sol_png(rows: list[Row], arch: str) -> str:
     """Bound-only views on one GPU: SOL distribution, what bounds it, and eager bound / SOL."""
-    plt = _plt()
+    plt = pyplot()
     ok = [r for r in rows if r.arch == arch and r.status == "ok" and r.bound_seconds("fused")]
     fig, axes = plt.subplots(1, 3, figsize=(15, 3.6))
     _hist_by_level(
@@ -181,7 +161,7 @@ def sol_png(rows: list[Row], arch: str) -> str:
 def headroom_png(entries: list[Entry], variant: str, levels: tuple[str, ...], arch: str) -> str:
     """One histogram of measured / bound per bound level, problems coloured by level; the line at 1
     is the bound itself (anything left of it is a violation)."""
-    plt = _plt()
+    plt = pyplot()
     shown = [lvl for lvl in levels if bound_applies(lvl, variant)]
     fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 3.4), squeeze=False)
     for ax, level in zip(axes[0], shown):
@@ -201,7 +181,7 @@ def headroom_png(entries: list[Entry], variant: str, levels: tuple[str, ...], ar
 def roofline_png(rows: list[Row], entries: list[Entry], spec: Any, variant: str | None) -> str:
     """Arithmetic intensity (FLOP per compulsory DRAM byte) vs throughput: hollow marks at the SOL,
     filled marks at the measured time (joined by a line), under the GPU's roofs."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 5.5))
     by_key = {e.row.key: e for e in entries}
     xs: list[float] = []
@@ -250,7 +230,7 @@ def roofline_png(rows: list[Row], entries: list[Entry], spec: Any, variant: str 
     ax.scatter([], [], facecolors="none", edgecolors="black", label="at SOL (fused bound)")
     if variant:
         ax.scatter([], [], color="black", label=f"measured ({variant})")
-    _log(ax, "xy")
+    log_axes(ax, "xy")
     ax.set_xlim(x_lo, x_hi)
     ax.set_ylim(min(ys + [bw * x_lo]) / 2, top * 3)
     ax.set_xlabel("arithmetic intensity, FLOP per compulsory DRAM byte")

@@ -22,8 +22,8 @@ from typing import Any
 
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
-from solar.kernelbench.results import RESULTS_FILE, Row, RowWriter, compact, read_rows
-from solar.kernelbench.runner import RunConfig, RunStats, _progress, pending, write_rows
+from solar.kernelbench.results import Row, RowWriter, compact
+from solar.kernelbench.runner import RunConfig, RunStats, _progress, resume, write_rows
 
 
 def _ray() -> Any:
@@ -115,10 +115,7 @@ def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     """run_analysis with the workers as Ray tasks (see the module docstring)."""
     ray = _ray()
     started = connect(config.ray or "")
-    path = config.out / RESULTS_FILE
-    done, bad = read_rows(path)
-    work = pending(config, done)
-    skipped = len(config.problems) * len(config.archs) - sum(len(archs) for _, archs in work)
+    path, work, skipped, bad = resume(config)
     remote = ray.remote(num_cpus=1, max_retries=0)(analyze_task)
     start = time.perf_counter()
     written = 0

@@ -116,6 +116,16 @@ def pending(
     return work
 
 
+def resume(config: RunConfig) -> tuple[Path, list[tuple[Problem, dict[str, str]]], int, int]:
+    """The results file, each problem with the GPUs it still needs (`pending`), how many (problem,
+    GPU) pairs the file already holds, and how many of its lines are unreadable (`read_rows`)."""
+    path = config.out / RESULTS_FILE
+    done, bad = read_rows(path)
+    work = pending(config, done)
+    skipped = len(config.problems) * len(config.archs) - sum(len(archs) for _, archs in work)
+    return path, work, skipped, bad
+
+
 def _progress(show: bool):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -179,10 +189,7 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
         return run_on_ray(config, show_progress)
     from solar.kernelbench.zygote import start_server
 
-    path = config.out / RESULTS_FILE
-    done, bad = read_rows(path)
-    work = pending(config, done)
-    skipped = len(config.problems) * len(config.archs) - sum(len(archs) for _, archs in work)
+    path, work, skipped, bad = resume(config)
     start = time.perf_counter()
     written = 0
     with (

@@ -21,7 +21,8 @@ def check_plot_path(path: str) -> str:
     return path
 
 
-def _plt():
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (no display)."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -30,12 +31,12 @@ def _plt():
     return plt
 
 
-def _log(ax: Any) -> None:
-    """Log axes with plain labels and no minor ticks (mathtext labels and minor tick objects cost
-    seconds per figure, as solar.kernelbench.plots found)."""
+def log_axes(ax: Any, which: str = "xy") -> None:
+    """Log axes (`which` of x, y) with plain `1e-05` labels and no minor ticks (mathtext labels
+    and minor tick objects cost seconds per figure)."""
     from matplotlib.ticker import LogFormatter, NullLocator
 
-    for name in "xy":
+    for name in which:
         getattr(ax, f"set_{name}scale")("log")
         axis = getattr(ax, f"{name}axis")
         axis.set_major_formatter(LogFormatter(labelOnlyBase=True))
@@ -49,7 +50,7 @@ def _save(fig: Any, path: str) -> None:
         bbox_inches="tight",
         metadata={"Date": None} if path.endswith(".svg") else None,
     )
-    _plt().close(fig)
+    pyplot().close(fig)
 
 
 def roofline(comparison: Any, path: str) -> None:
@@ -57,7 +58,7 @@ def roofline(comparison: Any, path: str) -> None:
     term, DRAM bandwidth × intensity); the program sits at its compulsory intensity (filled) and at
     its cache-aware intensity (hollow) with the height flops / bound. A launch-bound program sits
     below its roof."""
-    plt = _plt()
+    plt = pyplot()
     check_plot_path(path)
     fig, ax = plt.subplots(figsize=(8, 5.2))
     flops = comparison.flops
@@ -92,7 +93,7 @@ def roofline(comparison: Any, path: str) -> None:
                 markersize=9,
                 markerfacecolor="none",
             )
-    _log(ax)
+    log_axes(ax)
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
     ax.set_ylabel("attainable FLOP/s for this program's work mix")
     ax.set_title(f"{comparison.program}: roofline per GPU (filled: fused SOL, hollow: cache-aware)")
@@ -112,7 +113,7 @@ def provision_plane(prov: Any, path: str) -> None:
     level meets the target (a corner: its terms are a max), the eager (unfused) frontier (a curve:
     its per-kernel terms add), and every existing spec at its bandwidth and at the compute scale
     that gives this program its compute term there."""
-    plt = _plt()
+    plt = pyplot()
     check_plot_path(path)
     curve = prov.dispatch_curve
     if curve:
@@ -158,7 +159,7 @@ def provision_plane(prov: Any, path: str) -> None:
             xytext=(5, 4 if k % 2 else -11),
             textcoords="offset points",
         )  # alternate: near specs overlap
-    _log(ax)
+    log_axes(ax)
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
     ax.set_xlabel("DRAM bandwidth (bytes/s)")

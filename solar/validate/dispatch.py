@@ -44,6 +44,14 @@ def host_slope(fn: Callable[[], object], sync: Callable[[], object], runs: int =
     return (best[LONG] - best[SHORT]) / (LONG - SHORT)
 
 
+def warm_slope(fn: Callable[[], object], sync: Callable[[], object]) -> float:
+    """host_slope of `fn` after three calls that warm its caches (kernels loaded, plans made)."""
+    for _ in range(3):
+        fn()
+    sync()
+    return host_slope(fn, sync)
+
+
 def torch_op_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]]:
     """Tiny calls of the ATen ops eager programs make, keyed as the exported graph names them before
     decomposition; several variants per op (the op's floor is the least of them)."""
@@ -167,10 +175,7 @@ def measure_torch_ops(torch: Any, dev: str, sync: Callable[[], object]) -> tuple
         for fn in variants:
             try:
                 with torch.no_grad():
-                    for _ in range(3):
-                        fn()
-                    sync()
-                    t = host_slope(fn, sync) - empty
+                    t = warm_slope(fn, sync) - empty
             except Exception as exc:  # an op this build cannot run is left out, and said
                 errors[op] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
                 continue
@@ -230,10 +235,7 @@ def module_floors(torch: Any, dev: str, sync: Callable[[], object]) -> dict[str,
     with torch.no_grad():
         for name, fns in module_table(torch, dev).items():
             for fn in fns:
-                for _ in range(3):
-                    fn()
-                sync()
-                t = host_slope(fn, sync) - empty
+                t = warm_slope(fn, sync) - empty
                 variants.setdefault(name, []).append(t)
                 if t > 0:
                     floors[name] = min(floors.get(name, t), t)

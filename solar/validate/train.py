@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from solar.errors import SolarError
-from solar.validate.run import ModeTiming, ValidationResult, _to_device, assemble
+from solar.validate.run import ModeTiming, ValidationResult, _to_device, assemble, build_on_gpu
 from solar.validate.timing import Timing, summarise, time_cuda
 
 
@@ -54,22 +54,13 @@ def validate_train_file(
 
     if framework_of(path) == "jax":
         return validate_jax_train_file(path, arch, loss, optimizer, reps)
-    from solar.frontends.torch.loader import import_model_file
     from solar.frontends.torch.train import loss_function, optimizer_of
     from solar.validate.device import environment, require_cuda
 
     torch = require_cuda()
     info, report = _bound_step(path, arch, loss, optimizer)
-    module = import_model_file(path)
-    torch.manual_seed(0)
-    try:
-        with torch.device("cuda"):
-            model = module.Model(*getattr(module, "get_init_inputs", list)())
-            inputs = _to_device(list(module.get_inputs()), torch)
-    except Exception as exc:
-        raise SolarError(
-            f"{Path(path).name}: building the model on the GPU failed: {exc}"
-        ) from None
+    model, inputs = build_on_gpu(path)
+    inputs = _to_device(inputs, torch)
     model = model.cuda().train()
     loss_fn = loss_function(loss)
     params = [p for p in model.parameters() if p.requires_grad]

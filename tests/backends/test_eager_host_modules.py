@@ -175,3 +175,45 @@ def test_calibration_merge_keeps_the_least_module_and_recurrent_floors():
     # the least call and the least step: below both runs' lines
     assert out["torch_rnn_seconds"] == {"solar.lstm.default": [
         {"hidden": 256, "batch": 10, "call_seconds": 100e-6, "step_seconds": 8e-6}]}
+
+
+def test_pre_call_module_is_the_exported_module_path():
+    # PreCall.module reads the path from the innermost nn_module_stack key; it must equal the
+    # path torch.export records beside the key (convert.module_path), repeated calls included
+    import torch
+
+    from solar.frontends.torch.convert import module_path
+    from solar.frontends.torch.eager import pre_decomposition_calls
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.lin(self.lin(x))
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList([Block(), Block()])
+
+        def forward(self, x):
+            for b in self.layers:
+                x = b(x)
+            return x.relu()
+
+    graph = torch.export.export(Net(), (torch.randn(2, 4),), strict=False).graph
+    nodes = {n.name: n for n in graph.nodes}
+    calls = pre_decomposition_calls(graph)
+    assert [c.module for c in calls] == ["layers.0.lin", "layers.0.lin", "layers.1.lin", "layers.1.lin", ""]
+    assert [c.module for c in calls] == [module_path(nodes[c.name]) for c in calls]
+
+
+def test_warm_slope_warms_three_calls_then_times():
+    from solar.validate.dispatch import LONG, RUNS, SHORT, warm_slope
+
+    calls, syncs = [], []
+    slope = warm_slope(lambda: calls.append(len(syncs)), lambda: syncs.append(len(calls)))
+    assert calls[:3] == [0, 0, 0] and syncs[0] == 3  # three calls, then a sync, then the timed runs
+    assert len(calls) == 3 + RUNS * (SHORT + LONG) and isinstance(slope, float)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import solar
+from benchmarks.rows import RESULTS, read_rows
 from solar.definitions.suite import cases, find_definitions, write_problems
 
 ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "definitions"
@@ -90,7 +91,7 @@ def test_bound_equals_the_hand_count(name, problems):
     assert fused.seconds >= max(fused.compute_seconds, fused.memory_seconds)
 
 
-MEASURED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h200" / "definitions_measured.jsonl"
+MEASURED = RESULTS / "definitions_measured.jsonl"
 
 
 @pytest.mark.parametrize("name", sorted(HAND))
@@ -98,14 +99,11 @@ def test_no_bound_beats_the_h200_times(name, problems):
     """The committed H200 times (benchmarks/definitions_validate.py: the reference eager and under
     torch.compile, L2 flushed) are an oracle: today's bound of the checked workload, at every level,
     stays at or below the fastest run of each mode that level claims."""
-    import json
-
     from solar.validate.run import LEVEL_MODES
 
     var, _ = HAND[name]
     case, path = problems[(name, tuple(sorted(var.items())))]
-    rows = [json.loads(line) for line in MEASURED.read_text().splitlines() if line.strip()]
-    measured = next(r for r in rows if r["definition"] == name and r["workload"] == case.workload.uuid)
+    measured = next(r for r in read_rows(MEASURED) if r["definition"] == name and r["workload"] == case.workload.uuid)
     report = solar.analyze(str(path), arch="H200-SXM")
     checked = 0
     for level, bound in report.bounds.items():

@@ -145,8 +145,9 @@ class _MiniMoE(torch.nn.Module):
     """The routing pattern of transformers' grouped_mm experts, without transformers: router,
     top-k, sort of the ids, histc offsets, one grouped GEMM (bf16: the CPU kernel's dtype)."""
 
-    def __init__(self, hidden: int = 16, out: int = 8, experts: int = 4) -> None:
+    def __init__(self, hidden: int = 16, out: int = 8, experts: int = 4, top: float | None = None) -> None:
         super().__init__()
+        self.top = experts - 1 if top is None else top  # histc's max
         self.router = torch.nn.Parameter(torch.randn(experts, hidden))
         self.w = torch.nn.Parameter(torch.randn(experts, hidden, out).bfloat16())
 
@@ -154,7 +155,7 @@ class _MiniMoE(torch.nn.Module):
         experts = self.w.shape[0]
         weights, ids = torch.topk(torch.softmax(x.float() @ self.router.t(), -1), K)
         sorted_ids, perm = torch.sort(ids.reshape(-1))
-        counts = torch.histc(sorted_ids.float(), bins=experts, min=0, max=experts - 1)
+        counts = torch.histc(sorted_ids.float(), bins=experts, min=0, max=self.top)
         offs = torch.cumsum(counts, 0, dtype=torch.int32)
         return torch._grouped_mm(x[perm // K], self.w, offs=offs), weights
 
@@ -185,6 +186,20 @@ def test_routing_pattern_exact_per_op_and_whole():
         "aten._grouped_mm.default",
     } <= ops
     assert all(c.mode.startswith("op") and c.error <= c.tolerance for c in checks), checks
+
+
+@pytest.mark.parametrize(("top", "experts_read"), [(3.0, K), (3.5, 1), (100.0, 1)])
+def test_wide_histc_bins_claim_one_expert(top, experts_read):
+    # bins (max - min) / 4 wide: at most 3/4 (max - min <= bins - 1) keeps distinct ids in
+    # distinct bins whatever the rounding (k experts read); wider, the claim is one expert (max=100:
+    # every id in bin 0, one group; 3.5: the ids would still part, but the rule asks for a margin)
+    torch.manual_seed(0)
+    model, x = _MiniMoE(top=top), torch.randn(6, 16).bfloat16()
+    loaded = load(model, (x,))
+    w = next(t.name for t in loaded.program.tensors if t.role.value == "param" and t.shape == (4, 16, 8))
+    assert loaded.graph.footprints.elements(w, "read") == experts_read * 16 * 8
+    (whole,) = check_module(model, (x,)).checks  # the claim holds on the real routing
+    assert whole.mode == "full" and whole.error <= whole.tolerance, whole
 
 
 class _Histc(torch.nn.Module):

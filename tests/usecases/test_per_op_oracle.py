@@ -5,21 +5,14 @@ committed); one committed corpus model is re-joined here so the record cannot dr
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
+from benchmarks.rows import RESULTS, ROOT, read_rows
 from solar.api import load
 from solar.insight_ops import measured_ops
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "benchmarks/results/h200"
-
-
 def _rows(name: str) -> dict[str, dict]:
-    lines = (RESULTS / name).read_text().splitlines()
-    return {r["problem"]: r for r in map(json.loads, filter(str.strip, lines))}
+    return {r["problem"]: r for r in read_rows(RESULTS / name)}
 
 
 MEASURED = _rows("per_op.jsonl")

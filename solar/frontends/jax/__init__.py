@@ -75,18 +75,12 @@ def check_callable(fn_or_module: Any, inputs: Sequence[Any], seed: int = 0) -> C
 
 def is_jax_file(path: str | Path) -> bool:
     """True when the file imports jax or flax and does not import torch (read, never executed)."""
-    import ast
+    from solar.frontends.detect import imported_roots
 
     try:
-        tree = ast.parse(Path(path).read_text(), filename=str(path))
+        roots = imported_roots(Path(path).read_text())
     except (OSError, SyntaxError, ValueError):
         return False
-    roots: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            roots.add(node.module.split(".")[0])
     return bool(roots & {"jax", "flax"}) and "torch" not in roots
 
 

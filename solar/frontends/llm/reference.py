@@ -124,11 +124,7 @@ class ModelFile:
 
         module = self.module()
         with FakeTensorMode(allow_non_fake_inputs=True), loader.on_cpu():
-            model = _call(
-                lambda: module.Model(*getattr(module, "get_init_inputs", list)()),
-                self.path,
-                "building Model",
-            )
+            model = _build(module, self.path)
             inputs = _call(module.get_inputs, self.path, "get_inputs()")
         info = lambda t: TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t))
         params = {}
@@ -149,11 +145,7 @@ class ModelFile:
         torch.manual_seed(seed)
         np.random.seed(seed)
         with loader.on_cpu(), torch.no_grad():
-            model = _call(
-                lambda: module.Model(*getattr(module, "get_init_inputs", list)()),
-                self.path,
-                "building Model",
-            )
+            model = _build(module, self.path)
             inputs = list(_call(module.get_inputs, self.path, "get_inputs()"))
             if scale != 1.0:
                 inputs = [
@@ -273,6 +265,11 @@ def _call(fn, path: Path, what: str) -> Any:
     from solar.frontends import usercode
 
     return usercode.call(fn, what, path)
+
+
+def _build(module: Any, path: Path) -> Any:
+    """module.Model(*get_init_inputs()) as user code."""
+    return _call(lambda: module.Model(*getattr(module, "get_init_inputs", list)()), path, "building Model")
 
 
 # ---- one op --------------------------------------------------------------------------------------

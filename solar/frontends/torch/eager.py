@@ -31,7 +31,13 @@ class PreCall:
     view: bool
     modules: Modules = ()
     rnn: tuple[int, int, int] = ()  # a recurrent op's (steps x layers x directions, hidden, batch)
-    module: str = ""
+
+    @property
+    def module(self) -> str:
+        """The path of the innermost module that called it (`layers.3.self_attn.q_proj`; "" at top
+        level): its nn_module_stack key, which torch.export writes `L__self__<path>`, `@N` added
+        for the N-th further call of one module."""
+        return self.modules[-1][0].removeprefix("L__self__").split("@")[0] if self.modules else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +80,6 @@ def _is_view(target: object) -> bool:
 
 def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
     """The eager calls of a graph before run_decompositions (getitem and export-only nodes left out)."""
-    from solar.frontends.torch.convert import module_path
-
     calls = []
     for node in graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem:
@@ -83,7 +87,7 @@ def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
         op = str(node.target)
         if not isinstance(node.target, torch._ops.OpOverload) or any(k in op for k in _NOT_EAGER):
             continue
-        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn(node), module_path(node)))
+        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn(node)))
     return tuple(calls)
 
 

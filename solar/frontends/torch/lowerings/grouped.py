@@ -105,15 +105,16 @@ def _getitem_of(node: Any, target: Any, item: int) -> Any:
 
 
 def routing_k(offs: Any, rows: int) -> int | None:
-    """k when the offsets are cumsum(histc(sorted top-k ids)) over a range holding every id and
-    the `rows` are one per id (every row is then in a group, and each token's k ids are distinct):
-    found in the traced graph; None otherwise."""
+    """k when the offsets are cumsum(histc(sorted top-k ids)) over a range holding every id, in
+    bins that keep distinct ids apart (`_separates_ids`), and the `rows` are one per id (every row is then in a group, and each
+    token's k distinct ids are k distinct groups): found in the traced graph; None otherwise."""
     if not (isinstance(offs, torch.fx.Node) and offs.target is aten.cumsum.default):
         return None
     hist = _source(offs.args[0])
     if getattr(hist, "target", None) is not aten.histc.default:
         return None
     args = list(hist.args) + [100, 0, 0][len(hist.args) - 1 :]
+    bins = int(hist.kwargs.get("bins", args[1]))
     lo, hi = float(hist.kwargs.get("min", args[2])), float(hist.kwargs.get("max", args[3]))
     ids = _source(hist.args[0])
     sort = _getitem_of(ids, aten.sort.default, 0)  # sorted or not: histc counts every id
@@ -124,9 +125,19 @@ def routing_k(offs: Any, rows: int) -> int | None:
     dim = topk.args[2] if len(topk.args) > 2 else topk.kwargs.get("dim", -1)
     ids = topk.meta["val"][1]
     n = int(x.shape[dim])
-    if lo > 0 or hi < n - 1 or int(ids.numel()) != rows or rows < k:
+    if lo > 0 or hi < n - 1 or not _separates_ids(hist, bins, lo, hi) or int(ids.numel()) != rows or rows < k:
         return None
     return k
+
+
+def _separates_ids(hist: Any, bins: int, lo: float, hi: float) -> bool:
+    """Whether histc puts distinct integer ids in distinct bins whatever the rounding: bins at most
+    (B-1)/B wide (hi - lo <= B - 1), so ids' bin positions lie 1 + 1/(B-1) apart, and the float32
+    (or float64) bin arithmetic, off by far less than 1/(B-1) for B <= 1024, cannot close that
+    (docs/BOUNDS.md §12, MoE routing)."""
+    val = getattr(hist.args[0], "meta", {}).get("val")
+    wide = val is not None and val.dtype in (torch.float32, torch.float64)
+    return wide and 1 < bins <= 1024 and hi - lo <= bins - 1
 
 
 def _offsets_arg(ctx: LowerCtx) -> Any:

@@ -25,6 +25,7 @@ from solar.frontends.builder import (
     reduce,
 )
 from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.lowerings.core import _dims
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine
@@ -39,11 +40,8 @@ PRESERVE = frozenset({aten.all.dim, aten.all.dims, aten.all.default})
 
 
 def dims_of(x: View, dims: Sequence[int] | int | None) -> list[int]:
-    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
-        return list(range(x.rank))
-    if isinstance(dims, int):
-        dims = [dims]
-    return sorted({d % max(x.rank, 1) for d in dims})
+    """The reduced dims, each once, in order (all of them for None or [])."""
+    return sorted(set(_dims(x, dims)))
 
 
 def in_place(ctx: LowerCtx, out: View, fn: Callable[[Term], Term]) -> View:

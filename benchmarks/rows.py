@@ -1,0 +1,40 @@
+"""JSON-lines rows (the committed H200 results under benchmarks/results/h200/, a run's own output):
+one reader for the benchmarks that join them and the oracle tests that check bounds against them,
+the check those oracles share (no level above a measured minimum of an execution it claims), and
+the one-line error a row of a failed measurement holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "h200"
+
+
+def read_rows(path: str | Path, missing_ok: bool = False) -> list[dict]:
+    """The JSON value of each non-blank line of a .jsonl file; a missing file reads as no rows
+    where `missing_ok`."""
+    path = Path(path)
+    if missing_ok and not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def beaten(bounds: dict[str, float], measured: dict[str, dict]) -> list[str]:
+    """A line for each level of `bounds` above the fastest run (`min_seconds`) of an execution
+    mode it claims (solar.validate.run.LEVEL_MODES; a level it does not name claims none)."""
+    from solar.validate.run import LEVEL_MODES
+
+    return [
+        f"{mode}/{level}: bound {seconds * 1e6:.2f} µs > measured {t['min_seconds'] * 1e6:.2f} µs"
+        for level, seconds in bounds.items()
+        for mode, t in measured.items()
+        if mode in LEVEL_MODES.get(level, frozenset()) and seconds > t["min_seconds"]
+    ]
+
+
+def error_line(exc: BaseException, limit: int = 300) -> str:
+    """`Type: first line of the message`, cut at `limit` characters: a failed case's row."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:limit]
