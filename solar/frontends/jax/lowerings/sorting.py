@@ -1,0 +1,59 @@
+"""Order statistics: sort (jnp.sort, jnp.argsort, lax.sort with payload operands) and top_k
+(lax.top_k, the MoE router's expert choice), through the builder the PyTorch frontend uses
+(solar/frontends/order.py): one IR order statement per primitive, its values a data-dependent read
+of the keys at the positions, a payload operand read at the same positions (an argsort's iota is
+the positions themselves). Priced at bytes only, as the PyTorch ones (docs/BOUNDS.md, order
+statistics).
+
+Order: stable (ties to the lower position; jnp's sorts are stable, and where is_stable=False
+leaves ties open the stable order is one it allows), NaN greatest. Descending sorts reach here as
+an ascending sort between `rev`s (jnp.sort(descending=True)), which the shape rules lower. Where
+JAX orders by the floats' total order instead (top_k: -NaN least and -0.0 below +0.0) the values
+still agree except for the sign of a NaN or a zero, and positions may differ only among zeros.
+A lexicographic sort over several keys (num_keys > 1: jnp.lexsort) has no order statement yet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from solar.errors import UnsupportedOpError
+from solar.frontends.jax.convert import LowerCtx, as_view
+from solar.frontends.jax.lowerings.registry import lower
+from solar.frontends.jax.primitives import P
+from solar.frontends.order import is_position, order, permute
+from solar.frontends.views import View
+from solar.ir.dtypes import DType
+
+
+@lower(P.sort_p)
+def _sort(
+    ctx: LowerCtx, *operands: Any, dimension: int, is_stable: bool, num_keys: int
+) -> list[View]:
+    if num_keys != 1:
+        raise UnsupportedOpError(
+            f"sort with num_keys={num_keys} (a lexicographic sort over several keys, jnp.lexsort) "
+            "is not supported yet; sort by one key"
+        )
+    keys, *payloads = (as_view(x, (), dt) for x, (_, dt) in zip(operands, ctx.out_avals))
+    n = keys.shape[dimension] if keys.rank else 1
+    # positions in the dtype of an argsort's iota, which then is the positions tensor itself
+    iotas = [p.dtype for p in payloads if is_position(p, dimension % p.rank)]
+    index_dtype = iotas[0] if iotas else DType.I64
+    values, pos = order(ctx.b, ctx.hint, keys, dim=dimension, count=n, index_dtype=index_dtype)
+    return [values, *(permute(ctx.b, ctx.hint, p, pos, dim=dimension) for p in payloads)]
+
+
+@lower(P.top_k_p)
+def _top_k(ctx: LowerCtx, x: Any, *, k: int, axis: int = -1) -> list[View]:
+    _, index_dtype = ctx.meta(1)
+    values, pos = order(
+        ctx.b,
+        ctx.hint,
+        as_view(x),
+        dim=axis,
+        count=int(k),
+        descending=True,
+        index_dtype=index_dtype,
+    )
+    return [values, pos]
+
