@@ -1,0 +1,80 @@
+"""JAX order statistics end to end: exact counts (bytes only, no work), the same bounds as the
+PyTorch sort (one builder serves both frontends), and the MoE router example through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax")
+pytest.importorskip("flax")
+
+import jax
+import jax.numpy as jnp
+import torch
+from jax import lax
+
+import solar
+from solar.api import Loaded, analyze_loaded
+from solar.cli import main
+from solar.frontends.jax import lower_callable
+from solar.ir.nodes import Role, order_of
+
+ROOT = Path(__file__).resolve().parents[3]
+ARCH = "H200-SXM"
+F32 = 4
+
+
+def F(*shape: int) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, jnp.float32)
+
+
+def _analyze(fn, inputs):
+    program, traced = lower_callable(fn, inputs)
+    return analyze_loaded(Loaded(program, traced.flags, traced.source_file), ARCH, writeback=False)
+
+
+def test_top_k_is_priced_at_its_bytes():
+    """64 rows of 8 router logits, top 2: the logits read, 2 values and 2 int32 ids written per
+    row, and no work (docs/BOUNDS.md, order statistics)."""
+    report = _analyze(lambda x: lax.top_k(x, 2), [F(64, 8)])
+    assert report.totals.flops == 0
+    assert report.totals.dram_bytes == F32 * (64 * 8) + F32 * (64 * 2) + 4 * (64 * 2)
+
+
+def test_argsort_writes_its_positions_once():
+    """An argsort's iota payload is the positions tensor itself: keys read, int32 positions written."""
+    program, _ = lower_callable(lambda x: jnp.argsort(x, axis=0), [F(12, 5)])
+    (stmt,) = program.stmts
+    assert order_of(stmt.value) is not None
+    assert [t.name for t in program.with_role(Role.OUTPUT)] == [stmt.target.tensor]
+    report = _analyze(lambda x: jnp.argsort(x, axis=0), [F(12, 5)])
+    assert report.totals.flops == 0
+    assert report.totals.dram_bytes == F32 * 12 * 5 + 4 * 12 * 5
+
+
+def test_sort_in_torch_and_jax_bounds_alike():
+    class TorchSort(torch.nn.Module):
+        def forward(self, x):
+            return torch.sort(x, dim=0).values
+
+    t = solar.analyze(TorchSort(), (torch.randn(16, 32),), arch=ARCH, writeback=False)
+    j = _analyze(lambda x: jnp.sort(x, axis=0), [F(16, 32)])
+    assert j.totals.flops == t.totals.flops == 0
+    assert j.totals.dram_bytes == t.totals.dram_bytes == F32 * 2 * 16 * 32
+
+
+def test_moe_router_example_through_the_cli(capsys):
+    """`solar analyze examples/jax/moe_router.py --arch H200-SXM`: the router's T·H·E
+    multiply-adds, k experts' SwiGLU (3·H·F each) per token, and the gate-weighted sum."""
+    from benchmarks.suite_tools import size_constants
+
+    path = ROOT / "examples" / "jax" / "moe_router.py"
+    sizes = {name: value for name, (value, _) in size_constants(path).items()}
+    t, h, f, e, k = (sizes[n] for n in ("TOKENS", "D_MODEL", "D_FF", "EXPERTS", "TOP_K"))
+    assert main(["analyze", str(path), "--arch", ARCH, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["totals"]["contraction_flops"] == 2 * (t * h * e + k * t * 3 * h * f + t * k * h)
+    assert any(op["op"] == "top_k" for op in data["ops"])
