@@ -35,9 +35,9 @@ def _sort(
             "is not supported yet; sort by one key"
         )
     keys, *payloads = (as_view(x, (), dt) for x, (_, dt) in zip(operands, ctx.out_avals))
-    n = keys.shape[dimension] if keys.rank else 1
+    n = keys.shape[dimension]
     # positions in the dtype of an argsort's iota, which then is the positions tensor itself
-    iotas = [p.dtype for p in payloads if is_position(p, dimension % p.rank)]
+    iotas = [p.dtype for p in payloads if is_position(p, dimension)]
     index_dtype = iotas[0] if iotas else DType.I64
     values, pos = order(ctx.b, ctx.hint, keys, dim=dimension, count=n, index_dtype=index_dtype)
     return [values, *(permute(ctx.b, ctx.hint, p, pos, dim=dimension) for p in payloads)]
