@@ -275,6 +275,8 @@ CASES: dict[Any, list[Case]] = {
         c(lambda k, a, b: lax.sort((k, a, b), dimension=0, num_keys=1), I(6, 3), F(6, 3), I(6, 3)),
         c(lambda x: jnp.sort(x.T * 2.0, axis=None), F(3, 4)),  # computed, flattened keys
         c(jnp.sort, F(1)),
+        c(lambda i: jnp.argsort(i > 3), I(3, 9)),  # bool keys
+        c(lax.sort_key_val, I(3, 8), F(3, 8)),
     ],
     P.top_k_p: [
         c(lambda x: lax.top_k(x, 2), F(3, 8)),
@@ -283,6 +285,12 @@ CASES: dict[Any, list[Case]] = {
         c(lambda x: lax.top_k(_specials(x), 4), F(3, 9)),
         c(lambda x: lax.top_k(x, 1), F(5, 1)),
         c(lambda x: lax.top_k(x, 2), H(3, 8)),
+        c(lambda i: lax.top_k(i.astype(jnp.int8), 3), I(4, 9)),
+        c(lambda x: jnp.partition(x, 3), F(4, 9)),  # top_k of the negated keys
+    ],
+    P.approx_top_k_p: [
+        c(lambda x: lax.approx_max_k(x, 3), F(4, 16)),
+        c(lambda x: lax.approx_min_k(x, 2, reduction_dimension=0), F(9, 5)),
     ],
     P.cumsum_p: [
         c(lambda x: lax.cumsum(x, axis=1), F(3, 5)),

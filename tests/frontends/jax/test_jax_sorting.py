@@ -19,7 +19,8 @@ from jax import lax
 import solar
 from solar.api import Loaded, analyze_loaded
 from solar.cli import main
-from solar.frontends.jax import lower_callable
+from solar.errors import UnsupportedOpError
+from solar.frontends.jax import check_callable, lower_callable
 from solar.ir.nodes import Role, order_of
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,6 +54,27 @@ def test_argsort_writes_its_positions_once():
     report = _analyze(lambda x: jnp.argsort(x, axis=0), [F(12, 5)])
     assert report.totals.flops == 0
     assert report.totals.dram_bytes == F32 * 12 * 5 + 4 * 12 * 5
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: jnp.median(x, axis=1),
+        lambda x: jnp.quantile(x, 0.3, axis=0),
+        lambda x: jnp.percentile(x, jnp.array([10.0, 90.0])),
+    ],
+)
+def test_library_functions_built_on_sort_match_jax(fn):
+    """jnp's order-statistic functions (their NaN handling is a constant NaN, kept out of the
+    table's text round trip) run whole in the interpreter and agree with jax."""
+    result = check_callable(fn, [F(6, 9)], seed=3)
+    assert result.ok and not result.unchecked, result.checks
+
+
+def test_approx_top_k_partial_results_are_a_one_line_error():
+    with pytest.raises(UnsupportedOpError, match="approx_top_k without aggregate_to_topk") as info:
+        lower_callable(lambda x: lax.approx_max_k(x, 2, aggregate_to_topk=False), [F(4, 64)])
+    assert "\n" not in str(info.value) and "JAX primitive 'approx_top_k'" in str(info.value)
 
 
 def test_sort_in_torch_and_jax_bounds_alike():

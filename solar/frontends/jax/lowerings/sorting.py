@@ -1,5 +1,5 @@
-"""Order statistics: sort (jnp.sort, jnp.argsort, lax.sort with payload operands) and top_k
-(lax.top_k, the MoE router's expert choice), through the builder the PyTorch frontend uses
+"""Order statistics: sort (jnp.sort, jnp.argsort, lax.sort with payload operands), top_k
+(lax.top_k, the MoE router's expert choice) and approx_top_k (exact off TPUs), through the builder the PyTorch frontend uses
 (solar/frontends/order.py): one IR order statement per primitive, its values a data-dependent read
 of the keys at the positions, a payload operand read at the same positions (an argsort's iota is
 the positions themselves). Priced at bytes only, as the PyTorch ones (docs/BOUNDS.md, order
@@ -53,6 +53,38 @@ def _top_k(ctx: LowerCtx, x: Any, *, k: int, axis: int = -1) -> list[View]:
         dim=axis,
         count=int(k),
         descending=True,
+        index_dtype=index_dtype,
+    )
+    return [values, pos]
+
+
+@lower(P.approx_top_k_p)
+def _approx_top_k(
+    ctx: LowerCtx,
+    x: Any,
+    *,
+    k: int,
+    reduction_dimension: int,
+    recall_target: float,
+    is_max_k: bool,
+    reduction_input_size_override: int,
+    aggregate_to_topk: bool,
+) -> list[View]:
+    """lax.approx_max_k / approx_min_k: approximate on TPUs only; elsewhere XLA falls back to an
+    exact sort and slice, which is what the order statement computes (GPUs are solar's targets)."""
+    if not aggregate_to_topk or reduction_input_size_override not in (-1, None):
+        raise UnsupportedOpError(
+            "approx_top_k without aggregate_to_topk, or with reduction_input_size_override (a "
+            "TPU-specific partial result) is not supported yet; use the defaults"
+        )
+    _, index_dtype = ctx.meta(1)
+    values, pos = order(
+        ctx.b,
+        ctx.hint,
+        as_view(x),
+        dim=reduction_dimension,
+        count=int(k),
+        descending=bool(is_max_k),
         index_dtype=index_dtype,
     )
     return [values, pos]
