@@ -14,18 +14,25 @@ from solar.frontends.builder import ProgramBuilder, const, elementwise, loop_var
 from solar.frontends.views import View
 from solar.ir.affine import Affine, var
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Cast, Index, Load, Order
+from solar.ir.nodes import Cast, Expr, Index, Load, Order
 from solar.ir.scalar_ops import Update
+
+
+def _element(v: View) -> Expr | None:
+    """The expression under casts of `v`'s element at the probe index `_probe0, _probe1, ..`,
+    when every element is one unguarded expression."""
+    alts = v.at(tuple(var(f"_probe{k}") for k in range(v.rank)))
+    if len(alts) != 1 or alts[0][0]:
+        return None
+    expr = alts[0][1]
+    while isinstance(expr, Cast):
+        expr = expr.arg
+    return expr
 
 
 def _plain(v: View) -> bool:
     """Every element of `v` is one unguarded load (under casts) with affine indices."""
-    alts = v.at(tuple(var(f"_probe{k}") for k in range(v.rank)))
-    if len(alts) != 1 or alts[0][0]:
-        return False
-    expr = alts[0][1]
-    while isinstance(expr, Cast):
-        expr = expr.arg
+    expr = _element(v)
     return isinstance(expr, Load) and all(isinstance(t, Affine) for t in expr.index)
 
 
@@ -98,12 +105,7 @@ def order(
 
 def is_position(x: View, d: int) -> bool:
     """Every element of `x` is its own index along `d` (an iota), under casts."""
-    alts = x.at(tuple(var(f"_probe{k}") for k in range(x.rank)))
-    if len(alts) != 1 or alts[0][0]:
-        return False
-    expr = alts[0][1]
-    while isinstance(expr, Cast):
-        expr = expr.arg
+    expr = _element(x)
     return isinstance(expr, Index) and expr.expr == var(f"_probe{d}")
 
 
@@ -118,5 +120,6 @@ def permute(b: ProgramBuilder, hint: str, x: View, pos: View, *, dim: int) -> Vi
             return pos
         return View(pos.shape, dt, lambda i: tuple((g, Cast(dt, e)) for g, e in pos.at(i)))
     return _at_positions(_readable_at(b, hint, x, d, pos.shape[d]), pos, d)
+
 
 __all__ = ["is_position", "order", "permute", "plain_keys"]

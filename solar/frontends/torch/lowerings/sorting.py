@@ -4,10 +4,10 @@ Each becomes one IR order statement per op (`pos[.., j, ..] = order(x[.., r, ..]
 position along `r` of the key of rank `j`) and a data-dependent read of the values at those
 positions (`x[.., ind(pos[.., j, ..]), ..]`, a view: nothing is copied), built by the builder the
 JAX frontend shares (solar/frontends/order.py). The order statement computes nothing: it is
-priced at its bytes only (the keys read, the positions written). No work
-term is charged because none is provable for every implementation: the comparison lower bounds
-(n - 1 comparisons for a maximum, log2(n!) for a sort) hold only for comparison-based algorithms,
-and GPU sorts and top-k selections are radix-based (docs/BOUNDS.md, order statistics).
+priced at its bytes only (the keys read, the positions written). No work term is charged because
+none is provable for every implementation: the comparison lower bounds (n - 1 comparisons for a
+maximum, log2(n!) for a sort) hold only for comparison-based algorithms, and GPU sorts and top-k
+selections are radix-based (docs/BOUNDS.md, order statistics).
 
 Ties go to the lower position first (a stable order) and NaN is greatest, as PyTorch orders; where
 PyTorch leaves the order of ties unspecified (topk, sort without stable=True) the IR's order is one
