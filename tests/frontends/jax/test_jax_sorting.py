@@ -46,7 +46,8 @@ def test_top_k_is_priced_at_its_bytes():
 
 
 def test_argsort_writes_its_positions_once():
-    """An argsort's iota payload is the positions tensor itself: keys read, int32 positions written."""
+    """An argsort's iota payload is the positions tensor itself: one statement, the keys read and
+    the int32 positions written."""
     program, _ = lower_callable(lambda x: jnp.argsort(x, axis=0), [F(12, 5)])
     (stmt,) = program.stmts
     assert order_of(stmt.value) is not None

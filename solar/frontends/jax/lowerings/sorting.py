@@ -1,15 +1,15 @@
 """Order statistics: sort (jnp.sort, jnp.argsort, lax.sort with payload operands), top_k
-(lax.top_k, the MoE router's expert choice) and approx_top_k (exact off TPUs), through the builder the PyTorch frontend uses
-(solar/frontends/order.py): one IR order statement per primitive, its values a data-dependent read
-of the keys at the positions, a payload operand read at the same positions (an argsort's iota is
-the positions themselves). Priced at bytes only, as the PyTorch ones (docs/BOUNDS.md, order
-statistics).
+(lax.top_k, the MoE router's expert choice) and approx_top_k (exact off TPUs), through the builder
+the PyTorch frontend uses (solar/frontends/order.py): one IR order statement per primitive, its
+values a data-dependent read of the keys at the positions, a payload operand read at the same
+positions (an argsort's iota is the positions themselves). Priced at bytes only, as the PyTorch
+ones (docs/BOUNDS.md, order statistics).
 
 Order: stable (ties to the lower position; jnp's sorts are stable, and where is_stable=False
 leaves ties open the stable order is one it allows), NaN greatest. Descending sorts reach here as
 an ascending sort between `rev`s (jnp.sort(descending=True)), which the shape rules lower. Where
 JAX orders by the floats' total order instead (top_k: -NaN least and -0.0 below +0.0) the values
-still agree except for the sign of a NaN or a zero, and positions may differ only among zeros.
+still agree except for the sign of a NaN or a zero, and positions differ only among such keys.
 A lexicographic sort over several keys (num_keys > 1: jnp.lexsort) has no order statement yet."""
 
 from __future__ import annotations
