@@ -89,6 +89,28 @@ def test_sort_in_torch_and_jax_bounds_alike():
     assert j.totals.dram_bytes == t.totals.dram_bytes == F32 * 2 * 16 * 32
 
 
+T, D, FF, E, K = 16, 32, 48, 4, 2
+
+
+def _one_hot_moe(x, router, w_in, w_out):
+    """MaxText's dense dispatch: top-2 gates scattered into a (token, expert) combine matrix by a
+    one-hot einsum; every expert runs on every token, weighted by the combine matrix."""
+    top, ids = lax.top_k(x @ router, K)
+    gates = jax.nn.softmax(top, axis=-1)
+    combine = jnp.einsum("tk,tke->te", gates, jax.nn.one_hot(ids, E, dtype=x.dtype))
+    h = jax.nn.relu(jnp.einsum("td,edf->tef", x, w_in))
+    return jnp.einsum("te,ted->td", combine, jnp.einsum("tef,efd->ted", h, w_out))
+
+
+def test_one_hot_dispatch_moe_counts_exact_and_matches_jax():
+    inputs = [F(T, D), F(D, E), F(E, D, FF), F(E, FF, D)]
+    report = _analyze(_one_hot_moe, inputs)
+    router, combine, experts, out = T * D * E, T * K * E, 2 * T * E * D * FF, T * E * D
+    assert report.totals.contraction_flops == 2 * (router + combine + experts + out)
+    result = check_callable(_one_hot_moe, inputs, seed=2)
+    assert result.ok and not result.unchecked, result.checks
+
+
 def test_moe_router_example_through_the_cli(capsys):
     """`solar analyze examples/jax/moe_router.py --arch H200-SXM`: the router's T·H·E
     multiply-adds, k experts' SwiGLU (3·H·F each) per token, and the gate-weighted sum."""
