@@ -57,6 +57,14 @@ def test_argsort_writes_its_positions_once():
     assert report.totals.dram_bytes == F32 * 12 * 5 + 4 * 12 * 5
 
 
+def test_sort_positions_stay_inside_the_sort_kernel():
+    """jnp.sort writes its values from its own instance: the int64 positions (128 MiB here, past
+    L2) never cross a kernel boundary, so the unfused bytes are the keys read and values written."""
+    report = _analyze(jnp.sort, [F(4096, 4096)])
+    assert report.totals.dram_bytes == F32 * 2 * 4096 * 4096
+    assert report.totals.unfused_dram_bytes == report.totals.dram_bytes
+
+
 @pytest.mark.parametrize(
     "fn",
     [

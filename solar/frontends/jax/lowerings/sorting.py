@@ -2,8 +2,8 @@
 (lax.top_k, the MoE router's expert choice) and approx_top_k (exact off TPUs), through the builder
 the PyTorch frontend uses (solar/frontends/order.py): one IR order statement per primitive, its
 values a data-dependent read of the keys at the positions, a payload operand read at the same
-positions (an argsort's iota is the positions themselves). Priced at bytes only, as the PyTorch
-ones (docs/BOUNDS.md, order statistics).
+positions (an argsort's iota is the positions themselves), each written by the primitive's own
+instance. Priced at bytes only, as the PyTorch ones (docs/BOUNDS.md, order statistics).
 
 Order: stable (ties to the lower position; jnp's sorts are stable, and where is_stable=False
 leaves ties open the stable order is one it allows), NaN greatest. Descending sorts reach here as
@@ -17,12 +17,25 @@ from __future__ import annotations
 from typing import Any
 
 from solar.errors import UnsupportedOpError
+from solar.frontends.builder import copy
 from solar.frontends.jax.convert import LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.order import is_position, order, permute
 from solar.frontends.views import View
 from solar.ir.dtypes import DType
+
+
+def _written(ctx: LowerCtx, k: int, v: View, pos: View) -> View:
+    """Output `k` as the primitive's kernel writes it: the positions tensor itself, or a tensor of
+    this instance holding the read at the positions (a load: no work). An eager XLA sort or top_k
+    writes its outputs and never its permutation, which stays inside its instance; a read left as
+    a view would make the next kernel read the positions (the unfused bound would charge the
+    permutation's bytes, which jnp.sort never moves). An output nobody reads is dropped by the
+    demand pass."""
+    if v is pos:
+        return v
+    return copy(ctx.b, f"{ctx.hint}_{'values' if k == 0 else f'out{k}'}", v)
 
 
 @lower(P.sort_p)
@@ -40,7 +53,8 @@ def _sort(
     iotas = [p.dtype for p in payloads if is_position(p, dimension)]
     index_dtype = iotas[0] if iotas else DType.I64
     values, pos = order(ctx.b, ctx.hint, keys, dim=dimension, count=n, index_dtype=index_dtype)
-    return [values, *(permute(ctx.b, ctx.hint, p, pos, dim=dimension) for p in payloads)]
+    outs = [values, *(permute(ctx.b, ctx.hint, p, pos, dim=dimension) for p in payloads)]
+    return [_written(ctx, k, v, pos) for k, v in enumerate(outs)]
 
 
 @lower(P.top_k_p)
@@ -55,7 +69,7 @@ def _top_k(ctx: LowerCtx, x: Any, *, k: int, axis: int = -1) -> list[View]:
         descending=True,
         index_dtype=index_dtype,
     )
-    return [values, pos]
+    return [_written(ctx, 0, values, pos), pos]
 
 
 @lower(P.approx_top_k_p)
@@ -87,5 +101,5 @@ def _approx_top_k(
         descending=bool(is_max_k),
         index_dtype=index_dtype,
     )
-    return [values, pos]
+    return [_written(ctx, 0, values, pos), pos]
 
