@@ -72,6 +72,14 @@ def _softsign(x: Any) -> Any:
 
 _softsign.defjvp(lambda p, t: (_softsign(p[0]), t[0] / (1 + jnp.abs(p[0])) ** 2))
 
+def _specials(x: Any) -> Any:
+    """NaN above 1, -inf below -1: keys with special values, ties among them. The NaN is
+    computed (a NaN constant is not equal to itself after the text round trip) and made positive
+    (x86's sqrt(-1) is -NaN, which top_k, ordering floats totally, puts least)."""
+    nan = jnp.abs(jnp.sqrt(-x))
+    return jnp.where(x > 1.0, nan, jnp.where(x < -1.0, jnp.log(x * 0.0), x))
+
+
 DN_NHWC = ("NHWC", "HWIO", "NHWC")
 
 
@@ -257,6 +265,33 @@ CASES: dict[Any, list[Case]] = {
     ],
     P.argmax_p: [c(lambda x: jnp.argmax(x, axis=1), F(3, 5))],
     P.argmin_p: [c(lambda x: jnp.argmin(x, axis=0), F(3, 5))],
+    P.sort_p: [
+        c(jnp.sort, F(3, 5)),
+        c(lambda x: jnp.sort(x, axis=0, descending=True), F(4, 5)),  # rev . sort . rev
+        c(jnp.argsort, I(3, 9)),  # integers in 1..7: ties, to the lower position
+        c(lambda x: jnp.argsort(x, axis=0, descending=True), I(9, 4)),
+        c(lambda x: jnp.argsort(x, stable=False), F(2, 7)),
+        c(lambda x: jnp.argsort(_specials(x)), F(4, 9)),  # NaN greatest, -inf least
+        c(lambda k, a, b: lax.sort((k, a, b), dimension=0, num_keys=1), I(6, 3), F(6, 3), I(6, 3)),
+        c(lambda x: jnp.sort(x.T * 2.0, axis=None), F(3, 4)),  # computed, flattened keys
+        c(jnp.sort, F(1)),
+        c(lambda i: jnp.argsort(i > 3), I(3, 9)),  # bool keys
+        c(lax.sort_key_val, I(3, 8), F(3, 8)),
+    ],
+    P.top_k_p: [
+        c(lambda x: lax.top_k(x, 2), F(3, 8)),
+        c(lambda x: lax.top_k(x, 3), I(4, 9)),  # ties, to the lower position
+        c(lambda x: lax.top_k(x, 2, axis=0), F(6, 5)),
+        c(lambda x: lax.top_k(_specials(x), 4), F(3, 9)),
+        c(lambda x: lax.top_k(x, 1), F(5, 1)),
+        c(lambda x: lax.top_k(x, 2), H(3, 8)),
+        c(lambda i: lax.top_k(i.astype(jnp.int8), 3), I(4, 9)),
+        c(lambda x: jnp.partition(x, 3), F(4, 9)),  # top_k of the negated keys
+    ],
+    P.approx_top_k_p: [
+        c(lambda x: lax.approx_max_k(x, 3), F(4, 16)),
+        c(lambda x: lax.approx_min_k(x, 2, reduction_dimension=0), F(9, 5)),
+    ],
     P.cumsum_p: [
         c(lambda x: lax.cumsum(x, axis=1), F(3, 5)),
         c(lambda x: lax.cumsum(x, axis=0, reverse=True), F(3, 5)),

@@ -258,7 +258,33 @@ def test_unsupported_primitive_names_it_and_the_source_line(tmp_path):
 
         def forward(x):
             y = x * 2
-            return jnp.sort(y, axis=0)
+            return jnp.linalg.cholesky(y)
+
+        def get_inputs():
+            return [jax.ShapeDtypeStruct((8, 8), jnp.float32)]
+        """,
+    )
+    with pytest.raises(UnsupportedOpError) as info:
+        lower_file(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert re.search(
+        r"unsupported JAX primitive 'cholesky' at bad\.py:6: return jnp\.linalg\.cholesky\(y\)",
+        message,
+    )
+
+
+def test_unsupported_sort_variant_names_the_primitive_and_the_source_line(tmp_path):
+    path = _write(
+        tmp_path,
+        "lex.py",
+        """\
+        import jax
+        import jax.numpy as jnp
+
+        def forward(x):
+            y = x * 2
+            return jnp.lexsort((x, y), axis=0)
 
         def get_inputs():
             return [jax.ShapeDtypeStruct((8, 4), jnp.float32)]
@@ -269,7 +295,9 @@ def test_unsupported_primitive_names_it_and_the_source_line(tmp_path):
     message = str(info.value)
     assert "\n" not in message
     assert re.search(
-        r"unsupported JAX primitive 'sort' at bad\.py:6: return jnp\.sort\(y, axis=0\)", message
+        r"sort with num_keys=2 .* not supported yet.* JAX primitive 'sort' at lex\.py:6: "
+        r"return jnp\.lexsort\(\(x, y\), axis=0\)",
+        message,
     )
 
 
@@ -432,7 +460,7 @@ def test_nothing_the_size_of_the_model_is_allocated():
 def test_examples_analyse():
     """Each example traces, lowers and bounds (its analysis time is measured by
     benchmarks/bench_analyze.py, not asserted here)."""
-    assert len(EXAMPLES) == 4
+    assert len(EXAMPLES) == 5
     for path in EXAMPLES:
         program, traced = lower_file(path)
         report = analyze_loaded(Loaded(program, traced.flags, traced.source_file), ARCH)

@@ -24,9 +24,9 @@ import torch
 from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import call, cast, const, contract, index_value, loop_vars, mul, sub
+from solar.frontends.order import plain_keys
 from solar.frontends.torch.convert import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower, lower_library
-from solar.frontends.torch.lowerings.sorting import plain_keys
 from solar.frontends.views import View
 from solar.ir.affine import var
 from solar.ir.dtypes import DType
@@ -58,7 +58,7 @@ def _histc(ctx: LowerCtx, x: View, bins: int = 100, min: Any = 0, max: Any = 0) 
     b = ctx.b
     h = b.temp(ctx.hint, (int(bins),), ctx.dtype)
     b.emit([("i0", int(bins))], h.base, (var("i0"),), Update.ASSIGN, const(0.0))
-    flat = plain_keys(ctx, views.reshape(x, (x.numel,)))
+    flat = plain_keys(ctx.b, ctx.hint, views.reshape(x, (x.numel,)))
     loops, idx = loop_vars("i", (x.numel,))
     v = flat.at(idx)
     inside = call(S.AND, call(S.GE, v, lo), call(S.LE, v, hi))
