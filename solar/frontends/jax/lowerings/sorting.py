@@ -58,7 +58,9 @@ def _sort(
 
 
 @lower(P.top_k_p)
-def _top_k(ctx: LowerCtx, x: Any, *, k: int, axis: int = -1) -> list[View]:
+def _top_k(ctx: LowerCtx, x: Any, *, k: int, axis: int = -1, is_stable: bool = True) -> list[View]:
+    """lax.top_k (JAX 0.11 adds `is_stable`): the order statement breaks ties by the lower
+    position, the stable result, which is also one of the results an unstable top_k may give."""
     _, index_dtype = ctx.meta(1)
     values, pos = order(
         ctx.b,
