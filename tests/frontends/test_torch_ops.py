@@ -191,6 +191,16 @@ CASES: list[tuple[str, nn.Module, tuple]] = [
         (r(30, 3), r(28, 3), r(1, 2, 4, 5), torch.rand(1, 3, 3, 2) * 2.4 - 1.2),
     ),
     (
+        # torchvision RAFT samples a permuted, reshaped correlation volume: the input is a view
+        "grid_sample_of_a_view",
+        Fn(
+            lambda s, x, g: F.grid_sample(
+                x.permute(0, 3, 1, 2).reshape(2, 3, 3, 10)[:, :, 1:, :], g, mode="bilinear", align_corners=True
+            )
+        ),
+        (r(2, 5, 6, 3), torch.rand(2, 4, 3, 2) * 2.4 - 1.2),
+    ),
+    (
         "int_mm",
         Fn(lambda s, a, b: torch._int_mm(a, b)),
         (

@@ -18,10 +18,10 @@ from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import Term, add, call, cast, elementwise, loop_vars, mul, sub
 from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.lowerings.indexing import _take
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.dtypes import DType
-from solar.ir.nodes import Indirect
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
 
@@ -123,7 +123,11 @@ def _grid_sampler_2d(
     p_idx = (i_n, i_h, i_w)
     total: Term | None = None
     for iy, ix, weight in idx_views:
-        sample = x.at((i_n, i_c, Indirect(iy.at(p_idx)[0][1]), Indirect(ix.at(p_idx)[0][1])))
+        # x at data-dependent rows and columns, through its view (materialised if it must be)
+        corner = _take(ctx, x, lambda idx, iy=iy, ix=ix: (
+            idx[0], idx[1], iy.at((idx[0], idx[2], idx[3]))[0][1], ix.at((idx[0], idx[2], idx[3]))[0][1]
+        ))
+        sample = corner.at((i_n, i_c, i_h, i_w))
         term = sample if weight is None else mul(weight.at(p_idx), sample)
         total = term if total is None else add(total, term)
     out = b.temp(ctx.hint, ctx.shape, dtype)
