@@ -337,7 +337,8 @@ def footprint_range(
     program: Program, accesses: Iterable[tuple[Stmt, Access]], indirect: IndirectMode = "min"
 ) -> tuple[int, int]:
     """(lower, upper) bounds on the distinct elements in the union of the images of (statement,
-    access) pairs of one tensor; equal (the exact count) unless `_union_of_maps` bounds the union."""
+    access) pairs of one tensor; equal (the exact count) unless `_union_of_maps` bounds the
+    union."""
     accesses = _one_tensor(accesses)
     boxes = [image_box(program, stmt, access, indirect) for stmt, access in accesses]
     if all(b is not None for b in boxes):

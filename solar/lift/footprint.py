@@ -61,7 +61,9 @@ class Footprints:
         """An upper bound on the same number (equal to `elements` where that one is exact)."""
         return self.bounds(tensor, kind, stmts)[1]
 
-    def bounds(self, tensor: str, kind: Kind, stmts: Iterable[int] | None = None) -> tuple[int, int]:
+    def bounds(
+        self, tensor: str, kind: Kind, stmts: Iterable[int] | None = None
+    ) -> tuple[int, int]:
         """(lower, upper) bounds on `elements` (polyhedral.footprint_range)."""
         found = self._access[kind].get(tensor, [])
         if stmts is not None:

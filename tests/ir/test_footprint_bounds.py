@@ -16,7 +16,9 @@ def _exact(program, tensor: str) -> int:
     """The union counted by isl alone, as before the structural path existed."""
     accesses = [(s, ld) for s in program.stmts for ld in s.loads() if ld.tensor == tensor]
     texts = tuple(sorted(
-        polyhedral._access_text(program, s, a.tensor, a.index, polyhedral._Names(program, s, False), "min", "T")
+        polyhedral._access_text(
+            program, s, a.tensor, a.index, polyhedral._Names(program, s, False), "min", "T"
+        )
         for s, a in accesses
     ))
     return polyhedral.count_points(polyhedral._image_text(texts))
@@ -61,7 +63,8 @@ def test_overlapping_quasi_affine_union_is_bounded_by_a_disjoint_family():
 
 
 def test_two_overlapping_maps_give_the_largest_image():
-    program = parse_program(BLOCKS.replace("+ 8]", "+ 4]").replace("  for i in 0..8:\n    C[i] = X[16*(i % 4) + (i // 4) + 12]\n", ""))
+    last = "  for i in 0..8:\n    C[i] = X[16*(i % 4) + (i // 4) + 12]\n"
+    program = parse_program(BLOCKS.replace("+ 8]", "+ 4]").replace(last, ""))
     # s1: 0..11 of each block (48); s2: 4..11 (32), inside s1: the union is s1 exactly
     assert _exact(program, "X") == 48
     assert _range(program, "X") == (48, 64)
@@ -97,7 +100,8 @@ program windows {
     Y[i, j] += X[i // 49, 7*((i % 49) // 7) + (i % 7)]
 }
 """)
-    maps = polyhedral._reduced_maps(program, [(s, ld) for s in program.stmts for ld in s.loads()], "min")
+    accesses = [(s, ld) for s in program.stmts for ld in s.loads()]
+    maps = polyhedral._reduced_maps(program, accesses, "min")
     ((stmt, _),) = maps.values()
     assert stmt.loop_vars == ("i",)
     assert _range(program, "X") == (98, 98) == (_exact(program, "X"),) * 2
