@@ -81,9 +81,12 @@ def inplace_bytes(
     source = graph.tensor(output).updates
     assert source is not None
     written = footprint_bytes(graph, output, "write", kept)
+    # |W| is subtracted: an upper bound on it (the exact count wherever footprints are exact)
+    most = graph.footprints.at_most(output, "write", kept)
+    written_most = graph.tensor(output).dtype.storage_bytes(most)
     read_source = footprint_bytes(graph, source, "read", kept)
     read_output = footprint_bytes(graph, output, "read", None)
-    return max(read_source, read_output - written), written
+    return max(read_source, read_output - written_most), written
 
 
 def compulsory_by_tensor(graph: EinsumGraph) -> dict[str, tuple[float, float]]:

@@ -21,8 +21,8 @@ bound, assuming the data stays in bounds (the interpreter checks that it does)."
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -31,10 +31,8 @@ import islpy as isl
 
 from solar.errors import NotAffineError, SolarError
 from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod, clip_ranges, is_box, var
+from solar.ir.boxes import Access, IndirectMode, image_box, indirect_values, union_size
 from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store, term_variables
-
-IndirectMode = Literal["min", "max"]
-Access = Load | Store
 
 # Words of isl's set syntax: a variable with one of these names is renamed in the isl text.
 _ISL_WORDS = frozenset(
@@ -161,21 +159,6 @@ def _access_text(
     cons += _domain_constraints(stmt, names)
     name = tuple_name or _tuple_name(tensor)
     return _braces(f"{_space(stmt, names)} -> {name}[{', '.join(outs)}]", cons)
-
-
-def indirect_values(index: tuple[IndexTerm, ...], guarded: bool) -> int:
-    """How many values an indirect dimension takes in "min" mode: its `distinct` claim when the
-    access is a product of that dimension and the others (one indirect term, no guards, no loop
-    variable shared between the indirect value and the other dimensions: every value it takes
-    then meets every element the other dimensions touch), else 1 (docs/BOUNDS.md, MoE routing)."""
-    indirect = [t for t in index if isinstance(t, Indirect)]
-    if guarded or len(indirect) != 1 or indirect[0].distinct == 1:
-        return 1
-    others: set[str] = set()
-    for t in index:
-        if not isinstance(t, Indirect):
-            others |= t.variables
-    return 1 if term_variables(indirect[0]) & others else indirect[0].distinct
 
 
 def access_text(
@@ -326,25 +309,11 @@ def tensor_footprint_of(
     parametric: bool = False,
 ) -> int | str:
     """Number of distinct elements in the union of the images of (statement, access) pairs, all
-    accesses of one tensor."""
-    accesses = list(accesses)
-    tensors = {access.tensor for _, access in accesses}
-    if len(tensors) != 1:
-        raise SolarError(f"a footprint is of one tensor; the accesses touch {sorted(tensors)}")
+    accesses of one tensor: exact, or a lower bound for a union of quasi-affine maps that isl is
+    not asked to count (`footprint_range`)."""
+    accesses = _one_tensor(accesses)
     if not parametric:
-        boxes = [_image_box(program, stmt, access, indirect) for stmt, access in accesses]
-        if all(b is not None for b in boxes):
-            count = _union_size(boxes)
-            if count is not None:
-                return count
-        if len(accesses) == 1 and not any(isinstance(t, Indirect) for t in accesses[0][1].index):
-            # An access that maps distinct points to distinct elements touches as many elements
-            # as its domain has points: isl decides injectivity (an emptiness test) far faster
-            # than it counts an image with floor-divisions (window partitions: minutes).
-            stmt, access = accesses[0]
-            names = _Names(program, stmt, False)
-            if _injective(_access_text(program, stmt, access.tensor, access.index, names, indirect, "T")):
-                return int(domain_size(program, stmt))
+        return footprint_range(program, accesses, indirect)[0]
     bodies: list[str] = []
     params: set[str] = set()
     for stmt, access in accesses:
@@ -356,115 +325,124 @@ def tensor_footprint_of(
     return _count(_image_text(texts), parametric)
 
 
-# ---- images that are boxes: counted without isl --------------------------------------------------
-
-# A progression {start + step*k : 0 <= k < count} per tensor dimension; their product is an image.
-Box = tuple[tuple[int, int, int], ...]
-UNION_BUDGET = 1 << 16  # sweep steps before a union of boxes is left to isl
-
-
-def _image_box(program: Program, stmt: Stmt, access: Access, indirect: IndirectMode) -> Box | None:
-    """The exact image of `access` over the statement's domain as a product of one arithmetic
-    progression per dimension, when the domain is a box (guards bound one variable each) and every
-    index dimension is a constant, an indirect term, or c*v + d with a loop variable v that no other
-    dimension uses (then the image is the product of the ranges of those dimensions, each a
-    progression). None otherwise. An empty domain gives the empty image (a zero count)."""
-    if not is_box(stmt.guards, set(stmt.loop_vars)):
-        return None
-    ranges = clip_ranges({lp.var: (0, program.size(lp.extent) - 1) for lp in stmt.loops}, stmt.guards)
-    shape = program.shape(access.tensor)
-    if ranges is None or any(lo > hi for lo, hi in ranges.values()):
-        return tuple((0, 1, 0) for _ in access.index)
-    out: list[tuple[int, int, int]] = []
-    used: set[str] = set()
-    for d, term in enumerate(access.index):
-        if isinstance(term, Indirect):
-            n = indirect_values(access.index, bool(stmt.guards)) if indirect == "min" else shape[d]
-            out.append((0, 1, n))  # as _access_text writes it
-            continue
-        if not term.terms:
-            out.append((term.const, 1, 1))
-            continue
-        if len(term.terms) != 1:
-            return None
-        atom, c = term.terms[0]
-        if not isinstance(atom, str) or atom not in ranges or atom in used:
-            return None
-        used.add(atom)
-        lo, hi = ranges[atom]
-        first = term.const + c * (lo if c > 0 else hi)
-        out.append((first, abs(c), hi - lo + 1))
-    return tuple(out)
+def _one_tensor(accesses: Iterable[tuple[Stmt, Access]]) -> list[tuple[Stmt, Access]]:
+    accesses = list(accesses)
+    tensors = {access.tensor for _, access in accesses}
+    if len(tensors) != 1:
+        raise SolarError(f"a footprint is of one tensor; the accesses touch {sorted(tensors)}")
+    return accesses
 
 
-def _union_size(boxes: list[Box]) -> int | None:
-    """The number of points in the union of `boxes` (exact), or None when a dimension mixes
-    progressions of different steps or phases, or the sweep would exceed UNION_BUDGET steps."""
-    live = [b for b in dict.fromkeys(boxes) if all(n > 0 for _, _, n in b)]
-    if not live:
-        return 0
-    if len(live) == 1:
-        return math.prod(n for _, _, n in live[0])
-    rank = len(live[0])
-    intervals: list[list[tuple[int, int]]] = [[] for _ in live]
-    for d in range(rank):
-        steps = {step for b in live for _, step, n in (b[d],) if n > 1}
-        if len(steps) > 1:
-            return None
-        step = steps.pop() if steps else 1
-        phase = {start % step for b in live for start, _, _ in (b[d],)}
-        if len(phase) > 1:
-            return None
-        for k, b in enumerate(live):
-            start, _, n = b[d]
-            lo = start // step
-            intervals[k].append((lo, lo + n))
-    budget = [UNION_BUDGET]
-    try:
-        return _sweep(tuple(dict.fromkeys(tuple(iv) for iv in intervals)), budget, {})
-    except _OverBudget:
-        return None
+def footprint_range(
+    program: Program, accesses: Iterable[tuple[Stmt, Access]], indirect: IndirectMode = "min"
+) -> tuple[int, int]:
+    """(lower, upper) bounds on the distinct elements in the union of the images of (statement,
+    access) pairs of one tensor; equal (the exact count) unless `_union_of_maps` bounds the
+    union."""
+    accesses = _one_tensor(accesses)
+    boxes = [image_box(program, stmt, access, indirect) for stmt, access in accesses]
+    if all(b is not None for b in boxes):
+        count = union_size(boxes)
+        if count is not None:
+            return count, count
+    numel = program.numel(accesses[0][1].tensor)
+    return _union_of_maps(program, _reduced_maps(program, accesses, indirect), numel)
 
 
-class _OverBudget(Exception):
-    pass
+def _reduced_maps(
+    program: Program, accesses: list[tuple[Stmt, Access]], indirect: IndirectMode
+) -> dict[str, tuple[Stmt, Access]]:
+    """The distinct maps of the accesses with a non-empty domain, as canonical isl text (loop
+    variables `_v0, _v1, ...` in loop order, tensor `T`), each with its statement cut to the loops
+    its index or guards use: the other loops only repeat the same image."""
+    out: dict[str, tuple[Stmt, Access]] = {}
+    for stmt, access in accesses:
+        used = set().union(*(term_variables(t) for t in access.index))
+        if any(isinstance(t, Indirect) for t in access.index):
+            used = set(stmt.loop_vars)  # its count depends on whether guards remain: none cut
+        cut, rest = _split(stmt, used)
+        if _empty(program, rest):
+            continue  # an empty domain touches nothing
+        names = _Names(program, cut, False)
+        names.loop = {v: f"_v{k}" for k, v in enumerate(cut.loop_vars)}
+        text = _access_text(program, cut, access.tensor, access.index, names, indirect, "T")
+        out.setdefault(text, (cut, access))
+    return out
 
 
-def _sweep(
-    boxes: tuple[tuple[tuple[int, int], ...], ...], budget: list[int], memo: dict
-) -> int:
-    """Points in a union of half-open integer boxes: dimensions on which every box agrees are
-    factored out; the remaining union is swept along the dimension with the fewest cut points."""
-    if len(boxes) == 1:
-        return math.prod(hi - lo for lo, hi in boxes[0])
-    key = frozenset(boxes)
-    if key in memo:
-        return memo[key]
-    rank = len(boxes[0])
-    factor, rest = 1, []
-    for d in range(rank):
-        first = boxes[0][d]
-        if all(b[d] == first for b in boxes):
-            factor *= first[1] - first[0]
-        else:
-            rest.append(d)
-    if not rest:
-        return factor
-    reduced = tuple(dict.fromkeys(tuple(b[d] for d in rest) for b in boxes))
-    cuts = [sorted({x for b in reduced for x in b[k]}) for k in range(len(rest))]
-    k = min(range(len(rest)), key=lambda k: len(cuts[k]))
-    total = 0
-    for lo, hi in zip(cuts[k], cuts[k][1:]):
-        budget[0] -= len(reduced)
-        if budget[0] < 0:
-            raise _OverBudget
-        active = tuple(
-            dict.fromkeys(b[:k] + b[k + 1 :] for b in reduced if b[k][0] <= lo and hi <= b[k][1])
+def _split(stmt: Stmt, used: set[str]) -> tuple[Stmt, Stmt]:
+    """The statement's loops and guards linked to the variables `used` (directly, or through
+    guards that mention both), and the others: the domain is the product of the two parts."""
+    linked = set(used)
+    while True:
+        more = {v for g in stmt.guards if g.variables & linked for v in g.variables} - linked
+        if not more:
+            break
+        linked |= more
+    parts = [
+        dataclasses.replace(
+            stmt,
+            loops=tuple(lp for lp in stmt.loops if (lp.var in linked) == keep),
+            guards=tuple(g for g in stmt.guards if bool(g.variables & linked) == keep),
         )
-        if active:
-            total += (hi - lo) * (_sweep(active, budget, memo) if active[0] else 1)
-    memo[key] = factor * total
-    return memo[key]
+        for keep in (True, False)
+    ]
+    return parts[0], parts[1]
+
+
+def _empty(program: Program, stmt: Stmt) -> bool:
+    """Whether the statement's domain has no point (a box is checked without isl)."""
+    box = _box_size(program, stmt)
+    if box is not None:
+        return box == 0
+    return bool(isl.Set(_canonical_domain_text(program, stmt)).is_empty())
+
+
+def _union_of_maps(
+    program: Program, maps: dict[str, tuple[Stmt, Access]], numel: int
+) -> tuple[int, int]:
+    """(lower, upper) bounds on the distinct elements in the union of the images of `maps`
+    (`_reduced_maps`; `numel`: the tensor's size). Exact, except for a union of several maps one
+    of which is quasi-affine (a floor-division or a mod in an index or a guard: window partitions,
+    rolls), whose union barvinok may take hours to count. There the lower bound is the sum of the
+    images of a pairwise disjoint family of the maps, chosen greedily from the largest image down
+    (the union itself when all images are pairwise disjoint; never below the largest image), and
+    the upper bound the sum of all images, at most `numel` (docs/BOUNDS.md §3, "Footprints")."""
+    if not maps:
+        return 0, 0
+    texts = tuple(sorted(maps))
+    if len(texts) > 1 and not any(map(_quasi_affine, maps.values())):
+        count = count_points(_image_text(texts))
+        return count, count
+    sizes = {text: _image_size(program, text, *maps[text]) for text in texts}
+    family: list[str] = []
+    for text in sorted(texts, key=lambda t: (-sizes[t], t)):
+        if all(_disjoint(text, other) for other in family):
+            family.append(text)
+    lower = sum(sizes[t] for t in family)
+    return lower, lower if len(family) == len(texts) else min(numel, sum(sizes.values()))
+
+
+def _image_size(program: Program, text: str, stmt: Stmt, access: Access) -> int:
+    """Distinct elements one map touches. A map that sends distinct points to distinct elements
+    touches as many as its domain has points: isl decides injectivity (an emptiness test) far
+    faster than it counts an image with floor-divisions (window partitions: minutes)."""
+    if not any(isinstance(t, Indirect) for t in access.index) and _injective(text):
+        return int(domain_size(program, stmt))
+    return count_points(_image_text((text,)))
+
+
+def _quasi_affine(pair: tuple[Stmt, Access]) -> bool:
+    """Whether an index term or a guard of the access has a floor-division or a mod."""
+    stmt, access = pair
+    exprs = [t for t in access.index if isinstance(t, Affine)] + [g.expr for g in stmt.guards]
+    return any(not isinstance(atom, str) for e in exprs for atom, _ in e.terms)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _disjoint(a: str, b: str) -> bool:
+    """Whether the images of two maps (no parameters) share no element (an emptiness test)."""
+    return bool(isl.Map(a).range().intersect(isl.Map(b).range()).is_empty())
 
 
 def access_in_bounds(

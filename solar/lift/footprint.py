@@ -3,14 +3,15 @@ write each tensor (one pass over the program), the number of distinct elements a
 touches, and each statement's number of points. Backends ask the graph (`graph.footprints`) instead
 of scanning the program once per tensor, and every extra GPU reuses the counts.
 
-Counts are exact and equal to solar.ir.polyhedral's (which is called for everything not below):
+Counts equal solar.ir.polyhedral's (which is called for everything not below):
   - a *box* access (no guards, every index dimension a constant, an indirect index — one element in
     polyhedral's "min" mode — or c*v + d with one loop variable v and c != 0) touches exactly
     Π extent(v) elements over its distinct variables v: the map from those variables to elements
     is injective, each variable being recovered from a dimension it indexes;
   - a union of accesses one of which touches as many elements as the tensor has covers the whole
     tensor (every access stays inside it: the verifier checks that), so it is the tensor's size;
-  - everything else goes to isl, memoised on a key without tensor names (identical layers differ
+  - everything else goes to polyhedral.footprint_range (exact, or lower and upper bounds for a
+    union of quasi-affine maps), memoised on a key without tensor names (identical layers differ
     only in their tensors' names: one count serves all of them)."""
 
 from __future__ import annotations
@@ -46,13 +47,24 @@ class Footprints:
             self._extents.append(node.extents)
             self._guarded.append(bool(node.guards))
         self._points: dict[int, int] = {}
-        self._isl: dict[tuple, int] = {}
+        self._isl: dict[tuple, tuple[int, int]] = {}
 
     # ---- queries ---------------------------------------------------------------------------------
 
     def elements(self, tensor: str, kind: Kind, stmts: Iterable[int] | None = None) -> int:
         """Distinct elements of `tensor` read or written by the statements at positions `stmts`
-        (default: all); the same number as polyhedral.tensor_footprint over those statements."""
+        (default: all); the same number as polyhedral.tensor_footprint over those statements:
+        exact, or a lower bound where polyhedral bounds a union instead of counting it."""
+        return self.bounds(tensor, kind, stmts)[0]
+
+    def at_most(self, tensor: str, kind: Kind, stmts: Iterable[int] | None = None) -> int:
+        """An upper bound on the same number (equal to `elements` where that one is exact)."""
+        return self.bounds(tensor, kind, stmts)[1]
+
+    def bounds(
+        self, tensor: str, kind: Kind, stmts: Iterable[int] | None = None
+    ) -> tuple[int, int]:
+        """(lower, upper) bounds on `elements` (polyhedral.footprint_range)."""
         found = self._access[kind].get(tensor, [])
         if stmts is not None:
             keep = stmts if isinstance(stmts, (set, frozenset)) else frozenset(stmts)
@@ -75,22 +87,22 @@ class Footprints:
 
     # ---- counting --------------------------------------------------------------------------------
 
-    def _union(self, tensor: str, found: list[tuple[int, Access]]) -> int:
+    def _union(self, tensor: str, found: list[tuple[int, Access]]) -> tuple[int, int]:
         if not found:
-            return 0
+            return 0, 0
         numel = self.program.numel(tensor)
         boxes = [
             None if self._guarded[i] else _box(self._extents[i], a.index) for i, a in found
         ]
         if numel in boxes:
-            return numel
+            return numel, numel
         if len(found) == 1 and boxes[0] is not None:
-            return boxes[0]
+            return boxes[0], boxes[0]
         key = (self.program.shape(tensor), frozenset(self._key(i, a) for i, a in found))
         if key not in self._isl:
             stmts = self.program.stmts
             pairs = [(stmts[i], a) for i, a in found]
-            self._isl[key] = int(polyhedral.tensor_footprint_of(self.program, pairs))
+            self._isl[key] = polyhedral.footprint_range(self.program, pairs)
         return self._isl[key]
 
     def _key(self, position: int, access: Access) -> AccessKey:
