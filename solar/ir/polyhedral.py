@@ -402,16 +402,16 @@ def _union_of_maps(
     program: Program, maps: dict[str, tuple[Stmt, Access]], numel: int
 ) -> tuple[int, int]:
     """(lower, upper) bounds on the distinct elements in the union of the images of `maps`
-    (`_reduced_maps`; `numel`: the tensor's size). Exact, except for a union of several maps one
-    of which is quasi-affine (a floor-division or a mod in an index or a guard: window partitions,
-    rolls), whose union barvinok may take hours to count. There the lower bound is the sum of the
+    (`_reduced_maps`; `numel`: the tensor's size). Exact, except for a union of several maps that
+    hold more than EXACT_QUASI_ATOMS distinct floor-divisions and mods (window partitions, rolls),
+    whose union barvinok may take hours to count. There the lower bound is the sum of the
     images of a pairwise disjoint family of the maps, chosen greedily from the largest image down
     (the union itself when all images are pairwise disjoint; never below the largest image), and
     the upper bound the sum of all images, at most `numel` (docs/BOUNDS.md §3, "Footprints")."""
     if not maps:
         return 0, 0
     texts = tuple(sorted(maps))
-    if len(texts) > 1 and not any(map(_quasi_affine, maps.values())):
+    if len(texts) > 1 and len(frozenset().union(*map(_quasi_atoms, maps.values()))) <= EXACT_QUASI_ATOMS:
         count = count_points(_image_text(texts))
         return count, count
     sizes = {text: _image_size(program, text, *maps[text]) for text in texts}
@@ -432,11 +432,23 @@ def _image_size(program: Program, text: str, stmt: Stmt, access: Access) -> int:
     return count_points(_image_text((text,)))
 
 
-def _quasi_affine(pair: tuple[Stmt, Access]) -> bool:
-    """Whether an index term or a guard of the access has a floor-division or a mod."""
+# A union whose maps hold at most this many distinct floor-divisions and mods in all (each one an
+# existential variable of the isl set, barvinok's cost driver) is counted exactly: an interpolation's
+# floor(i*3/7) and floor(i*3/7) + 1 hold one; SwinV2's window-partition and roll pieces dozens.
+EXACT_QUASI_ATOMS = 2
+
+
+def _quasi_atoms(pair: tuple[Stmt, Access]) -> frozenset:
+    """The floor-divisions and mods (nested ones too) in the access's index terms and guards."""
     stmt, access = pair
-    exprs = [t for t in access.index if isinstance(t, Affine)] + [g.expr for g in stmt.guards]
-    return any(not isinstance(atom, str) for e in exprs for atom, _ in e.terms)
+    todo = [t for t in access.index if isinstance(t, Affine)] + [g.expr for g in stmt.guards]
+    out: set = set()
+    while todo:
+        for atom, _ in todo.pop().terms:
+            if not isinstance(atom, str):
+                out.add(atom)
+                todo.append(atom.expr)
+    return frozenset(out)
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -30,8 +30,9 @@ def _range(program, tensor: str) -> tuple[int, int]:
 
 
 # X[16a + b] read as four blocks of 16: s1 the first 12 of each block (48 elements), s2 elements
-# 8..15 (32, meeting s1 in 8..11), s3 elements 12..13 (8, disjoint from s1). A floor-division and a
-# mod in every index: the structural path.
+# 8..15 (32, meeting s1 in 8..11), s3 elements 12..13 (8, disjoint from s1). Three floor-divisions
+# and mods in every index (i % 4, i // 4, (i // 4) % 16: more than EXACT_QUASI_ATOMS): the
+# structural path.
 BLOCKS = """
 program blocks {
   input X: f32[64]
@@ -39,11 +40,11 @@ program blocks {
   output B: f32[32]
   output C: f32[8]
   for i in 0..48:
-    A[i] = X[16*(i % 4) + (i // 4)]
+    A[i] = X[16*(i % 4) + ((i // 4) % 16)]
   for i in 0..32:
-    B[i] = X[16*(i % 4) + (i // 4) + 8]
+    B[i] = X[16*(i % 4) + ((i // 4) % 16) + 8]
   for i in 0..8:
-    C[i] = X[16*(i % 4) + (i // 4) + 12]
+    C[i] = X[16*(i % 4) + ((i // 4) % 16) + 12]
 }
 """
 
@@ -63,7 +64,7 @@ def test_overlapping_quasi_affine_union_is_bounded_by_a_disjoint_family():
 
 
 def test_two_overlapping_maps_give_the_largest_image():
-    last = "  for i in 0..8:\n    C[i] = X[16*(i % 4) + (i // 4) + 12]\n"
+    last = "  for i in 0..8:\n    C[i] = X[16*(i % 4) + ((i // 4) % 16) + 12]\n"
     program = parse_program(BLOCKS.replace("+ 8]", "+ 4]").replace(last, ""))
     # s1: 0..11 of each block (48); s2: 4..11 (32), inside s1: the union is s1 exactly
     assert _exact(program, "X") == 48
@@ -165,9 +166,9 @@ program overwrite {
   for i in 0..64:
     y[i] = x[i]
   for i in 0..48:
-    y[16*(i % 4) + (i // 4)] = 2.0
+    y[16*(i % 4) + ((i // 4) % 16)] = 2.0
   for i in 0..32:
-    y[16*(i % 4) + (i // 4) + 8] = 3.0
+    y[16*(i % 4) + ((i // 4) % 16) + 8] = 3.0
   for i in 0..64:
     z[i] = y[i]
 }
