@@ -21,6 +21,7 @@ from solar.frontends.builder import ProgramBuilder
 from solar.frontends.torch.constants import constant_bands
 from solar.frontends.torch.loader import Traced
 from solar.frontends.views import View
+from solar.heap import settled
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Origin, Program, Role
 from solar.ir.verify import verify
@@ -198,6 +199,7 @@ def convert_with_bindings(
     return program, bindings
 
 
+@settled
 def convert_returning(
     traced: Traced, optimize: bool = True,
     fallback: FallbackRules | None = None,
