@@ -199,45 +199,47 @@ def _check_stmt(
         if problem:
             raise fail(f"loop {loop.var!r}: {problem}")
 
-    def check_vars(expr: Affine, what: str) -> None:
+    # `what` makes the text naming the access or guard: printed only for a message
+    def check_vars(expr: Affine, what: Callable[[], str]) -> None:
+        if expr.variables <= loop_vars:
+            return
         free = sorted(expr.variables - loop_vars)
         if free:
             loops = ", ".join(stmt.loop_vars) or "none"
             raise fail(
-                f"{what} uses {', '.join(map(repr, free))}, which is not a loop variable of this "
+                f"{what()} uses {', '.join(map(repr, free))}, which is not a loop variable of this "
                 f"statement (loops: {loops})"
             )
 
-    def check_access(name: str, index: tuple[IndexTerm, ...], text: str) -> None:
+    def check_access(name: str, index: tuple[IndexTerm, ...], text: Callable[[], str]) -> None:
         if name not in tensors:
-            raise fail(f"{text} names undeclared tensor {name!r}")
+            raise fail(f"{text()} names undeclared tensor {name!r}")
         rank = len(tensors[name].shape)
         if len(index) != rank:
-            raise fail(f"{text} has {len(index)} index terms but {name!r} has {rank} dimensions")
+            raise fail(f"{text()} has {len(index)} index terms but {name!r} has {rank} dimensions")
         for term in index:
             check_vars(term.offset if isinstance(term, Indirect) else term, text)
 
     # target
     target = stmt.target
-    target_text = format_store(target)
-    check_access(target.tensor, target.index, f"store {target_text}")
+    check_access(target.tensor, target.index, lambda: f"store {format_store(target)}")
     for term in target.index:
         if isinstance(term, Indirect):  # a data-dependent store (scatter): check its index value
             _check_indirect(tensors, term, fail)
             for ld in loads(term.value):
-                check_access(ld.tensor, ld.index, f"load {format_expr(ld)}")
+                check_access(ld.tensor, ld.index, lambda ld=ld: f"load {format_expr(ld)}")
     if tensors[target.tensor].role in _READ_ONLY:
         raise fail(
             f"stores into {tensors[target.tensor].role.value} {target.tensor!r}, which is read-only"
         )
     for guard in stmt.guards:
-        check_vars(guard.expr, f"guard `{guard}`")
+        check_vars(guard.expr, lambda guard=guard: f"guard `{guard}`")
 
     # value expression
     for expr in walk(stmt.value):
         match expr:
             case Load(name, index):
-                check_access(name, index, f"load {format_expr(expr)}")
+                check_access(name, index, lambda expr=expr: f"load {format_expr(expr)}")
                 for term in index:
                     if isinstance(term, Indirect):
                         _check_indirect(tensors, term, fail)
@@ -249,7 +251,7 @@ def _check_stmt(
                         f"call {op.value}(...) has {len(args)} arguments, expected {OPS[op].arity}"
                     )
             case Index(e):
-                check_vars(e, f"index({format_affine(e)})")
+                check_vars(e, lambda e=e: f"index({format_affine(e)})")
             case Cast() | Const():
                 pass
             case Order():
