@@ -107,6 +107,7 @@ def _restrict_tensor(
 # asks again with the same statements. Bounded; cleared when full.
 _DEMANDED: dict[tuple, tuple[Constraint, ...]] = {}
 DEMANDED_LIMIT = 1 << 14
+_SEEN: dict[tuple, tuple[tuple, tuple[Constraint, ...]]] = {}  # by identity: (key, region)
 
 
 def _demanded(
@@ -114,6 +115,12 @@ def _demanded(
 ) -> tuple[Constraint, ...]:
     """The constraints every reader stays inside that would remove some point of some writer.
     It depends on the statements and the program's symbols only, so it is kept by them."""
+    # first by identity (a later sweep or round holds the very statements: no deep hashing); the
+    # entry holds them, so no identity in a key is reused while the entry exists
+    fast = (program.symbols, tuple(map(id, writers)), tuple((id(s), id(ld)) for s, ld in readers))
+    hit = _SEEN.get(fast)
+    if hit is not None:
+        return hit[1]
     key = (program.symbols, writers, readers)
     kept = _DEMANDED.get(key)
     if kept is None:
@@ -126,6 +133,9 @@ def _demanded(
         if len(_DEMANDED) >= DEMANDED_LIMIT:
             _DEMANDED.clear()
         _DEMANDED[key] = kept
+    if len(_SEEN) >= DEMANDED_LIMIT:
+        _SEEN.clear()
+    _SEEN[fast] = (key, kept)
     return kept
 
 
