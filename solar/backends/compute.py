@@ -248,28 +248,37 @@ def solve_lp(table) -> tuple[list[tuple[int, str, float]], Any]:
     cols = [(i, u, n / r) for i, (n, rates) in enumerate(table) for u, r in rates]
     # Scale times so the LP sees numbers near 1 (HiGHS tolerances are absolute).
     ref = max(min(t for j, _, t in cols if j == i) for i in range(len(table)))
-    nvar = len(cols) + 1  # fractions f_iu, then T
+    res = _highs(tuple((i, u, t / ref) for i, u, t in cols), len(table))
+    if res.status != 0:
+        raise SolarError(f"compute-time LP failed: {res.message}")
+    return cols, res
+
+
+@functools.lru_cache(maxsize=65536)
+def _highs(scaled: tuple[tuple[int, str, float], ...], rows: int) -> Any:
+    """scipy's result for the LP with these scaled columns (row, unit, seconds / ref): the solver
+    sees exactly these numbers, so tables that scale to the same columns (ops of one mix at
+    different sizes, on a GPU of the same rates) share one solve and get the same fractions
+    and unit weights as their own solve would give. Read-only."""
+    nvar = len(scaled) + 1  # fractions f_iu, then T
     c = np.zeros(nvar)
     c[-1] = 1.0
-    a_eq = np.zeros((len(table), nvar))
+    a_eq = np.zeros((rows, nvar))
     a_ub = np.zeros((len(UNITS), nvar))
-    for v, (i, u, t) in enumerate(cols):
+    for v, (i, u, t) in enumerate(scaled):
         a_eq[i, v] = 1.0
-        a_ub[UNITS.index(u), v] = t / ref
+        a_ub[UNITS.index(u), v] = t
     a_ub[:, -1] = -1.0
-    bounds = [(0.0, 1.0)] * len(cols) + [(0.0, None)]
-    res = linprog(
+    bounds = [(0.0, 1.0)] * len(scaled) + [(0.0, None)]
+    return linprog(
         c,
         A_ub=a_ub,
         b_ub=np.zeros(len(UNITS)),
         A_eq=a_eq,
-        b_eq=np.ones(len(table)),
+        b_eq=np.ones(rows),
         bounds=bounds,
         method="highs",
     )
-    if res.status != 0:
-        raise SolarError(f"compute-time LP failed: {res.message}")
-    return cols, res
 
 
 def unit_weights(res) -> np.ndarray | None:
