@@ -92,14 +92,21 @@ def source_line(node: torch.fx.Node, source_file: str | None) -> str:
     if not frames:
         return ""
     pick = None
+    user = _as_path(source_file) if source_file else None
     for f in frames:
-        if source_file and _resolved(f[0]) == Path(source_file):
+        if user is not None and _resolved(f[0]) == user:
             pick = f
     if pick is None:
         outside = [f for f in frames if "/torch/" not in f[0] and "/site-packages/" not in f[0]]
         pick = outside[-1] if outside else frames[-1]
     code = pick[3].strip().replace('"', "'")  # the IR text quotes sources with "
-    return f"{Path(pick[0]).name}:{pick[1]}: {code}"
+    return f"{_as_path(pick[0]).name}:{pick[1]}: {code}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _as_path(path: str) -> Path:
+    """Path(path), once per file name."""
+    return Path(path)
 
 
 @functools.lru_cache(maxsize=1024)
