@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from solar.errors import TraceError, UnsupportedOpError, UsageError, message_line
+from solar.heap import settled
 from solar.ir.nodes import Program, Role
 from solar.report import Report, build_report
 
@@ -41,6 +42,7 @@ LLM_HINT = (
 )
 
 
+@settled
 def load(
     model_or_path: Any,
     inputs: Sequence[Any] | None = None,
@@ -121,6 +123,7 @@ def load(
     )
 
 
+@settled
 def load_hf(spec: str, step: Any) -> Loaded:
     """`hf:<model id or config.json>`: one serving step (solar.frontends.torch.hf.Scenario) of the
     causal LM built from its config, traced as an in-memory module. Identical layers: traced with
@@ -219,6 +222,7 @@ def check_clock_mhz(clock_mhz: float | None) -> float | None:
     return value
 
 
+@settled
 def analyze_loaded(
     loaded: Loaded,
     arch: str,
@@ -336,6 +340,7 @@ def analyze(
     return reports[0] if isinstance(arch, str) else reports
 
 
+@settled
 def analyze_archs(
     loaded: Loaded,
     archs: Sequence[str],

@@ -246,30 +246,47 @@ def solve_lp(table) -> tuple[list[tuple[int, str, float]], Any]:
     of each row run on each unit (Σ_u f_iu = 1), every unit busy Σ_i f_iu n_i / r_iu <= T. Returns
     the columns (row, unit, seconds of the whole row on that unit) and scipy's result."""
     cols = [(i, u, n / r) for i, (n, rates) in enumerate(table) for u, r in rates]
-    # Scale times so the LP sees numbers near 1 (HiGHS tolerances are absolute).
-    ref = max(min(t for j, _, t in cols if j == i) for i in range(len(table)))
-    nvar = len(cols) + 1  # fractions f_iu, then T
+    # Scale times so the LP sees numbers near 1 (HiGHS tolerances are absolute): each column's
+    # seconds over those of a reference column (k, w), the largest of the rows' fastest, written
+    # (n_i / n_k) * (r_kw / r_iu) so that a table whose amounts are proportional to another's
+    # (one op mix at another size) gives the solver the very same numbers.
+    _, k, w = max((min((t, i, u) for j, u, t in cols if j == i)) for i in range(len(table)))
+    n_k, r_kw = table[k][0], dict(table[k][1])[w]
+    scaled = tuple(
+        (i, u, (table[i][0] / n_k) * (r_kw / r)) for i, (n, rates) in enumerate(table) for u, r in rates
+    )
+    res = _highs(scaled, len(table))
+    if res.status != 0:
+        raise SolarError(f"compute-time LP failed: {res.message}")
+    return cols, res
+
+
+@functools.lru_cache(maxsize=65536)
+def _highs(scaled: tuple[tuple[int, str, float], ...], rows: int) -> Any:
+    """scipy's result for the LP with these scaled columns (row, unit, seconds / the reference
+    column's): tables whose amounts are proportional (ops of one mix at different sizes) on the
+    same rates give the same columns, so they share one solve; each table's own seconds, busy
+    times and dual bound are then computed from its amounts (the dual bound holds for any unit
+    weights, so sharing them cannot raise T above the optimum). Read-only."""
+    nvar = len(scaled) + 1  # fractions f_iu, then T
     c = np.zeros(nvar)
     c[-1] = 1.0
-    a_eq = np.zeros((len(table), nvar))
+    a_eq = np.zeros((rows, nvar))
     a_ub = np.zeros((len(UNITS), nvar))
-    for v, (i, u, t) in enumerate(cols):
+    for v, (i, u, t) in enumerate(scaled):
         a_eq[i, v] = 1.0
-        a_ub[UNITS.index(u), v] = t / ref
+        a_ub[UNITS.index(u), v] = t
     a_ub[:, -1] = -1.0
-    bounds = [(0.0, 1.0)] * len(cols) + [(0.0, None)]
-    res = linprog(
+    bounds = [(0.0, 1.0)] * len(scaled) + [(0.0, None)]
+    return linprog(
         c,
         A_ub=a_ub,
         b_ub=np.zeros(len(UNITS)),
         A_eq=a_eq,
-        b_eq=np.ones(len(table)),
+        b_eq=np.ones(rows),
         bounds=bounds,
         method="highs",
     )
-    if res.status != 0:
-        raise SolarError(f"compute-time LP failed: {res.message}")
-    return cols, res
 
 
 def unit_weights(res) -> np.ndarray | None:

@@ -133,14 +133,29 @@ class _Parts:
         self.parent[self.find(a)] = self.find(b)
 
 
-def library_level(
-    graph: EinsumGraph,
-    works: dict[int, Work],
-    spec: HardwareSpec,
-    assumptions: Assumptions,
-    launch: float,
-    cache_aware_bytes: float,
-) -> LibraryLevel:
+@dataclass(frozen=True)
+class _Kernel:
+    """One library kernel before pricing: its statements, bytes in and out, and where it came
+    from."""
+
+    node_ids: tuple[int, ...]
+    in_bytes: float
+    out_bytes: float
+    ops: tuple[str, ...]
+    sources: tuple[str, ...]
+    module: str
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The kernels of the library level and the statements left to the rest: they depend on the
+    graph only, so a further GPU costs the pricing alone."""
+
+    kernels: tuple[_Kernel, ...]
+    rest: tuple[int, ...]
+
+
+def _plan(graph: EinsumGraph) -> _Plan:
     du = graph.defuse
     nodes = {n.id: n for n in graph.nodes()}
     groups: tuple[Group, ...] = op_groups(graph)
@@ -194,24 +209,51 @@ def library_level(
     rest = tuple(
         i for i in sorted(nodes) if i not in kernel_of and i not in copies and not flow.fusable(i)
     )
-    l2 = spec.l2_bytes
-    bw = spec.dram_bytes_per_s
-    kernels: list[LibraryKernel] = []
+    kernels: list[_Kernel] = []
     for ids in kernel_stmts:
         inside = frozenset(ids)
         run = tuple(i for i in ids if i not in copies)
-        in_bytes, out_bytes = flow.in_bytes(inside, run), flow.out_bytes(inside, run)
+        origins = [nodes[i].origin for i in ids if nodes[i].origin is not None]
+        kernels.append(
+            _Kernel(
+                ids,
+                flow.in_bytes(inside, run),
+                flow.out_bytes(inside, run),
+                tuple(dict.fromkeys(o.op for o in origins)),
+                tuple(dict.fromkeys(o.source for o in origins)),
+                origins[0].module if origins else "",
+            )
+        )
+    return _Plan(tuple(kernels), rest)
+
+
+def library_level(
+    graph: EinsumGraph,
+    works: dict[int, Work],
+    spec: HardwareSpec,
+    assumptions: Assumptions,
+    launch: float,
+    cache_aware_bytes: float,
+) -> LibraryLevel:
+    if "library_plan" not in graph.memo:  # arch-independent: found once, every GPU prices it
+        graph.memo["library_plan"] = _plan(graph)
+    plan: _Plan = graph.memo["library_plan"]
+    rest = plan.rest
+    l2 = spec.l2_bytes
+    bw = spec.dram_bytes_per_s
+    kernels: list[LibraryKernel] = []
+    for k in plan.kernels:
+        ids, in_bytes, out_bytes = k.node_ids, k.in_bytes, k.out_bytes
         nbytes = max(0.0, in_bytes - l2) + max(0.0, out_bytes - l2)
         ct = compute_time(
             total(works[i] for i in ids), spec, assumptions.precision, assumptions.clock_mhz
         )
         mem = nbytes / bw
-        origins = [nodes[i].origin for i in ids if nodes[i].origin is not None]
         kernels.append(
             LibraryKernel(
-                ops=tuple(dict.fromkeys(o.op for o in origins)),
-                sources=tuple(dict.fromkeys(o.source for o in origins)),
-                module=origins[0].module if origins else "",
+                ops=k.ops,
+                sources=k.sources,
+                module=k.module,
                 node_ids=ids,
                 in_bytes=in_bytes,
                 out_bytes=out_bytes,

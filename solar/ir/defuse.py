@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from solar.ir.nodes import Load, Program, Role
+from solar.ir.nodes import Load, Program, Role, Stmt
 from solar.ir.scalar_ops import Update
 
 __all__ = ["DefUse", "defuse"]
@@ -25,7 +25,7 @@ class DefUse:
         self.loads: list[tuple[Load, ...]] = []  # per statement, distinct, in order of appearance
         for i, stmt in enumerate(program.stmts):
             self.writers.setdefault(stmt.target.tensor, []).append(i)
-            loads = tuple(dict.fromkeys(stmt.loads()))
+            loads = distinct_loads(stmt)
             self.loads.append(loads)
             for name in dict.fromkeys(ld.tensor for ld in loads):
                 self.readers.setdefault(name, []).append(i)
@@ -85,6 +85,25 @@ class DefUse:
     def used(self) -> frozenset[str]:
         """Tensors some statement writes or reads."""
         return frozenset(self.writers) | frozenset(self.readers)
+
+
+# statement identity -> (the statement, its distinct loads): a pass rebuilds the program but keeps
+# most statements as they were, so the next def-use finds their loads here (the entry holds the
+# statement, so its identity is not reused while the entry exists). Bounded; cleared when full.
+_LOADS: dict[int, tuple[Stmt, tuple[Load, ...]]] = {}
+LOADS_KEPT = 1 << 16
+
+
+def distinct_loads(stmt: Stmt) -> tuple[Load, ...]:
+    """The statement's loads, each once, in order of appearance."""
+    hit = _LOADS.get(id(stmt))
+    if hit is not None and hit[0] is stmt:
+        return hit[1]
+    loads = tuple(dict.fromkeys(stmt.loads()))
+    if len(_LOADS) >= LOADS_KEPT:
+        _LOADS.clear()
+    _LOADS[id(stmt)] = (stmt, loads)
+    return loads
 
 
 def defuse(program: Program) -> DefUse:

@@ -349,27 +349,41 @@ class Program:
 
 
 def children(expr: Expr) -> tuple[Expr, ...]:
-    match expr:
-        case Call(_, args):
-            return args
-        case Cast(_, arg):
-            return (arg,)
-        case Load(_, index):
-            return tuple(t.value for t in index if isinstance(t, Indirect))
-        case Order(key, _, _, _):
-            return (key,)
+    kind = type(expr)  # the node classes are final: dispatch on the exact class
+    if kind is Call:
+        return expr.args
+    if kind is Cast:
+        return (expr.arg,)
+    if kind is Load:
+        index = expr.index
+        if all(type(t) is Affine for t in index):
+            return ()
+        return tuple(t.value for t in index if isinstance(t, Indirect))
+    if kind is Order:
+        return (expr.key,)
     return ()
+
+
+def _preorder(expr: Expr) -> list[Expr]:
+    """The nodes of `expr` in pre-order, built with a stack (no generator per level)."""
+    out: list[Expr] = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        out.append(e)
+        kids = children(e)
+        if kids:
+            stack.extend(reversed(kids))
+    return out
 
 
 def walk(expr: Expr) -> Iterator[Expr]:
     """Pre-order walk over an expression tree, including loads inside indirect indices."""
-    yield expr
-    for child in children(expr):
-        yield from walk(child)
+    return iter(_preorder(expr))
 
 
 def loads(expr: Expr) -> Iterator[Load]:
-    return (e for e in walk(expr) if isinstance(e, Load))
+    return iter([e for e in _preorder(expr) if type(e) is Load])
 
 
 def term_variables(term: IndexTerm) -> frozenset[str]:

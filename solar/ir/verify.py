@@ -8,6 +8,7 @@ dimension."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import re
@@ -16,7 +17,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 
 from solar.errors import IRVerifyError
-from solar.ir.affine import Affine, clip_ranges, magnitude, value_range
+from solar.ir.affine import Affine, Constraint, clip_ranges, magnitude, value_range
 from solar.ir.nodes import (
     Call,
     Cast,
@@ -59,9 +60,10 @@ def verify(program: Program) -> None:
     """Raise IRVerifyError at the first problem of `program`; return None when it is well formed."""
     _check_declarations(program)
     tensors = {t.name: t for t in program.tensors}
+    shapes = {t.name: program.shape(t.name) for t in program.tensors}  # sizes checked above
     written: set[str] = set()
     for number, stmt in enumerate(program.stmts):
-        _check_stmt(program, stmt, number, tensors)
+        _check_stmt(program, stmt, number, tensors, shapes)
         for load in stmt.loads():
             decl = tensors[load.tensor]
             if decl.role in _NEEDS_WRITE and load.tensor not in written:
@@ -164,11 +166,18 @@ def _check_names(names: Iterable[str], what: str, twice: str, fail: Fail) -> Non
     """Every name an identifier the text form can print and parse back, none given twice."""
     seen: set[str] = set()
     for name in names:
-        if not _NAME.fullmatch(name):
+        if not _is_name(name):
             raise fail(f"{what} name {name!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
         if name in seen:
             raise fail(f"{what} {name!r} is {twice}")
         seen.add(name)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _is_name(name: str) -> bool:
+    """Whether `name` is an identifier the text form prints and parses back (loop variables repeat
+    across statements: matched once per name)."""
+    return _NAME.fullmatch(name) is not None
 
 
 def _size_problem(size: Size, symbols: dict[str, int]) -> str | None:
@@ -186,7 +195,11 @@ def _size_problem(size: Size, symbols: dict[str, int]) -> str | None:
 
 
 def _check_stmt(
-    program: Program, stmt: Stmt, number: int | None, tensors: Mapping[str, TensorDecl]
+    program: Program,
+    stmt: Stmt,
+    number: int | None,
+    tensors: Mapping[str, TensorDecl],
+    shapes: Mapping[str, tuple[int, ...]] | None = None,
 ) -> None:
     def fail(problem: str) -> IRVerifyError:
         return _stmt_error(program, stmt, number, problem)
@@ -199,45 +212,47 @@ def _check_stmt(
         if problem:
             raise fail(f"loop {loop.var!r}: {problem}")
 
-    def check_vars(expr: Affine, what: str) -> None:
+    # `what` makes the text naming the access or guard: printed only for a message
+    def check_vars(expr: Affine, what: Callable[[], str]) -> None:
+        if expr.variables <= loop_vars:
+            return
         free = sorted(expr.variables - loop_vars)
         if free:
             loops = ", ".join(stmt.loop_vars) or "none"
             raise fail(
-                f"{what} uses {', '.join(map(repr, free))}, which is not a loop variable of this "
+                f"{what()} uses {', '.join(map(repr, free))}, which is not a loop variable of this "
                 f"statement (loops: {loops})"
             )
 
-    def check_access(name: str, index: tuple[IndexTerm, ...], text: str) -> None:
+    def check_access(name: str, index: tuple[IndexTerm, ...], text: Callable[[], str]) -> None:
         if name not in tensors:
-            raise fail(f"{text} names undeclared tensor {name!r}")
+            raise fail(f"{text()} names undeclared tensor {name!r}")
         rank = len(tensors[name].shape)
         if len(index) != rank:
-            raise fail(f"{text} has {len(index)} index terms but {name!r} has {rank} dimensions")
+            raise fail(f"{text()} has {len(index)} index terms but {name!r} has {rank} dimensions")
         for term in index:
             check_vars(term.offset if isinstance(term, Indirect) else term, text)
 
     # target
     target = stmt.target
-    target_text = format_store(target)
-    check_access(target.tensor, target.index, f"store {target_text}")
+    check_access(target.tensor, target.index, lambda: f"store {format_store(target)}")
     for term in target.index:
         if isinstance(term, Indirect):  # a data-dependent store (scatter): check its index value
             _check_indirect(tensors, term, fail)
             for ld in loads(term.value):
-                check_access(ld.tensor, ld.index, f"load {format_expr(ld)}")
+                check_access(ld.tensor, ld.index, lambda ld=ld: f"load {format_expr(ld)}")
     if tensors[target.tensor].role in _READ_ONLY:
         raise fail(
             f"stores into {tensors[target.tensor].role.value} {target.tensor!r}, which is read-only"
         )
     for guard in stmt.guards:
-        check_vars(guard.expr, f"guard `{guard}`")
+        check_vars(guard.expr, lambda guard=guard: f"guard `{guard}`")
 
     # value expression
     for expr in walk(stmt.value):
         match expr:
             case Load(name, index):
-                check_access(name, index, f"load {format_expr(expr)}")
+                check_access(name, index, lambda expr=expr: f"load {format_expr(expr)}")
                 for term in index:
                     if isinstance(term, Indirect):
                         _check_indirect(tensors, term, fail)
@@ -249,7 +264,7 @@ def _check_stmt(
                         f"call {op.value}(...) has {len(args)} arguments, expected {OPS[op].arity}"
                     )
             case Index(e):
-                check_vars(e, f"index({format_affine(e)})")
+                check_vars(e, lambda e=e: f"index({format_affine(e)})")
             case Cast() | Const():
                 pass
             case Order():
@@ -257,7 +272,7 @@ def _check_stmt(
             case _:
                 raise fail(f"unknown expression node {expr!r}")
 
-    _check_bounds(program, stmt, fail)
+    _check_bounds(program, stmt, fail, shapes)
 
 
 def _check_order(program: Program, stmt: Stmt, order: Order, fail: Fail) -> None:
@@ -322,7 +337,9 @@ def _accesses(stmt: Stmt) -> Iterable[tuple[str, tuple[IndexTerm, ...], Callable
         yield load.tensor, load.index, lambda load=load: f"load {format_expr(load)}"
 
 
-def _check_bounds(program: Program, stmt: Stmt, fail: Fail) -> None:
+def _check_bounds(
+    program: Program, stmt: Stmt, fail: Fail, shapes: Mapping[str, tuple[int, ...]] | None = None
+) -> None:
     """Every affine index term lies in 0..size-1 over the iteration domain.
 
     Interval arithmetic over the loop box is exact for linear terms without guards (the extremes
@@ -335,12 +352,12 @@ def _check_bounds(program: Program, stmt: Stmt, fail: Fail) -> None:
     if ranges is None:
         return  # no point: nothing is accessed
     for name, index, describe in _accesses(stmt):
-        shape = program.shape(name)
+        shape = shapes[name] if shapes is not None else program.shape(name)
         violations = []
         for dim, (term, size) in enumerate(zip(index, shape, strict=True)):
             if isinstance(term, Affine):
                 lo, hi = value_range(term, ranges)
-                if lo < 0 or hi >= size:
+                if (lo < 0 or hi >= size) and not _guards_keep_inside(term, size, lo, hi, stmt.guards):
                     violations.append((dim, term, size, lo, hi))
         if not violations:
             continue
@@ -358,6 +375,25 @@ def _check_bounds(program: Program, stmt: Stmt, fail: Fail) -> None:
             raise fail(interval + " (the domain is too large for an exact check)")
         if verdict is not True:
             raise fail(f"{text} is out of bounds: {verdict}")
+
+
+def _guards_keep_inside(
+    term: Affine, size: int, lo: int, hi: int, guards: tuple[Constraint, ...]
+) -> bool:
+    """Whether guards that bound `term` itself (`term + c >= 0`, `c - term >= 0`, or `==`: a
+    padded window's guards are its index) narrow its interval [lo, hi] into 0..size-1: every
+    point of the domain satisfies every guard, so the access is inside there (exact, no count)."""
+    for g in guards:
+        below, above = g.expr - term, g.expr + term
+        if not below.terms:  # term + c >= 0 (== 0): term >= -c
+            lo = max(lo, -below.const)
+            if g.equality:
+                hi = min(hi, -below.const)
+        elif not above.terms:  # c - term >= 0 (== 0): term <= c
+            hi = min(hi, above.const)
+            if g.equality:
+                lo = max(lo, above.const)
+    return 0 <= lo and hi < size
 
 
 def _exact_check(

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 import networkx as nx
 
+from solar.heap import settled
 from solar.ir.affine import Constraint
 from solar.ir.defuse import DefUse, defuse
 from solar.ir.dtypes import DType
@@ -174,6 +175,7 @@ class EinsumGraph:
 # ---- lifting -------------------------------------------------------------------------------------
 
 
+@settled
 def lift(program: Program) -> EinsumGraph:
     """Lift every statement of `program` to an EinsumNode and connect them by def-use of tensors.
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Callable
 
 from solar.errors import IRVerifyError
+from solar.heap import settled
 from solar.ir.defuse import defuse
 from solar.ir.nodes import Program, Role
 from solar.ir.verify import verify
@@ -25,6 +26,7 @@ PIPELINE: tuple[Callable[[Program], Program], ...] = (propagate, restrict, sink,
 verify_between_passes = False
 
 
+@settled
 def optimize(program: Program, verify_each: bool | None = None) -> Program:
     """Structure propagation, demand restriction and sinking to a fixpoint, then unused temps
     dropped. `verify_each` (default: `verify_between_passes`) verifies after every pass."""

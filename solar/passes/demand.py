@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from solar.ir.affine import Affine, Constraint, clip_ranges, is_box, value_range, var
+from solar.ir.affine import Affine, Constraint, clip_ranges, is_box, value_range
 from solar.ir.defuse import DefUse, defuse
 from solar.ir.nodes import Indirect, Load, Program, Role, Stmt
 from solar.passes.regions import axis, box_ranges, holds_on_box, is_empty, points, pull, with_guards
@@ -107,6 +107,7 @@ def _restrict_tensor(
 # asks again with the same statements. Bounded; cleared when full.
 _DEMANDED: dict[tuple, tuple[Constraint, ...]] = {}
 DEMANDED_LIMIT = 1 << 14
+_SEEN: dict[tuple, tuple[tuple, tuple[Constraint, ...]]] = {}  # by identity: (key, region)
 
 
 def _demanded(
@@ -114,14 +115,27 @@ def _demanded(
 ) -> tuple[Constraint, ...]:
     """The constraints every reader stays inside that would remove some point of some writer.
     It depends on the statements and the program's symbols only, so it is kept by them."""
+    # first by identity (a later sweep or round holds the very statements: no deep hashing); the
+    # entry holds them, so no identity in a key is reused while the entry exists
+    fast = (program.symbols, tuple(map(id, writers)), tuple((id(s), id(ld)) for s, ld in readers))
+    hit = _SEEN.get(fast)
+    if hit is not None:
+        return hit[1]
     key = (program.symbols, writers, readers)
     kept = _DEMANDED.get(key)
     if kept is None:
         cuts = _useful_candidates(program, list(writers), list(readers))
-        kept = tuple(c for c in cuts if all(_inside(program, s, ld, c) for s, ld in readers))
+        spans = [_Spans(program, s, ld.index) for s, ld in readers]
+        kept = tuple(
+            c for c in cuts
+            if all(_inside(program, s, ld, c, sp) for (s, ld), sp in zip(readers, spans))
+        )
         if len(_DEMANDED) >= DEMANDED_LIMIT:
             _DEMANDED.clear()
         _DEMANDED[key] = kept
+    if len(_SEEN) >= DEMANDED_LIMIT:
+        _SEEN.clear()
+    _SEEN[fast] = (key, kept)
     return kept
 
 
@@ -154,13 +168,14 @@ def _candidates(program: Program, stmt: Stmt, load: Load) -> list[Constraint]:
     out: list[Constraint] = []
     mapping: dict[str, Affine] = {}
     for k, term in enumerate(load.index):
-        x = var(axis(k))
+        x = axis(k)
         lo, hi = value_range(term, ranges)
-        out += [Constraint(x - lo), Constraint(hi - x)]
+        # x - lo >= 0 and hi - x >= 0, built in canonical form (one term)
+        out += [Constraint(Affine(((x, 1),), -lo)), Constraint(Affine(((x, -1),), hi))]
         if len(term.terms) == 1 and isinstance(term.terms[0][0], str) and term.terms[0][1] == 1:
             v = term.terms[0][0]
             if uses[v] == 1:
-                mapping[v] = x - term.const
+                mapping[v] = Affine(((x, 1),), -term.const)
     out += [
         g.substitute(mapping) for g in stmt.guards if g.variables and g.variables <= set(mapping)
     ]
@@ -175,23 +190,91 @@ def _useful_candidates(
     for s, ld in readers:
         for c in _candidates(program, s, ld):
             found.setdefault(c)
+    spans = [_Spans(program, w, w.target.index) for w in writers]
     useful = []
     for c in found:
-        for w in writers:
-            pulled = pull((c,), w.target.index)
-            if pulled is not None and not holds_on_box(program, w, pulled[0]):
+        for w, span in zip(writers, spans):
+            if not span.holds(c):
                 useful.append(c)
                 break
     return useful
 
 
-def _inside(program: Program, stmt: Stmt, load: Load, c: Constraint) -> bool:
-    """Every access of `load` over the statement's domain satisfies `c` (exact, by counting)."""
+class _Spans:
+    """`holds_on_box(program, stmt, c)` for c pulled through `index`, with each index term's
+    interval over the box computed once: a candidate `a·_xk + c0 >= 0` (one axis, the common
+    case) pulls to `a·t + c0` with t the term of dimension k, whose interval over the box is
+    a·[lo, hi] + c0 exactly (interval arithmetic scales and shifts exactly), so it is decided
+    without building the pulled constraint. Other candidates are pulled and checked; a pull
+    through an indirect dimension holds nowhere (as `pull` returning None)."""
+
+    def __init__(self, program: Program, stmt: Stmt, index: tuple) -> None:
+        self.program, self.stmt, self.index = program, stmt, index
+        self.ranges = box_ranges(program, stmt)
+        self.terms: dict[int, tuple[int, int] | None] = {}
+        self.clipped: tuple[dict | None] | None = None  # the guard-clipped box, once
+
+    def span(self, k: int) -> tuple[int, int] | None:
+        if k not in self.terms:
+            t = self.index[k]
+            self.terms[k] = None if isinstance(t, Indirect) else value_range(t, self.ranges)
+        return self.terms[k]
+
+    def holds(self, c: Constraint) -> bool:
+        one = _one_axis(c, len(self.index))
+        if one is None:
+            pulled = pull((c,), self.index)
+            return pulled is not None and holds_on_box(self.program, self.stmt, pulled[0])
+        k, a, c0 = one
+        span = self.span(k)
+        return span is not None and a * (span[0] if a > 0 else span[1]) + c0 >= 0
+
+    def holds_on_clipped_box(self, c: Constraint) -> bool | None:
+        """`_inside`'s corner test for a one-axis candidate whose pulled form is linear in the
+        loop variables, on a statement whose guards make its domain a box: decided on that box
+        (True when it is empty); None when that test does not apply."""
+        one = _one_axis(c, len(self.index))
+        if one is None:
+            return None
+        k, a, c0 = one
+        t = self.index[k]
+        loop_vars = set(self.stmt.loop_vars)
+        if isinstance(t, Indirect) or not t.is_linear or not t.variables <= loop_vars:
+            return None
+        if not is_box(self.stmt.guards, loop_vars):
+            return None
+        if self.clipped is None:
+            self.clipped = (clip_ranges(self.ranges, self.stmt.guards),)
+        box = self.clipped[0]
+        if box is None:
+            return True
+        lo, hi = value_range(t, box)
+        return a * (lo if a > 0 else hi) + c0 >= 0
+
+
+def _one_axis(c: Constraint, rank: int) -> tuple[int, int, int] | None:
+    """(k, a, c0) when `c` is the inequality a·_xk + c0 >= 0 for a dimension k < rank."""
+    if c.equality or len(c.expr.terms) != 1:
+        return None
+    atom, a = c.expr.terms[0]
+    k = _AXES.get(atom) if isinstance(atom, str) else None
+    return None if k is None or k >= rank else (k, a, c.expr.const)
+
+
+_AXES = {axis(k): k for k in range(64)}
+
+
+def _inside(program: Program, stmt: Stmt, load: Load, c: Constraint, spans: _Spans) -> bool:
+    """Every access of `load` over the statement's domain satisfies `c` (exact, by counting);
+    `spans`: the load's index terms over the statement's box."""
+    if spans.holds(c):  # holds on the whole box
+        return True
+    decided = spans.holds_on_clipped_box(c)
+    if decided is not None:
+        return decided
     pulled = pull((c,), load.index)
     if pulled is None:
         return False
-    if holds_on_box(program, stmt, pulled[0]):
-        return True
     loop_vars = set(stmt.loop_vars)
     if pulled[0].expr.is_linear and pulled[0].variables <= loop_vars and is_box(stmt.guards, loop_vars):
         # The domain is exactly the guard-clipped box, on which a linear form's least and

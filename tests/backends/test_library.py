@@ -252,3 +252,37 @@ def test_a_manual_attention_is_one_library_kernel():
     assert kernel.ops == ("aten.bmm.default", "aten._softmax.default")
     assert kernel.in_bytes == 2 * 3 * s * dh and kernel.out_bytes == 2 * s * dh
     assert a.library_level.rest_node_ids == ()
+
+
+def test_a_further_gpu_prices_the_kernels_found_once_as_a_fresh_graph_would():
+    """The library plan (kernels, bytes in and out) is kept with the graph; every GPU after the
+    first prices it and gets exactly what a freshly lifted graph gives."""
+    from solar.backends.bounds import analyze_graph
+
+    prog = mlp(4096, 8192, 1024)
+    shared = lift(prog)
+    for arch in ("H200-SXM", "L4", "B200", "A100-SXM4-80GB"):
+        spec = get_spec(arch)
+        got, fresh = analyze_graph(shared, spec), analyze_graph(lift(prog), spec)
+        assert got.library_level == fresh.library_level
+        assert (got.fused, got.unfused, got.library) == (fresh.fused, fresh.unfused, fresh.library)
+    assert "library_plan" in shared.memo
+
+
+def test_one_lp_solve_serves_a_work_mix_at_another_size_exactly():
+    """Doubling every amount of a work mix scales the LP's columns by an exact power of two, so
+    the solver sees the same numbers: one solve, and exactly twice the time."""
+    from solar.backends import compute
+
+    def mix_work(m: int):
+        return total(graph_work(lift(mlp(m, 512, 256))).values())
+
+    one, two = mix_work(1024), mix_work(2048)
+    assert len(one.macs + one.simt) > 1  # several classes: the LP, not the one-class formula
+    compute._solve.cache_clear()
+    compute._highs.cache_clear()
+    a, b = compute_time(one, H200), compute_time(two, H200)
+    info = compute._highs.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+    assert b.seconds == 2 * a.seconds and b.binding_unit == a.binding_unit
+    assert b.by_unit == {u: 2 * s for u, s in a.by_unit.items()}

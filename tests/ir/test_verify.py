@@ -14,6 +14,7 @@ from solar.errors import IRVerifyError
 from solar.ir.affine import Affine, var
 from solar.ir.nodes import Call, Const, Indirect, Load, Program, Stmt, Store
 from solar.ir.parser import parse_program
+import solar.ir.verify as verify_module
 from solar.ir.scalar_ops import ScalarOp
 from solar.ir.verify import verify, verify_stmt
 
@@ -279,7 +280,8 @@ def test_verify_stmt_checks_one_statement_without_dataflow() -> None:
 
 # ---- the exact fallback of the bounds check ------------------------------------------------------
 
-GUARDED = "  for i in 0..{n}, j in 0..{n} where j <= i:\n    C[i - j, 0] = 1"
+# (the guard implies the index is >= 0 without being the index: the exact check decides it)
+GUARDED = "  for i in 0..{n}, j in 0..{n} where 2*j <= 2*i:\n    C[i - j, 0] = 1"
 
 
 def test_enumeration_decides_when_polyhedral_is_absent(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -348,3 +350,27 @@ def test_enumeration_is_exact_beyond_int64(monkeypatch: pytest.MonkeyPatch, inde
         return
     with pytest.raises(IRVerifyError, match=re.escape(verdict)):
         verify(parse_program(text))
+
+
+# a padded window (a convolution's or a pool's): the guards are the index itself
+PADDED = (
+    "  for i in 0..{n}, r in 0..3 where 2*i + r - 1 >= 0 and {top} - 2*i - r >= 0:\n"
+    "    C[i, 0] = A[2*i + r - 1, 0]"
+)
+
+
+def test_guards_that_bound_the_index_itself_decide_without_a_count(monkeypatch) -> None:
+    def no_count(*args):
+        raise AssertionError("the guards decide this access")
+
+    monkeypatch.setattr(verify_module, "_exact_check", no_count)
+    decls = "input A: f32[{m}, 1]\n  output C: f32[{n}, 1]"
+    # 2i + r - 1 ranges over [-1, 2n]; the guards keep it in 0..2n-1 (A has 2n rows)
+    verify(_program(PADDED.format(n=2000, top=4000), decls.format(m=4000, n=2000)))
+
+
+def test_guards_that_bound_the_index_too_loosely_still_go_to_the_exact_check() -> None:
+    # the upper guard allows index 3999 (i = 1999, r = 2), one past A's 3999 rows
+    decls = "input A: f32[3999, 1]\n  output C: f32[2000, 1]"
+    with pytest.raises(IRVerifyError, match=r"load A\[.*\] is out of bounds: index 0 .* = 3999 at i=1999, r=2"):
+        verify(_program(PADDED.format(n=2000, top=4000), decls))

@@ -21,6 +21,7 @@ from solar.frontends.builder import ProgramBuilder
 from solar.frontends.torch.constants import constant_bands
 from solar.frontends.torch.loader import Traced
 from solar.frontends.views import View
+from solar.heap import settled
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Origin, Program, Role
 from solar.ir.verify import verify
@@ -91,14 +92,21 @@ def source_line(node: torch.fx.Node, source_file: str | None) -> str:
     if not frames:
         return ""
     pick = None
+    user = _as_path(source_file) if source_file else None
     for f in frames:
-        if source_file and _resolved(f[0]) == Path(source_file):
+        if user is not None and _resolved(f[0]) == user:
             pick = f
     if pick is None:
         outside = [f for f in frames if "/torch/" not in f[0] and "/site-packages/" not in f[0]]
         pick = outside[-1] if outside else frames[-1]
     code = pick[3].strip().replace('"', "'")  # the IR text quotes sources with "
-    return f"{Path(pick[0]).name}:{pick[1]}: {code}"
+    return f"{_as_path(pick[0]).name}:{pick[1]}: {code}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _as_path(path: str) -> Path:
+    """Path(path), once per file name."""
+    return Path(path)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -198,6 +206,7 @@ def convert_with_bindings(
     return program, bindings
 
 
+@settled
 def convert_returning(
     traced: Traced, optimize: bool = True,
     fallback: FallbackRules | None = None,

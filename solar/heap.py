@@ -1,0 +1,48 @@
+"""A scope in which the objects alive on entry are left out of the cyclic garbage collector's scans.
+
+Each stage of an analysis (lowering, passes, lifting, bounding) allocates hundreds of thousands of
+small frozen nodes, so CPython runs a full collection every few hundred thousand allocations; each
+full collection walks every tracked object of the process, most of them torch's modules and the
+traced graph, which the stage does not free. On KernelBench DenseNet-201 those walks were about a
+quarter of the time after tracing. `settled()` moves the objects alive on entry to the permanent
+generation (`gc.freeze`) and back on exit (`gc.unfreeze`): they are still freed by reference
+counting, and are scanned again after the scope, so nothing is kept alive longer. Nested scopes
+freeze once; a process that froze objects itself (a forking server) is left as it is."""
+
+from __future__ import annotations
+
+import functools
+import gc
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
+
+__all__ = ["settled", "settled_heap"]
+
+F = TypeVar("F", bound=Callable)
+_depth = 0
+
+
+@contextmanager
+def settled_heap() -> Iterator[None]:
+    global _depth
+    owner = _depth == 0 and gc.get_freeze_count() == 0
+    if owner:
+        gc.freeze()
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+        if owner:
+            gc.unfreeze()
+
+
+def settled(fn: F) -> F:
+    """`fn` run inside `settled_heap()`."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with settled_heap():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,59 @@
+"""solar.heap.settled_heap: objects alive on entry leave the collector's scans for the scope and
+come back after it, once for nested scopes; a process that froze objects itself is left alone."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from solar.heap import settled, settled_heap
+
+
+@pytest.fixture(autouse=True)
+def _unfrozen():
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+def test_objects_alive_on_entry_are_frozen_inside_and_back_after():
+    assert gc.get_freeze_count() == 0
+    with settled_heap():
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with settled_heap():  # nested: no second freeze
+            assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_heap_comes_back_when_the_scope_raises():
+    with pytest.raises(ValueError):
+        with settled_heap():
+            raise ValueError("x")
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_process_that_froze_objects_itself_keeps_them_frozen():
+    gc.freeze()
+    mine = gc.get_freeze_count()
+    with settled_heap():
+        assert gc.get_freeze_count() == mine
+    assert gc.get_freeze_count() == mine
+
+
+def test_cyclic_garbage_made_inside_is_collected_after():
+    class Node:
+        pass
+
+    @settled
+    def make_cycle():
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        return id(a)
+
+    make_cycle()
+    assert gc.get_freeze_count() == 0
+    assert gc.collect() >= 2  # the cycle was not kept alive by the scope
+    assert not any(type(o) is Node for o in gc.get_objects())
