@@ -151,6 +151,22 @@ def decomposition_table() -> Any:
     return table
 
 
+def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """The core-ATen form of a training-IR program: built node by node where every node allows
+    it (solar.frontends.torch.direct), else by `run_decompositions` (a full re-trace)."""
+    from solar.frontends.torch.direct import direct
+    from solar.frontends.torch.lowerings import LOWERINGS
+
+    fast = None
+    if DIRECT:
+        with unset_fake_temporarily():  # the graph's values carry export's own fake mode
+            fast = direct(ep, preserved_ops() | frozenset(LOWERINGS))
+    return fast if fast is not None else ep.run_decompositions(decomposition_table())
+
+
+DIRECT = True  # False: always re-trace (the reference the direct path is tested against)
+
+
 # ---- model files ---------------------------------------------------------------------------------
 
 
@@ -523,7 +539,7 @@ def _export(
                     from solar.frontends.torch.eager import pre_decomposition_calls
 
                     calls.extend(pre_decomposition_calls(ep.graph))
-                ep = ep.run_decompositions(decomposition_table())
+                ep = decompose(ep)
         except SolarError:
             raise
         except Exception as exc:
