@@ -24,7 +24,7 @@ allocates names for nodes it later drops, the names of later nodes can differ (v
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -55,12 +55,18 @@ class Emit:
     fake: Any
     env: dict[torch.fx.Node, Any]
     current: dict[torch.fx.Node, torch.fx.Node]
+    keep: frozenset
     origin: torch.fx.Node | None = None
+    mutated: set = field(default_factory=set)  # values written in place (new-graph nodes)
 
     def call(self, target: Any, args: tuple, kwargs: dict | None = None) -> torch.fx.Node:
         """A new node for target(*args, **kwargs) (args already in the new graph), with the value
         fake-computed and the origin's metadata."""
         kwargs = kwargs or {}
+        if target is not operator.getitem and target not in self.keep:
+            raise Unsupported  # the re-trace would decompose it further
+        if _returns_view(target) and any(a in self.mutated for a in args if isinstance(a, torch.fx.Node)):
+            raise Unsupported  # functionalization regenerates views of a mutated tensor (other names, order)
         name = target.__name__.split(".")[0] if isinstance(target, torch._ops.OpOverload) else None
         node = self.graph.create_node("call_function", target, _trimmed(target, args), kwargs, name)
         vals = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
@@ -126,9 +132,17 @@ def _conv(n: int) -> Callable:
 
 def _linear(e: Emit, x, w, b=None):
     xv = _val(x)
-    if b is None or xv.dim() != 2:
-        raise Unsupported  # matmul, or the flattened form whose re-trace names differ
-    return e.call(aten.addmm.default, (b, x, e.call(aten.t.default, (w,))))
+    if b is None or xv.dim() < 2 or (xv.dim() > 2 and not xv.is_contiguous()):
+        raise Unsupported  # matmul (and an in-place bias add)
+    if xv.dim() == 2:
+        return e.call(aten.addmm.default, (b, x, e.call(aten.t.default, (w,))))
+    shape = list(xv.shape)
+    rows = 1
+    for s in shape[:-1]:
+        rows *= s
+    flat = e.call(aten.view.default, (x, [rows, shape[-1]]))
+    out = e.call(aten.addmm.default, (b, flat, e.call(aten.t.default, (w,))))
+    return e.call(aten.view.default, (out, shape[:-1] + [int(_val(w).shape[0])]))
 
 
 def _flatten(e: Emit, x, start=0, end=-1):
@@ -191,7 +205,27 @@ def _max_pool2d(e: Emit, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=
     return e.items(e.call(aten.max_pool2d_with_indices.default, args))[0]
 
 
+def _contiguous(e: Emit, x, memory_format=torch.contiguous_format):
+    if memory_format != torch.contiguous_format:
+        raise Unsupported
+    if _val(x).is_contiguous():
+        return x
+    return e.call(aten.clone.default, (x,), {"memory_format": torch.contiguous_format})
+
+
+def _softmax(op: Any) -> Callable:
+    def rule(e: Emit, x, dim, dtype=None):
+        if dtype is not None:
+            raise Unsupported
+        return e.call(op, (x, dim, False))
+
+    return rule
+
+
 REWRITES: dict[Any, Callable] = {
+    aten.contiguous.default: _contiguous,
+    aten.softmax.int: _softmax(aten._softmax.default),
+    aten.log_softmax.int: _softmax(aten._log_softmax.default),
     aten.max_pool2d.default: _max_pool2d,
     aten.conv1d.default: _conv(1),
     aten.conv2d.default: _conv(2),
@@ -221,13 +255,19 @@ def _twin(op: Any) -> Any:
 def _is_view(node: torch.fx.Node) -> bool:
     if node.target is operator.getitem:
         return _is_view(node.args[0])  # type: ignore[arg-type]
-    schema = getattr(node.target, "_schema", None)
+    return _returns_view(node.target)
+
+
+def _returns_view(op: Any) -> bool:
+    """Whether op's result shares its argument's storage without writing it (view, t, expand...)."""
+    schema = getattr(op, "_schema", None)
     info = schema.returns[0].alias_info if schema is not None and schema.returns else None
     return info is not None and not info.is_write
 
 
 def _mutated(e: Emit, target: Any, value: torch.fx.Node) -> None:
     """`target` (a new-graph node) now holds `value`: later readers read `value`."""
+    e.mutated.add(value)
     for old, new in list(e.env.items()):
         if new is target:
             e.env[old] = value
@@ -273,13 +313,15 @@ def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.Ex
         fake = _detect_fake_mode_from_gm(ep.graph_module)
     if fake is None:
         return None
-    e = Emit(graph, fake, {}, {})
+    e = Emit(graph, fake, {}, {}, keep)
     outputs: list[Any] = []
     try:
         for node in ep.graph.nodes:
             e.origin = node
             if node.op == "placeholder":
                 new = graph.placeholder(node.name)
+                if new.name != node.name:
+                    return None  # a name fx reserves (`input`): the signature names the original
                 new.meta.update(node.meta)
                 e.env[node] = new
             elif node.op == "call_function":
