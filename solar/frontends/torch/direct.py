@@ -59,9 +59,10 @@ class Emit:
     origin: torch.fx.Node | None = None
     mutated: set = field(default_factory=set)  # values written in place (new-graph nodes)
 
-    def call(self, target: Any, args: tuple, kwargs: dict | None = None) -> torch.fx.Node:
+    def call(self, target: Any, args: tuple, kwargs: dict | None = None, val: Any = None) -> torch.fx.Node:
         """A new node for target(*args, **kwargs) (args already in the new graph), with the value
-        fake-computed and the origin's metadata."""
+        fake-computed (or `val`, the value the same call had in the training IR) and the origin's
+        metadata."""
         kwargs = kwargs or {}
         if target is not operator.getitem and target not in self.keep:
             raise Unsupported  # the re-trace would decompose it further
@@ -69,9 +70,12 @@ class Emit:
             raise Unsupported  # functionalization regenerates views of a mutated tensor (other names, order)
         name = target.__name__.split(".")[0] if isinstance(target, torch._ops.OpOverload) else None
         node = self.graph.create_node("call_function", target, _trimmed(target, args), kwargs, name)
-        vals = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
-        with unset_fake_temporarily(), self.fake:  # the graph's own mode, not the caller's
-            node.meta["val"] = target(*vals[0], **vals[1])
+        if val is not None:
+            node.meta["val"] = val
+        else:
+            vals = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
+            with unset_fake_temporarily(), self.fake:  # the graph's own mode, not the caller's
+                node.meta["val"] = target(*vals[0], **vals[1])
         origin = self.origin
         if origin is not None:
             for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "torch_fn"):
@@ -352,7 +356,11 @@ def _node(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
         return _in_place(e, node, keep)
     if target not in keep:
         raise Unsupported
-    new = e.call(target, args, kwargs)
+    same = all(
+        isinstance(e.env[a], torch.fx.Node) and e.env[a].meta.get("val") is a.meta.get("val")
+        for a in node.all_input_nodes
+    )
+    new = e.call(target, args, kwargs, node.meta.get("val") if same else None)  # same inputs: same value
     if isinstance(new.meta["val"], (tuple, list)):  # the re-trace names every output's getitem
         return tuple(e.items(new))
     return new
