@@ -44,12 +44,14 @@ class ConvBnReluInPlace(nn.Module):
         self.bn = nn.BatchNorm2d(8)
         self.pool = nn.MaxPool2d(3, 2, 1)
         self.fc = nn.Linear(8, 5)
+        self.drop = nn.Dropout(0.2, inplace=True)
         self.train(train)
 
     def forward(self, x):
         y = torch.relu_(self.bn(self.conv(x)))
         y = self.pool(y)
-        return self.fc(torch.flatten(F.adaptive_avg_pool2d(y, 1), 1))
+        y = torch.flatten(F.adaptive_avg_pool2d(y, 1), 1)
+        return self.fc(self.drop(y) if not self.training else y)
 
 
 class Residual(nn.Module):

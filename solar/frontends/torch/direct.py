@@ -187,6 +187,12 @@ def _dropout(e: Emit, x, p, train):
     return e.call(aten.clone.default, (x,))
 
 
+def _dropout_in_place(e: Emit, x, p, train):
+    if train and p > 0:
+        raise Unsupported
+    return x  # inference: the tensor is left as it is
+
+
 def _to_dtype(e: Emit, x, dtype, non_blocking=False, copy=False, memory_format=None):
     if copy or memory_format is not None:
         raise Unsupported
@@ -239,6 +245,7 @@ REWRITES: dict[Any, Callable] = {
     aten.layer_norm.default: _layer_norm,
     aten.batch_norm.default: _batch_norm,
     aten.dropout.default: _dropout,
+    aten.dropout_.default: _dropout_in_place,
     aten.to.dtype: _to_dtype,
     aten.adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
 }
