@@ -129,6 +129,24 @@ class Mixed(nn.Module):
         return a, b
 
 
+class MetadataInPlace(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        y.t_()  # a shape mutation (inplace_view): falls back
+        z = (x + 1).detach_()  # an autograd-state mutation: falls back
+        return y, z
+
+
+class CacheCopy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(3, 4))
+
+    def forward(self, x):
+        self.cache.copy_(x * 2)  # copy_ into a buffer: the re-trace drops the copy; falls back
+        return self.cache + 1
+
+
 class InPlaceThenLinear(nn.Module):
     def __init__(self):
         super().__init__()
@@ -162,6 +180,8 @@ def _cases():
         ("view_in_place", ViewInPlace(), (torch.randn(3, 4),), False),
         ("attention_mask", Attention().eval(), (seq, mask), False),  # chunk, matmul: re-traced
         ("mlp_no_bias", Mlp(), (torch.randn(4, 5, 8),), False),
+        ("metadata_in_place", MetadataInPlace(), (torch.randn(3, 4),), False),
+        ("cache_copy_", CacheCopy(), (torch.randn(3, 4),), False),
         ("in_place_then_linear", InPlaceThenLinear(), (torch.randn(2, 4, 6),), False),
         ("conv1d_conv3d", Mixed(), (torch.randn(2, 4, 9), torch.randn(1, 2, 3, 4, 4)), True),
     ]

@@ -254,6 +254,11 @@ REWRITES: dict[Any, Callable] = {
 # ---- in-place ops --------------------------------------------------------------------------------
 
 
+# In-place ops functionalization does not turn into their twin: mutations of a tensor's autograd
+# state rather than its data, and copy_ (whose new value is the source itself, no copy node).
+NOT_TWINNED = frozenset({aten.detach_.default, aten.requires_grad_.default, aten.copy_.default})
+
+
 def _twin(op: Any) -> Any:
     """The functional op of an in-place one (aten.relu_.default -> aten.relu.default), or None."""
     name = op._schema.name.split("::")[-1]
@@ -287,6 +292,8 @@ def _mutated(e: Emit, target: Any, value: torch.fx.Node) -> None:
 
 
 def _in_place(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
+    if torch.Tag.inplace_view in node.target.tags or node.target in NOT_TWINNED:
+        raise Unsupported  # a mutation of the tensor's shape or autograd state; copy_
     twin = _twin(node.target)
     if twin is None or twin not in keep or not node.args:
         raise Unsupported
@@ -350,6 +357,8 @@ def _node(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
     target = node.target
     args = torch.fx.node.map_arg(node.args, lambda n: e.env[n])
     kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: e.env[n])
+    if target is not operator.getitem and not isinstance(target, torch._ops.OpOverload):
+        raise Unsupported  # a higher-order op, or arithmetic on sizes
     if target is operator.getitem:
         src = e.env[node.args[0]]
         return src[args[1]] if isinstance(src, (list, tuple)) else e.call(operator.getitem, args)

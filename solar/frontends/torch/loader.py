@@ -1,7 +1,9 @@
 """Loading PyTorch programs without allocating them: a KernelBench-format file (Model, get_inputs,
 get_init_inputs) or an in-memory module, traced with torch.export under a fake-tensor mode and
 decomposed to core ATen — except the ops the lowering table lowers whole (each lowering module's
-PRESERVE set: attention, recurrent nets, triangles, ...).
+PRESERVE set: attention, recurrent nets, triangles, ...). The decomposition is built node by node
+from the export's training IR where every node allows it (solar.frontends.torch.direct: the same
+graph without torch's full re-trace), else by `run_decompositions`.
 
 While the model is built, the loader records how tensors derive from constants (ones, arange, tril,
 view, ...): a small buffer or tensor attribute built that way is recomputed for real and, when its
