@@ -58,6 +58,12 @@ class Emit:
     keep: frozenset
     origin: torch.fx.Node | None = None
     mutated: set = field(default_factory=set)  # values written in place (new-graph nodes)
+    readers: dict = field(default_factory=dict)  # new-graph node -> the training nodes bound to it
+
+    def bind(self, old: torch.fx.Node, value: Any) -> None:
+        self.env[old] = value
+        if isinstance(value, torch.fx.Node):
+            self.readers.setdefault(value, []).append(old)
 
     def call(self, target: Any, args: tuple, kwargs: dict | None = None, val: Any = None) -> torch.fx.Node:
         """A new node for target(*args, **kwargs) (args already in the new graph), with the value
@@ -284,11 +290,10 @@ def _returns_view(op: Any) -> bool:
 def _mutated(e: Emit, target: Any, value: torch.fx.Node) -> None:
     """`target` (a new-graph node) now holds `value`: later readers read `value`."""
     e.mutated.add(value)
-    for old, new in list(e.env.items()):
-        if new is target:
-            e.env[old] = value
-            if old.op == "placeholder":
-                e.current[old] = value
+    for old in e.readers.pop(target, []):
+        e.bind(old, value)
+        if old.op == "placeholder":
+            e.current[old] = value
 
 
 def _in_place(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
@@ -341,9 +346,9 @@ def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.Ex
                 if new.name != node.name:
                     return None  # a name fx reserves (`input`): the signature names the original
                 new.meta.update(node.meta)
-                e.env[node] = new
+                e.bind(node, new)
             elif node.op == "call_function":
-                e.env[node] = _node(e, node, keep)
+                e.bind(node, _node(e, node, keep))
             elif node.op == "output":
                 outputs = list(node.args[0])
             else:
