@@ -64,7 +64,7 @@ class Residual(nn.Module):
         y = self.a(x)
         y += self.b(x)  # add_ on an intermediate
         y.mul_(0.5)
-        return F.relu(y, inplace=True), y.sum()
+        return F.relu(y, inplace=True).to(torch.float16), y.sum()
 
 
 class BufferCount(nn.Module):

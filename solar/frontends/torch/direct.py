@@ -75,7 +75,7 @@ class Emit:
         if _returns_view(target) and any(a in self.mutated for a in args if isinstance(a, torch.fx.Node)):
             raise Unsupported  # functionalization regenerates views of a mutated tensor (other names, order)
         name = target.__name__.split(".")[0] if isinstance(target, torch._ops.OpOverload) else None
-        node = self.graph.create_node("call_function", target, _trimmed(target, args), kwargs, name)
+        node = self.graph.create_node("call_function", target, *_normalised(target, args, kwargs), name)
         if val is not None:
             node.meta["val"] = val
         else:
@@ -95,24 +95,41 @@ class Emit:
         return [self.call(operator.getitem, (node, k)) for k in range(len(node.meta["val"]))]
 
 
-def _trimmed(target: Any, args: tuple) -> tuple:
-    """args without the trailing ones equal to the schema's defaults (as a trace records them)."""
+def _same(value: Any, default: Any) -> bool:
+    if isinstance(default, (list, tuple)) and isinstance(value, (list, tuple)):
+        return list(default) == list(value)
+    if default is None or value is None:
+        return default is value
+    return default is not _NONE and type(default) is type(value) and default == value
+
+
+def _normalised(target: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """args and kwargs as a trace records them: positional arguments given by position, trailing
+    ones equal to the schema's defaults left out, keyword-only ones only where not the default."""
     schema = getattr(target, "_schema", None)
     if schema is None:
-        return args
-    args = list(args)
-    while args:
-        arg = schema.arguments[len(args) - 1]
-        default = arg.default_value if arg.has_default_value() else _NONE
-        value = args[-1]
-        if isinstance(default, (list, tuple)) and isinstance(value, (list, tuple)):
-            same = list(default) == list(value)
+        return args, kwargs
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    kwargs = dict(kwargs)
+    full = list(args)
+    for a in positional[len(args):]:
+        if a.name in kwargs:
+            full.append(kwargs.pop(a.name))
         else:
-            same = default is not _NONE and type(default) is type(value) and default == value
-        if not same and not (default is None and value is None):
+            full.append(a.default_value if a.has_default_value() else _NONE)
+    while full and positional:
+        a = positional[len(full) - 1]
+        if full[-1] is not _NONE and not _same(full[-1], a.default_value if a.has_default_value() else _NONE):
             break
-        args.pop()
-    return tuple(args)
+        full.pop()
+    if any(v is _NONE for v in full):
+        raise Unsupported  # an argument left out that has no default
+    only = {a.name: a for a in schema.arguments if a.kwarg_only}
+    kept = {
+        k: v for k, v in kwargs.items()
+        if k not in only or not only[k].has_default_value() or not _same(v, only[k].default_value)
+    }
+    return tuple(full), kept
 
 
 _NONE = object()

@@ -162,7 +162,10 @@ def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     fast = None
     if DIRECT:
         with unset_fake_temporarily():  # the graph's values carry export's own fake mode
-            fast = direct(ep, preserved_ops() | frozenset(LOWERINGS))
+            try:
+                fast = direct(ep, preserved_ops() | frozenset(LOWERINGS))
+            except Exception:  # anything the direct path did not foresee: the re-trace decides
+                fast = None
     return fast if fast is not None else ep.run_decompositions(decomposition_table())
 
 
