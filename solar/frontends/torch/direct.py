@@ -345,7 +345,7 @@ def _functional(op: Any) -> bool:
 def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.ExportedProgram | None:
     """The decomposed form of a training-IR program built node by node (see the module
     docstring), or None where a node needs the full re-trace. `keep`: the ops lowered whole."""
-    if ep.graph_signature.backward_signature is not None:
+    if ep.graph_signature.backward_signature is not None or not _may_take(ep, keep):
         return None
     graph = torch.fx.Graph()
     holders = [n for n in ep.graph.nodes if n.op == "placeholder"]
@@ -373,6 +373,17 @@ def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.Ex
     except Unsupported:
         return None
     return _program(ep, e, holders, outputs)
+
+
+def _may_take(ep: torch.export.ExportedProgram, keep: frozenset) -> bool:
+    """Whether every call's op is one the direct path may handle (a cheap look before building)."""
+    for node in ep.graph.nodes:
+        t = node.target
+        if node.op != "call_function" or t is operator.getitem or t in keep or t in REWRITES:
+            continue
+        if not isinstance(t, torch._ops.OpOverload) or _functional(t) or _twin(t) not in keep:
+            return False
+    return True
 
 
 def _node(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
