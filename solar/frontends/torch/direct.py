@@ -19,7 +19,9 @@ full decomposition, which is always correct) unless every call is one of:
 Each new node keeps the training node's metadata (source line, module stack) and names it as its
 origin (`from_node`), as the re-trace does, so the lowered program's op names and instances are
 the same. Node names follow fx's naming of the new op (relu_ -> relu); where the re-trace
-allocates names for nodes it later drops, the names of later nodes can differ (view vs view_1)."""
+allocates names for nodes it later drops, the names of later nodes can differ (view vs view_1), and
+the re-trace puts an `as_strided` to a tensor's own strides before some views of it (the flatten of a
+channels-last pooled tensor is reproduced, a permute of one is not): neither changes a statement."""
 
 from __future__ import annotations
 
@@ -184,7 +186,27 @@ def _flatten(e: Emit, x, start=0, end=-1):
     size = 1
     for s in shape[start : end + 1]:
         size *= s
-    return e.call(aten.view.default, (x, shape[:start] + [size] + shape[end + 1 :]))
+    return e.call(aten.view.default, (_restrided(e, x), shape[:start] + [size] + shape[end + 1 :]))
+
+
+def _restrided(e: Emit, x: torch.fx.Node) -> torch.fx.Node:
+    """x, or as_strided(x) to its own strides where x is contiguous only through size-1 dims (the
+    re-trace flattens such a tensor after that as_strided: a ResNet's pooled channels-last output)."""
+    val = x.meta.get("val")
+    if not isinstance(val, torch.Tensor) or x.op == "placeholder" or not val.is_contiguous():
+        return x
+    shape, strides = list(val.shape), list(val.stride())
+    if strides == _row_major(shape):
+        return x
+    return e.call(aten.as_strided.default, (x, shape, strides))
+
+
+def _row_major(shape: list[int]) -> list[int]:
+    out, step = [], 1
+    for s in reversed(shape):
+        out.append(step)
+        step *= max(s, 1)
+    return out[::-1]
 
 
 def _layer_norm(e: Emit, x, shape, w=None, b=None, eps=1e-5, cudnn=True):
@@ -255,7 +277,14 @@ def _softmax(op: Any) -> Callable:
     return rule
 
 
+def _reshape(e: Emit, x, shape):
+    if not _val(x).is_contiguous():
+        raise Unsupported  # a copy first
+    return e.call(aten.view.default, (x, shape))
+
+
 REWRITES: dict[Any, Callable] = {
+    aten.reshape.default: _reshape,
     aten.contiguous.default: _contiguous,
     aten.softmax.int: _softmax(aten._softmax.default),
     aten.log_softmax.int: _softmax(aten._log_softmax.default),
@@ -397,10 +426,17 @@ def _node(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
         return src[args[1]] if isinstance(src, (list, tuple)) else e.call(operator.getitem, args)
     rule = REWRITES.get(target)
     if rule is not None:
+        before = len(e.graph.nodes)
         try:
-            return rule(e, *args, **kwargs)
+            value = rule(e, *args, **kwargs)
         except TypeError:
             raise Unsupported from None  # an argument form the rule does not know
+        traced = node.meta.get("val")
+        if isinstance(value, torch.fx.Node) and len(e.graph.nodes) > before and isinstance(traced, torch.Tensor):
+            got = value.meta["val"]
+            if isinstance(got, torch.Tensor) and (got.shape, got.dtype) == (traced.shape, traced.dtype):
+                value.meta["val"] = traced  # the op's own value (its strides), as the re-trace has it
+        return value
     if not _functional(target):
         return _in_place(e, node, keep)
     if target not in keep:
