@@ -4,7 +4,7 @@ graph) and analysis (every bound level on one GPU, and the report), with the med
 
 Usage:
     python benchmarks/bench_stages.py benchmarks/suite [benchmarks/models ...] [--arch H200-SXM]
-        [-k SUBSTRING] [--skip SUBSTRING ...] [--timeout 600] [--out FILE.json]
+        [-k SUBSTRING] [--skip SUBSTRING ...] [--timeout 600] [--out FILE.json] [--retrace]
 
 One process; torch, solar and the lazily imported parts (scipy's LP, transformers on first use) are
 imported by analysing a small problem first (not recorded). CPU seconds (time.process_time) are the
@@ -84,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip", nargs="*", default=[], help="leave out problems whose path contains these")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per problem (wall)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--retrace", action="store_true", help="always run_decompositions (no direct lowering)")
     args = ap.parse_args(argv)
+    from solar.frontends.torch import loader
+
+    loader.DIRECT = not args.retrace
 
     files: list[Path] = []
     for p in args.paths:
@@ -128,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             k: statistics.median(r["cpu_s"].get(k, 0.0) for r in ok) for k in STAGES
         } if ok else {},
         "imports_wall_s": imports_s,
+        "direct_lowering": not args.retrace,
     }
     print(json.dumps(summary, indent=2))
     if args.out:

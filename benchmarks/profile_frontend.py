@@ -5,6 +5,7 @@ Usage:
     python benchmarks/profile_frontend.py hf:tests/fixtures/hf/llama2-7b.json --seq 4096 [--layers 8]
     python benchmarks/profile_frontend.py /work/main/.kb/level3/16_DenseNet201.py
     python benchmarks/profile_frontend.py FILE --cprofile 30      # also the 30 costliest functions
+    python benchmarks/profile_frontend.py FILE --retrace          # without the direct lowering
 
 The stages are the ones `solar.api.load` runs (loader.trace_file / trace_module, then
 convert.convert_returning with and without the passes), timed one by one; `--repeat` takes the
@@ -70,8 +71,7 @@ def _trace(model, inputs, path, st: Stages):
         with torch.no_grad(), warnings.catch_warnings(), loader.Redirect(), loader.CpuFunctions(copy=False):
             warnings.simplefilter("ignore")
             ep = st.time("export", lambda: torch.export.export(model, inputs, strict=False))
-            table = st.time("decomp table", loader.decomposition_table)
-            ep = st.time("decompose", ep.run_decompositions, table)
+            ep = st.time("decompose", loader.decompose, ep)  # direct where it can, else the re-trace
     return ep
 
 
@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--layers", type=int, default=None, help="hf: override num_hidden_layers")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--retrace", action="store_true", help="always run_decompositions (no direct lowering)")
     ap.add_argument("--cprofile", type=int, default=0, metavar="N", help="print the N costliest functions")
     args = ap.parse_args(argv)
 
@@ -92,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     import solar.api  # noqa: F401
     from solar.frontends.torch import convert, loader
     from solar.passes import optimize
+
+    loader.DIRECT = not args.retrace
 
     if args.spec.startswith("hf:"):  # the imports transformers makes on first use, and torch's lazy ones
         m, x, _, _ = _built(args.spec, 8, 1, 0)

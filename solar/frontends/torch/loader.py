@@ -1,7 +1,9 @@
 """Loading PyTorch programs without allocating them: a KernelBench-format file (Model, get_inputs,
 get_init_inputs) or an in-memory module, traced with torch.export under a fake-tensor mode and
 decomposed to core ATen — except the ops the lowering table lowers whole (each lowering module's
-PRESERVE set: attention, recurrent nets, triangles, ...).
+PRESERVE set: attention, recurrent nets, triangles, ...). The decomposition is built node by node
+from the export's training IR where every node allows it (solar.frontends.torch.direct: the same
+graph without torch's full re-trace), else by `run_decompositions`.
 
 While the model is built, the loader records how tensors derive from constants (ones, arange, tril,
 view, ...): a small buffer or tensor attribute built that way is recomputed for real and, when its
@@ -149,6 +151,25 @@ def decomposition_table() -> Any:
     for op in preserved_ops() | frozenset(LOWERINGS):
         table.pop(op, None)
     return table
+
+
+def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """The core-ATen form of a training-IR program: built node by node where every node allows
+    it (solar.frontends.torch.direct), else by `run_decompositions` (a full re-trace)."""
+    from solar.frontends.torch.direct import direct
+    from solar.frontends.torch.lowerings import LOWERINGS
+
+    fast = None
+    if DIRECT:
+        with unset_fake_temporarily():  # the graph's values carry export's own fake mode
+            try:
+                fast = direct(ep, preserved_ops() | frozenset(LOWERINGS))
+            except Exception:  # anything the direct path did not foresee: the re-trace decides
+                fast = None
+    return fast if fast is not None else ep.run_decompositions(decomposition_table())
+
+
+DIRECT = True  # False: always re-trace (the reference the direct path is tested against)
 
 
 # ---- model files ---------------------------------------------------------------------------------
@@ -536,7 +557,7 @@ def _export(
                     from solar.frontends.torch.eager import pre_decomposition_calls
 
                     calls.extend(pre_decomposition_calls(ep.graph))
-                ep = ep.run_decompositions(decomposition_table())
+                ep = decompose(ep)
         except SolarError:
             raise
         except Exception as exc:
