@@ -527,9 +527,8 @@ def _fakeify_module(model: torch.nn.Module, mode: FakeTensorMode) -> torch.nn.Mo
 
 
 def _contained_tensors(model: torch.nn.Module) -> list[torch.Tensor]:
-    """Tensors inside list, tuple and dict attributes of the model's modules (torchvision's
-    AnchorGenerator keeps its cell anchors in a list): the copy shares them (a real tensor cannot
-    be copied while the fake mode is active; export reads them as constants)."""
+    """Tensors in list, tuple and dict attributes (torchvision's AnchorGenerator): the copy shares
+    them, as a real tensor cannot be copied under the fake mode (export reads them as constants)."""
     out = []
     for mod in model.modules():
         for value in vars(mod).values():
