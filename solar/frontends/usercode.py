@@ -79,16 +79,29 @@ class _Sink(io.TextIOBase):
         return True
 
 
+# What to do about an exception the tracers raise, by its type's name (appended to its line).
+HINTS = {
+    "GuardOnDataDependentSymNode": (
+        "the program's control flow depends on tensor values (detection post-processing: NMS, a "
+        "data-dependent number of boxes), which torch.export cannot trace; analyse the part before "
+        "it (e.g. the model's backbone)"
+    ),
+}
+
+
 def one_line(exc: BaseException) -> str:
-    """`Type: first line of the message` (an exception whose str() fails is shown by its type)."""
+    """`Type: first line of the message` (an exception whose str() fails is shown by its type),
+    with what to do where HINTS knows it."""
     try:
         message = str(exc)
     except Exception:  # noqa: BLE001 - the user's __str__ is user code too
         message = "<its message could not be printed>"
+    name = type(exc).__name__
+    hint = f" — {HINTS[name]}" if name in HINTS else ""
     for line in message.splitlines():
         if line.strip():
-            return f"{type(exc).__name__}: {line.strip()}"
-    return type(exc).__name__
+            return f"{name}: {line.strip()}{hint}"
+    return name + hint
 
 
 def user_frame(exc: BaseException, path: str | None) -> str:
