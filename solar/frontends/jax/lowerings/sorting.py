@@ -61,14 +61,14 @@ def _sort(
 def _top_k(ctx: LowerCtx, x: Any, *, k: int, axis: int = -1, is_stable: bool = True) -> list[View]:
     """lax.top_k (JAX 0.11 adds `is_stable`): the order statement breaks ties by the lower
     position, the stable result, which is also one of the results an unstable top_k may give."""
+    return _selection(ctx, x, axis, k, descending=True)
+
+
+def _selection(ctx: LowerCtx, x: Any, dim: int, k: int, descending: bool) -> list[View]:
+    """The k first of `x` along `dim` in the order asked (values written, positions a view)."""
     _, index_dtype = ctx.meta(1)
     values, pos = order(
-        ctx.b,
-        ctx.hint,
-        as_view(x),
-        dim=axis,
-        count=int(k),
-        descending=True,
+        ctx.b, ctx.hint, as_view(x), dim=dim, count=int(k), descending=descending,
         index_dtype=index_dtype,
     )
     return [_written(ctx, 0, values, pos), pos]
@@ -93,15 +93,5 @@ def _approx_top_k(
             "approx_top_k without aggregate_to_topk, or with reduction_input_size_override (a "
             "TPU-specific partial result) is not supported yet; use the defaults"
         )
-    _, index_dtype = ctx.meta(1)
-    values, pos = order(
-        ctx.b,
-        ctx.hint,
-        as_view(x),
-        dim=reduction_dimension,
-        count=int(k),
-        descending=bool(is_max_k),
-        index_dtype=index_dtype,
-    )
-    return [_written(ctx, 0, values, pos), pos]
+    return _selection(ctx, x, reduction_dimension, k, descending=bool(is_max_k))
 
