@@ -1,7 +1,7 @@
 # case: an if on a tensor value (printed a partial graph)
 # run: analyze {file} --arch H100-SXM --json
 # exit: 2
-# line: ^solar: error: .*data_dependent_if\.py:\d+: torch\.export could not trace the model: GuardOnDataDependentSymNode: .* — the program.s control flow depends on tensor values .*analyse the part before it
+# line: ^solar: error: .*data_dependent_if\.py:\d+: torch\.export could not trace the model: GuardOnDataDependentSymNode: .* the program.s control flow depends on tensor values .*analyse the part before it
 import torch
 import torch.nn as nn
 
