@@ -14,7 +14,9 @@ full decomposition, which is always correct) unless every call is one of:
     lists it (before the user's outputs, in placeholder order);
   * an op of REWRITES: the exact decomposition the re-trace produces for it (conv2d ->
     convolution, linear -> t + addmm, batch_norm -> _native_batch_norm_legit_no_training, ...),
-    written out for the argument forms the rule accepts (any other form falls back).
+    written out for the argument forms the rule accepts (any other form falls back); the rules of
+    the ops attention masks are built from (arange, new_ones, `&`, to(device), diff: HF
+    transformers' masking_utils) are in solar.frontends.torch.direct_masks.
 
 Each new node keeps the training node's metadata (source line, module stack) and names it as its
 origin (`from_node`), as the re-trace does, so the lowered program's op names and instances are
