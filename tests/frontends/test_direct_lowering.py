@@ -110,7 +110,7 @@ class Mlp(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc1 = nn.Linear(8, 32)
-        self.fc2 = nn.Linear(32, 8, bias=False)  # no bias: matmul, falls back
+        self.fc2 = nn.Linear(32, 8, bias=False)  # no bias: t, view, mm, _unsafe_view
 
     def forward(self, x):
         return self.fc2(F.gelu(self.fc1(x)))
@@ -158,6 +158,69 @@ class InPlaceThenLinear(nn.Module):
         return self.fc(z)
 
 
+class HfMasks(nn.Module):
+    """A causal and a padding mask built as HF transformers builds them (masking_utils): arange
+    positions, new_ones, `&` and `|` of boolean masks, to(device, dtype), to(dtype=, device=), and
+    the packed-sequence check (diff of the positions with a prepended row)."""
+
+    def forward(self, x, attention_mask):
+        b, n = attention_mask.shape
+        pad = attention_mask.to(x.device, torch.bool)  # aten.to.device: int64 -> bool
+        q = torch.arange(n, device=x.device) + 0
+        kv = torch.arange(n, device=x.device) + 0
+        causal = kv[None, None, None, :] <= q[None, None, :, None]
+        mask = causal.new_ones((), dtype=torch.bool) & causal.to(dtype=torch.bool, device=x.device)
+        mask = mask & pad[:, None, None, :]
+        mask = mask | (kv[None, None, None, :] == q[None, None, :, None])
+        positions = torch.arange(n, device=x.device).unsqueeze(0)
+        first = positions[:, :1] - 1
+        packed = (torch.diff(positions, dim=-1, prepend=first) != 1).sum()
+        bias = mask.to(dtype=x.dtype, device=x.device)  # aten.to.dtype_layout: bool -> float
+        return x.sum(-1)[:, None, None, :] * bias, packed
+
+
+class Factories(nn.Module):
+    """arange with a dtype, new_ones of a float tensor, to(device) changing nothing (an alias)."""
+
+    def forward(self, x):
+        r = torch.arange(x.shape[-1], dtype=torch.float32, device=x.device)
+        ones = x.new_ones((x.shape[0], 1))
+        return x.to(x.device, torch.float32) * r + ones, torch.arange(3, device=x.device)
+
+
+def _tiny_hf(kind: str) -> tuple[nn.Module, tuple]:
+    """A real transformers model from a tiny config (random weights), with a padding mask."""
+    import transformers as tf
+
+    if kind == "llama":
+        config = tf.LlamaConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+        )
+        model = tf.LlamaModel(config)
+    elif kind == "bert":
+        config = tf.BertConfig(
+            vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=4, max_position_embeddings=64,
+        )
+        model = tf.BertModel(config, add_pooling_layer=False)
+    else:
+        config = tf.GPT2Config(vocab_size=64, n_embd=32, n_layer=1, n_head=4, n_positions=64)
+        model = tf.GPT2Model(config)
+    ids = torch.randint(0, 64, (2, 8))
+    mask = torch.ones(2, 8, dtype=torch.int64)
+    return HfLastHidden(model.eval()), (ids, mask)
+
+
+class HfLastHidden(nn.Module):
+    def __init__(self, net: nn.Module):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_ids, attention_mask):
+        return self.net(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+
+
 class Wrap(nn.Module):
     def __init__(self, inner: nn.Module):
         super().__init__()
@@ -179,7 +242,10 @@ def _cases():
         ("input_mutation", InputMutation(), (torch.randn(3, 4),), True),
         ("view_in_place", ViewInPlace(), (torch.randn(3, 4),), False),
         ("attention_mask", Attention().eval(), (seq, mask), False),  # chunk, matmul: re-traced
-        ("mlp_no_bias", Mlp(), (torch.randn(4, 5, 8),), False),
+        ("mlp_no_bias", Mlp(), (torch.randn(4, 5, 8),), True),
+        ("mlp_no_bias_2d", Mlp(), (torch.randn(4, 8),), True),
+        ("hf_masks", HfMasks(), (torch.randn(2, 5, 4), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])), True),
+        ("factories", Factories(), (torch.randn(3, 4),), True),
         ("metadata_in_place", MetadataInPlace(), (torch.randn(3, 4),), False),
         ("cache_copy_", CacheCopy(), (torch.randn(3, 4),), False),
         ("in_place_then_linear", InPlaceThenLinear(), (torch.randn(2, 4, 6),), False),
@@ -197,6 +263,18 @@ def test_direct_matches_retrace(name, model, inputs, takes):
     assert got_ir == ref_ir
 
 
+@pytest.mark.parametrize("kind", ["llama", "bert", "gpt2"])
+def test_tiny_hf_model_takes_direct(kind):
+    """A real transformers model (tiny config): its mask building, rotary embedding, bias-free
+    projections and attention reshapes all go the direct path, node for node the re-trace's graph."""
+    model, inputs = _tiny_hf(kind)
+    ref, ref_ir = _trace(model, inputs, False)
+    got, got_ir = _trace(model, inputs, True)
+    assert _took_direct(got)
+    assert _graph(got.exported) == _graph(ref.exported)
+    assert got_ir == ref_ir
+
+
 def test_linear_flattened_form():
     """linear on a contiguous 3-D and 4-D input: t, view, addmm, view, named as the re-trace names them."""
     for shape in ((2, 5, 8), (2, 3, 4, 8)):
@@ -210,9 +288,14 @@ def test_linear_flattened_form():
 
 def test_unknown_op_falls_back():
     """An op with no lowering and no rewrite leaves the whole graph to the re-trace."""
-    ep = torch.export.export(Mlp().fc2, (torch.randn(2, 32),), strict=False)
+    ep = torch.export.export(MatMul(), (torch.randn(2, 3, 4), torch.randn(4, 5)), strict=False)
     keep = loader.preserved_ops() | frozenset(convert_lowerings())
     assert direct.direct(ep, keep) is None
+
+
+class MatMul(nn.Module):
+    def forward(self, x, w):
+        return x @ w  # aten.matmul: neither lowered whole nor rewritten
 
 
 def test_reserved_placeholder_name_falls_back():

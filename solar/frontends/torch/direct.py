@@ -14,7 +14,9 @@ full decomposition, which is always correct) unless every call is one of:
     lists it (before the user's outputs, in placeholder order);
   * an op of REWRITES: the exact decomposition the re-trace produces for it (conv2d ->
     convolution, linear -> t + addmm, batch_norm -> _native_batch_norm_legit_no_training, ...),
-    written out for the argument forms the rule accepts (any other form falls back).
+    written out for the argument forms the rule accepts (any other form falls back); the rules of
+    the ops attention masks are built from (arange, new_ones, `&`, to(device), diff: HF
+    transformers' masking_utils) are in solar.frontends.torch.direct_masks.
 
 Each new node keeps the training node's metadata (source line, module stack) and names it as its
 origin (`from_node`), as the re-trace does, so the lowered program's op names and instances are
@@ -41,11 +43,9 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.export.exported_program import _detect_fake_mode_from_gm
 from torch.fx.traceback import NodeSource, NodeSourceAction
 
+from solar.frontends.torch.direct_masks import MASK_REWRITES, Unsupported, _val
+
 aten = torch.ops.aten
-
-
-class Unsupported(Exception):
-    """The direct path does not handle this node: decompose the whole graph instead."""
 
 
 @dataclass
@@ -137,10 +137,6 @@ def _normalised(target: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
 _NONE = object()
 
 
-def _val(x: Any) -> Any:
-    return x.meta["val"] if isinstance(x, torch.fx.Node) else x
-
-
 # ---- the rewrites: what the re-trace makes of an op ----------------------------------------------
 
 
@@ -161,8 +157,10 @@ def _conv(n: int) -> Callable:
 
 def _linear(e: Emit, x, w, b=None):
     xv = _val(x)
-    if b is None or xv.dim() < 2 or (xv.dim() > 2 and not xv.is_contiguous()):
+    if xv.dim() < 2 or (xv.dim() > 2 and not xv.is_contiguous()):
         raise Unsupported  # matmul (and an in-place bias add)
+    if b is None:
+        return _linear_no_bias(e, x, w)
     if xv.dim() == 2:
         return e.call(aten.addmm.default, (b, x, e.call(aten.t.default, (w,))))
     shape = list(xv.shape)
@@ -172,6 +170,19 @@ def _linear(e: Emit, x, w, b=None):
     flat = e.call(aten.view.default, (x, [rows, shape[-1]]))
     out = e.call(aten.addmm.default, (b, flat, e.call(aten.t.default, (w,))))
     return e.call(aten.view.default, (out, shape[:-1] + [int(_val(w).shape[0])]))
+
+
+def _linear_no_bias(e: Emit, x, w):
+    """matmul(x, w.t()): mm, with a contiguous input folded to two dims and the result unfolded."""
+    t = e.call(aten.t.default, (w,))
+    shape = list(_val(x).shape)
+    if len(shape) == 2:
+        return e.call(aten.mm.default, (x, t))
+    rows = 1
+    for s in shape[:-1]:
+        rows *= s
+    out = e.call(aten.mm.default, (e.call(aten.view.default, (x, [rows, shape[-1]])), t))
+    return e.call(aten._unsafe_view.default, (out, shape[:-1] + [int(_val(w).shape[0])]))
 
 
 def _flatten(e: Emit, x, start=0, end=-1):
@@ -278,8 +289,22 @@ def _softmax(op: Any) -> Callable:
 
 
 def _reshape(e: Emit, x, shape):
-    if not _val(x).is_contiguous():
-        raise Unsupported  # a copy first
+    """ATen's reshape: a view to the shape as given where x is contiguous, else a view to the
+    shape with its -1 resolved where the strides allow one, else a contiguous clone and an
+    _unsafe_view of it (a GQA's expanded keys)."""
+    xv = _val(x)
+    if xv.is_contiguous():
+        return e.call(aten.view.default, (x, shape))
+    known = 1
+    for s in shape:
+        known *= s if s != -1 else 1
+    shape = [xv.numel() // known if s == -1 else s for s in shape]
+    try:
+        with unset_fake_temporarily(), e.fake:
+            xv.view(shape)
+    except (RuntimeError, ValueError):
+        copy = e.call(aten.clone.default, (x,), {"memory_format": torch.contiguous_format})
+        return e.call(aten._unsafe_view.default, (copy, shape))
     return e.call(aten.view.default, (x, shape))
 
 
@@ -300,6 +325,7 @@ REWRITES: dict[Any, Callable] = {
     aten.dropout_.default: _dropout_in_place,
     aten.to.dtype: _to_dtype,
     aten.adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
+    **MASK_REWRITES,
 }
 
 
