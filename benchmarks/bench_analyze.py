@@ -66,6 +66,23 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
+def cpu_reference_s(repeat: int = 3) -> float:
+    """CPU seconds of a fixed pure-Python workload (integer loop, dict and tuple churn), best of
+    `repeat`: the speed of the machine a benchmark ran on, so that CPU seconds from different
+    machines of the same kind (they vary 2-3x) can be compared as multiples of it."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        table: dict = {}
+        acc = 0
+        for i in range(1_000_000):
+            key = (i & 1023, i >> 10)
+            table[key] = table.get(key, 0) + i
+            acc += i * 3 % 7
+        best = min(best, time.process_time() - t)
+    return best
+
+
 def _environment() -> dict:
     try:
         import torch
@@ -81,6 +98,7 @@ def _environment() -> dict:
         "machine": platform.machine(),
         "processor": platform.processor(),
         "cpu_count": os.cpu_count(),
+        "cpu_reference_s": cpu_reference_s(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": _git_commit(),
     }

@@ -136,8 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(json.dumps(summary, indent=2))
     if args.out:
+        from benchmarks.bench_analyze import cpu_reference_s
+
         env = {"python": platform.python_version(), "machine": platform.machine(),
-               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "cpu_reference_s": cpu_reference_s()}
         args.out.write_text(json.dumps({"summary": summary, "rows": rows, "environment": env}, indent=1) + "\n")
     return 0 if len(ok) == len(rows) else 1
 
