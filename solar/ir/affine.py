@@ -281,6 +281,11 @@ def simplify(expr: Affine, ranges: Ranges) -> Affine:
 
     floor((d*q + r) / d) = q and (d*q + r) mod d = r whenever 0 <= r < d over the ranges; this turns the
     index maps of reshapes (flatten then unflatten) back into plain variables."""
+    terms = expr.terms
+    if all(type(a) is str and c for a, c in terms) and all(
+        terms[k][0] < terms[k + 1][0] for k in range(len(terms) - 1)
+    ):
+        return expr  # linear and in canonical form already: rebuilding it gives an equal value
     out = Affine(const=expr.const)
     for atom, coeff in expr.terms:
         out = out + _simplify_atom(atom, ranges) * coeff
