@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Mapping, Union
 
 import numpy as np
@@ -44,6 +45,9 @@ def _atom_key(atom: Atom) -> tuple:
     raise TypeError(atom)
 
 
+_first = itemgetter(0)
+
+
 def _affine_key(expr: Affine) -> tuple:
     return (tuple((_atom_key(a), c) for a, c in expr.terms), expr.const)
 
@@ -60,7 +64,11 @@ class Affine:
         merged: dict[Atom, int] = {}
         for atom, coeff in terms.items() if isinstance(terms, dict) else terms:
             merged[atom] = merged.get(atom, 0) + int(coeff)
-        items = sorted(((a, c) for a, c in merged.items() if c != 0), key=lambda t: _atom_key(t[0]))
+        items = [(a, c) for a, c in merged.items() if c != 0]
+        if all(type(a) is str for a, _ in items):
+            items.sort(key=_first)  # plain variables: (0, name) orders as the name does
+        else:
+            items.sort(key=lambda t: _atom_key(t[0]))
         return Affine(tuple(items), int(const))
 
     # ---- construction -------------------------------------------------------------------------
@@ -156,6 +164,8 @@ class Affine:
 
     def substitute(self, mapping: Mapping[str, Affine]) -> Affine:
         """Replace loop variables by expressions (variables absent from `mapping` stay)."""
+        if _linear_canonical(self.terms) and not any(a in mapping for a, _ in self.terms):
+            return self  # nothing to replace: rebuilding it gives an equal value
         terms: list[tuple[Atom, int]] = []
         const = self.const
         for atom, coeff in self.terms:
@@ -171,6 +181,14 @@ class Affine:
         from solar.ir.printer import format_affine
 
         return format_affine(self)
+
+
+def _linear_canonical(terms: tuple[tuple[Atom, int], ...]) -> bool:
+    """Whether `terms` are plain variables with nonzero coefficients, in canonical order: the form
+    `Affine.make` gives them (so an operation that would only rebuild them may keep them)."""
+    return all(type(a) is str and c for a, c in terms) and all(
+        terms[k][0] < terms[k + 1][0] for k in range(len(terms) - 1)
+    )
 
 
 def atom_variables(atom: Atom) -> frozenset[str]:
@@ -281,6 +299,8 @@ def simplify(expr: Affine, ranges: Ranges) -> Affine:
 
     floor((d*q + r) / d) = q and (d*q + r) mod d = r whenever 0 <= r < d over the ranges; this turns the
     index maps of reshapes (flatten then unflatten) back into plain variables."""
+    if _linear_canonical(expr.terms):
+        return expr  # rebuilding it gives an equal value
     out = Affine(const=expr.const)
     for atom, coeff in expr.terms:
         out = out + _simplify_atom(atom, ranges) * coeff

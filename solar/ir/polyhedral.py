@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -33,6 +34,7 @@ from solar.errors import NotAffineError, SolarError
 from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod, clip_ranges, is_box, var
 from solar.ir.boxes import Access, IndirectMode, image_box, indirect_values, union_size
 from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store, term_variables
+from solar.ir.products import Part, independent_parts
 
 # Words of isl's set syntax: a variable with one of these names is renamed in the isl text.
 _ISL_WORDS = frozenset(
@@ -424,12 +426,29 @@ def _union_of_maps(
 
 
 def _image_size(program: Program, text: str, stmt: Stmt, access: Access) -> int:
-    """Distinct elements one map touches. A map that sends distinct points to distinct elements
+    """Distinct elements one map touches: the product over its independent parts
+    (solar.ir.products), each counted alone. A map that sends distinct points to distinct elements
     touches as many as its domain has points: isl decides injectivity (an emptiness test) far
     faster than it counts an image with floor-divisions (window partitions: minutes)."""
+    parts = independent_parts(stmt, access.index)
+    if parts is not None:
+        return math.prod(_part_size(program, part, access) for part in parts)
     if not any(isinstance(t, Indirect) for t in access.index) and _injective(text):
         return int(domain_size(program, stmt))
     return count_points(_image_text((text,)))
+
+
+def _part_size(program: Program, part: Part, access: Access) -> int:
+    """Distinct elements of the dimensions `part.dims` that the part's loops touch."""
+    stmt, index = part.stmt, tuple(access.index[d] for d in part.dims)
+    if not stmt.guards and len(stmt.loops) == 1 and len(index) == 1 and index[0].terms and index[0].is_linear:
+        return max(0, program.size(stmt.loops[0].extent))  # a*v + c with a != 0: one-to-one
+    if not index:
+        return 1 if domain_size(program, stmt) else 0
+    names = _Names(program, stmt, False)
+    names.loop = {v: f"_v{k}" for k, v in enumerate(stmt.loop_vars)}
+    text = _access_text(program, stmt, access.tensor, index, names, "min", "T")
+    return _image_size(program, text, stmt, Load(access.tensor, index))
 
 
 # A union whose maps hold at most this many distinct floor-divisions and mods in all (each one an

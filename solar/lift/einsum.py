@@ -183,6 +183,9 @@ def lift(program: Program) -> EinsumGraph:
     its own, see Program.stmts): its node counts extent x body; `in_order` names those loops."""
     graph = nx.DiGraph()
     du = defuse(program)
+    # the edges in order of first use, with the tensors each carries (the first one as `tensor`),
+    # added at once: the same graph as adding them one by one, without networkx's per-call cost
+    edges: dict[tuple[int, int], list[str]] = {}
     for i, ((seqs, _), stmt) in enumerate(zip(program.nested(), program.stmts)):
         node = lift_stmt(program, i, stmt)
         if seqs:
@@ -192,12 +195,12 @@ def lift(program: Program) -> EinsumGraph:
             for w in du.writers.get(tensor, ()):
                 if w >= i:
                     break
-                if graph.has_edge(w, i):
-                    data = graph.edges[w, i]
-                    if tensor not in data["tensors"]:
-                        data["tensors"] = data["tensors"] + (tensor,)
-                else:
-                    graph.add_edge(w, i, tensor=tensor, tensors=(tensor,))
+                carried = edges.setdefault((w, i), [])
+                if tensor not in carried:
+                    carried.append(tensor)
+    graph.add_edges_from(
+        (w, i, {"tensor": carried[0], "tensors": tuple(carried)}) for (w, i), carried in edges.items()
+    )
     return EinsumGraph(program, graph)
 
 

@@ -121,7 +121,7 @@ def _demanded(
     hit = _SEEN.get(fast)
     if hit is not None:
         return hit[1]
-    key = (program.symbols, writers, readers)
+    key = _Key((program.symbols, writers, readers))
     kept = _DEMANDED.get(key)
     if kept is None:
         cuts = _useful_candidates(program, list(writers), list(readers))
@@ -137,6 +137,22 @@ def _demanded(
         _SEEN.clear()
     _SEEN[fast] = (key, kept)
     return kept
+
+
+class _Key:
+    """A memo key of statements, hashed once: a statement is a deep tree of frozen nodes, which a
+    tuple rehashes on every lookup and store (DenseNet: a tensor with a hundred readers)."""
+
+    __slots__ = ("value", "hash")
+
+    def __init__(self, value: tuple) -> None:
+        self.value, self.hash = value, hash(value)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self.hash == other.hash and self.value == other.value
 
 
 def _keep_well_formed(

@@ -155,8 +155,8 @@ def _split_conditions(program: Program, stmt: Stmt) -> list[Stmt]:
     whole = replace(stmt, value=value) if value != stmt.value else stmt
     if is_noop(stmt.update, value):
         return []
-    found = find_condition(value) if _splittable(stmt) else None
-    if found is None:
+    found = find_condition(value)  # most statements have none: the safety check only then
+    if found is None or not _splittable(stmt):
         return [whole]
     node, cond = found
     pieces: list[Stmt] = []

@@ -135,9 +135,13 @@ class Redirect(TorchFunctionMode):
         self.table = redirects()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
+        # called for every torch function while export traces (tens of thousands on a large
+        # model): the common case, a function not redirected, is one dict lookup
         op = self.table.get(func)
-        if op is not None and len(args) + len(kwargs) == len(op._schema.arguments):
+        if op is None:
+            return func(*args, **kwargs) if kwargs else func(*args)
+        kwargs = kwargs or {}
+        if len(args) + len(kwargs) == len(op._schema.arguments):
             return op(*args, **kwargs)
         return func(*args, **kwargs)
 
@@ -303,6 +307,8 @@ class CpuFunctions(TorchFunctionMode):
         self.copy = copy
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if not kwargs and func is not torch.Tensor.cuda and func is not torch.Tensor.to:
+            return func(*args)  # the common case while export traces: nothing to move
         moved = _cpu(kwargs or {})
         if func is torch.Tensor.cuda:
             return args[0].clone() if self.copy else args[0]
