@@ -137,11 +137,14 @@ def stacks(model: torch.nn.Module, structure: Sequence[Any] = ()) -> tuple[list[
 
 
 class _Counted:
-    """Mixed into a shortened stack's class: records every len() of it (the forward reads the
-    layer count, which shortening changes)."""
+    """Mixed into a shortened stack's class: records every len() of the stack (the forward reads
+    the layer count, which shortening changes). The mark `_solar_shortened` tells the stack (and
+    the fake copy the export runs) from a slice of it (`self.layers[:n]`, Llama's forward), which
+    torch makes as a new instance of the class and fills through len() of its own."""
 
     def __len__(self) -> int:
-        type(self)._solar_lens.append(1)
+        if self.__dict__.get("_solar_shortened"):
+            type(self)._solar_lens.append(1)
         return super().__len__()  # type: ignore[misc]
 
 
@@ -163,9 +166,11 @@ def shortened(stack: Stack) -> Iterator[list]:
     keep = [*layers[: TRACED - 1], layers[-1]]
     mod.__class__ = _counting(saved_class)
     mod._modules = OrderedDict((str(k), m) for k, m in enumerate(keep))
+    mod.__dict__["_solar_shortened"] = True
     try:
         yield type(mod)._solar_lens
     finally:
+        mod.__dict__.pop("_solar_shortened", None)
         mod._modules, mod.__class__ = saved_modules, saved_class
 
 

@@ -533,12 +533,13 @@ class SharedTrace:
 
 def lower_shared(traced: Any, prefix: str) -> SharedTrace:
     """Lower a trace of TRACED layers (module paths `<prefix>.<l>...`) for stitching: NotShareable
-    where a pass made a top-level temp that the layers read disappear (sinking weighs a producer
-    against all of its reads, and the layers' reads grow with their number: a full trace may keep
-    what the short one computed where it is read)."""
+    where `sink` computed a top-level temp that the layers read where they read it (sinking weighs
+    a producer against all of its reads, and the layers' reads grow with their number: a full trace
+    may keep what the short one sank). A temp the other passes remove (a mask folded to true
+    where BERT's attention reads it) goes as it would from a full trace: they weigh no counts."""
     from solar.frontends.torch.convert import _drop_unread, convert_returning
     from solar.ir.verify import verify
-    from solar.passes import optimize
+    from solar.passes import PIPELINE, optimize, sink
 
     layout = Layout(prefix + ".")
     raw = convert_returning(traced, optimize=False)[0]
@@ -546,10 +547,21 @@ def lower_shared(traced: Any, prefix: str) -> SharedTrace:
     top = {s.target.tensor for ell, s in zip(labels, raw.stmts) if ell is None}
     read = {ld.tensor for ell, s in zip(labels, raw.stmts) if ell is not None for ld in s.loads()}
     watched = {n for n in top & read if raw.tensor(n).role is Role.TEMP}
-    program = _drop_unread(optimize(raw))
+    sunk: set[str] = set()
+
+    def watching(p: Program) -> Program:
+        out = sink(p)
+        sunk.update(watched & _read(p) - _read(out))
+        return out
+
+    program = _drop_unread(optimize(raw, pipeline=tuple(watching if f is sink else f for f in PIPELINE)))
     verify(program)
     kept = {t.name for t in program.tensors}
-    lost = sorted(watched - kept)
+    lost = sorted((watched - kept) & sunk)
     if lost:
         raise NotShareable(f"the passes computed the shared {lost[0]} where the layers read it")
     return SharedTrace(traced, program, layout)
+
+
+def _read(program: Program) -> set[str]:
+    return {ld.tensor for s in program.stmts for ld in s.loads()}
