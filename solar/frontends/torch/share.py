@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -177,39 +177,62 @@ def shortened(stack: Stack) -> Iterator[list]:
 # ---- tracing -------------------------------------------------------------------------------------
 
 
-def trace_shared(
-    model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mode: str | None, structure: tuple
-) -> Outcome:
-    """The trace of a built model (see the module docstring): stitched where a stack is shared,
-    else whole with the reason in the note."""
+@dataclass(frozen=True)
+class Attempt:
+    """The export of a built model: of its shortened form where a stack was found and the short
+    export succeeded (`stack` set), else of the whole model (`why`: the report's reason, None
+    where the model has no stack); `whole` traces the whole model (for a late refusal)."""
 
-    def whole(why: str | None) -> Outcome:
+    traced: Any  # loader.Traced
+    stack: Stack | None
+    why: str | None
+    whole: Callable[[], Any]
+
+
+def start(model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mode: str | None, structure: tuple) -> Attempt:
+    """Export `model` with its best stack shortened, or whole (see the module docstring)."""
+
+    def whole() -> Any:
         exported, calls = loader.fake_export(model, inputs, path)
-        traced = loader.Traced(exported, name, path, loader.framework_flags(), mode, structure, calls)
-        return Outcome(None, traced, why and f"layers not shared: {why}")
+        return loader.Traced(exported, name, path, loader.framework_flags(), mode, structure, calls)
 
     try:
         found, why = stacks(model, structure)
     except AnalysisTimeout:
         raise
     except Exception as exc:  # a module the search did not foresee: trace it as always
-        return whole(f"looking for repeated layers failed ({message_line(exc)})")
+        return Attempt(whole(), None, f"looking for repeated layers failed ({message_line(exc)})", whole)
     if not found:
-        return whole(why[0] if why else None)
+        return Attempt(whole(), None, why[0] if why else None, whole)
     stack = found[0]
     try:
         with shortened(stack) as lens:
             exported, calls = loader.fake_export(model, inputs, path)
-        if lens:
-            raise NotShareable(f"forward() reads the number of layers of {stack.path} (len() or indexing)")
-        traced = loader.Traced(exported, name, path, loader.framework_flags(), mode, structure, calls)
-        program, stitched = lower_shared(traced, stack.path).at(stack.layers)
     except AnalysisTimeout:
         raise
-    except NotShareable as exc:
-        return whole(str(exc))
-    except Exception as exc:  # the shortened model does not export or lower: trace it whole
-        return whole(f"the model with {TRACED} of the {stack.layers} layers of {stack.path} does not trace ({message_line(exc)})")
+    except Exception as exc:  # the shortened model does not export: trace it whole
+        why = f"the model with {TRACED} of the {stack.layers} layers of {stack.path} does not trace ({message_line(exc)})"
+        return Attempt(whole(), None, why, whole)
+    if lens:
+        return Attempt(whole(), None, f"forward() reads the number of layers of {stack.path} (len() or indexing)", whole)
+    traced = loader.Traced(exported, name, path, loader.framework_flags(), mode, structure, calls)
+    return Attempt(traced, stack, None, whole)
+
+
+def finish(attempt: Attempt) -> Outcome:
+    """The Outcome of an Attempt: a shortened trace lowered, optimised and stitched to the stack's
+    N layers (stitch.lower_shared, SharedTrace.at), or, where the stitch refuses, the whole model
+    traced; a whole trace as it is (the caller lowers it)."""
+    stack = attempt.stack
+    if stack is None:
+        return Outcome(None, attempt.traced, attempt.why and f"layers not shared: {attempt.why}")
+    try:
+        program, stitched = lower_shared(attempt.traced, stack.path).at(stack.layers)
+    except AnalysisTimeout:
+        raise
+    except Exception as exc:  # NotShareable, or a lowering the short trace alone trips on
+        why = str(exc) if isinstance(exc, NotShareable) else f"the shortened trace does not lower ({message_line(exc)})"
+        return Outcome(None, attempt.whole(), f"layers not shared: {why}")
     note = (
         f"layers shared: layers 2..{stack.layers - 2} of {stack.path} are copies of layer 1 "
         f"(identical modules, traced {TRACED} of {stack.layers} layers)"
@@ -217,12 +240,17 @@ def trace_shared(
     return Outcome(program, stitched, note)
 
 
-def trace_file(path: Any, mode: str | None = None, infer_structure: bool = False) -> Outcome:
-    """loader.trace_file, layers shared where they can be."""
+def start_file(path: Any, mode: str | None = None, infer_structure: bool = False) -> Attempt:
+    """`start` for a model file (built as loader.trace_file builds it)."""
     from pathlib import Path
 
     model, inputs, structure, spath = loader.build_file(path, mode, infer_structure)
-    return trace_shared(model, inputs, spath, Path(path).stem, mode, structure)
+    return start(model, inputs, spath, Path(path).stem, mode, structure)
+
+
+def trace_file(path: Any, mode: str | None = None, infer_structure: bool = False) -> Outcome:
+    """loader.trace_file, layers shared where they can be."""
+    return finish(start_file(path, mode, infer_structure))
 
 
 def trace_module(
@@ -231,4 +259,4 @@ def trace_module(
 ) -> Outcome:
     """loader.trace_module, layers shared where they can be (the module is left as it was)."""
     structure = loader.module_structure(model, inputs, mode, infer_structure)
-    return trace_shared(model, loader._as_tuple(inputs), None, name or type(model).__name__, mode, structure)
+    return finish(start(model, loader._as_tuple(inputs), None, name or type(model).__name__, mode, structure))
