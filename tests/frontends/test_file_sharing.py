@@ -222,6 +222,14 @@ def test_user_module_is_left_as_it_was():
     assert type(net.blocks) is torch.nn.Sequential and list(net.blocks) == children
 
 
+def test_root_sequential_module():
+    """The model itself is the stack (module paths `0.0`, `1.0`, ...)."""
+    net = torch.nn.Sequential(*(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU()) for _ in range(LAYERS)))
+    shared, full = both(net, [torch.randn(4, 8)])
+    assert_same(shared, full)
+    assert "of the model are copies" in shared_line(shared)
+
+
 def test_switch_and_small_stacks(tmp_path):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(share, "ENABLED", False)

@@ -12,7 +12,8 @@ such that (`stacks`):
   (tied weights), nor any module of a layer, nor the stack itself, under another path (so nothing
   but the stack's own iteration calls a layer);
 - the known structure of the layers' buffers (causal masks) is the same in layers 1..N-1.
-The stack that saves the most (N - TRACED times its layer's submodules) is shortened; one per model.
+The stack that saves the most (N - TRACED times its layer's submodules) is shortened, one per model,
+where that is at least MIN_SAVING of the model's modules.
 
 Shortening changes what a forward sees only through the stack: iteration gives TRACED layers. A
 forward that indexes the stack by a count it keeps (`for i in range(self.n): self.layers[i]`) fails
@@ -37,6 +38,10 @@ from solar.frontends.torch.stitch import TRACED, NotShareable, layer_signature, 
 ENABLED = True  # False: every model file and module is traced whole (tests compare against it)
 MIN_LAYERS = TRACED + 1  # fewer layers save nothing: the trace has TRACED of them anyway
 CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential)
+# A stack is shortened only where it holds this share of the model's modules: a forward the stitch
+# refuses late (after the short export) costs a second, whole trace, which a small saving (DETR's
+# 6 decoder layers beside a ResNet-50) does not pay for.
+MIN_SAVING = 0.2
 
 
 @dataclass(frozen=True)
@@ -113,24 +118,27 @@ def _layer_structure(structure: Sequence[Any], head: str) -> list:
 
 
 def stacks(model: torch.nn.Module, structure: Sequence[Any] = ()) -> tuple[list[Stack], list[str]]:
-    """The stacks of `model` (see the module docstring), the one that saves the most first, and why
-    each other container of MIN_LAYERS or more children is not one."""
+    """The stacks of `model` (see the module docstring) that save at least MIN_SAVING of its
+    modules, the one that saves the most first, and why each other container of MIN_LAYERS or more
+    children is not one (the largest first)."""
     owners = _owners(model)
+    total = sum(1 for _ in model.modules())
     found: list[Stack] = []
-    why: list[str] = []
+    why: list[tuple[int, str]] = []
     for path, mod in model.named_modules():
         if not isinstance(mod, CONTAINERS) or len(mod._modules) < MIN_LAYERS or not _indexed(mod):
             continue
         if len({type(m) for m in list(mod._modules.values())[1:]}) > 1:
             continue  # not a stack of layers (a Sequential of Linear, ReLU, ...): no note either
+        size = sum(1 for _ in mod._modules["1"].modules())
+        saving = (len(mod._modules) - TRACED) * size
         reason = _unshareable(path, mod, owners, structure)
         if reason is not None:
-            why.append(reason)
-            continue
-        size = sum(1 for _ in mod._modules["1"].modules())
-        found.append(Stack(path, mod, len(mod._modules), (len(mod._modules) - TRACED) * size))
+            why.append((saving, reason))
+        elif saving >= MIN_SAVING * total:
+            found.append(Stack(path, mod, len(mod._modules), saving))
     found.sort(key=lambda s: -s.saving)
-    return found, why
+    return found, [r for _, r in sorted(why, key=lambda x: -x[0])]
 
 
 # ---- shortening ----------------------------------------------------------------------------------
@@ -234,7 +242,7 @@ def finish(attempt: Attempt) -> Outcome:
         why = str(exc) if isinstance(exc, NotShareable) else f"the shortened trace does not lower ({message_line(exc)})"
         return Outcome(None, attempt.whole(), f"layers not shared: {why}")
     note = (
-        f"layers shared: layers 2..{stack.layers - 2} of {stack.path} are copies of layer 1 "
+        f"layers shared: layers 2..{stack.layers - 2} of {stack.path or 'the model'} are copies of layer 1 "
         f"(identical modules, traced {TRACED} of {stack.layers} layers)"
     )
     return Outcome(program, stitched, note)

@@ -9,10 +9,12 @@ caller then traces every layer):
   top-level statements only before layer 0 and after the last layer;
 - a tensor belongs to the layer that writes it (params and inputs: to the one layer that reads
   them; read by several, or by top-level code, they are shared and never copied); layer l reads
-  only its own, layer l-1's and shared tensors, and top-level code after the layers only the last
-  layer's and shared ones;
+  only its own, layer l-1's, layer 0's (never copied: T5's position bias, computed by the first
+  block for all) and shared tensors, and top-level code after the layers only the last layer's,
+  layer 0's and shared ones;
 - interior layers 1 and 2 are equal statement by statement up to a bijective renaming that maps
-  layer 1's tensors to layer 2's, layer 0's to layer 1's and shared tensors to themselves, with
+  layer 1's tensors to layer 2's, layer 0's to layer 1's (or, read by both, to themselves) and
+  shared tensors to themselves, with
   equal declarations, op instances shifted by one constant and module paths differing only in the
   layer index.
 Copy k of layer 1 then names layer 1's params and inputs as the model does (`layers_1_` ->
@@ -197,7 +199,7 @@ def _owners(program: Program, labels: list[int | None]) -> dict[str, int | None]
         r = readers.get(t.name, set())
         owner[t.name] = next(iter(r)) if len(r) == 1 else None
     for ell, s in zip(labels, program.stmts):
-        allowed = {None, ell} if ell is not None else {None, TRACED - 1}
+        allowed = {None, 0, ell} if ell is not None else {None, 0, TRACED - 1}  # layer 0 is never copied
         if ell:
             allowed.add(ell - 1)
         for ld in s.loads():
@@ -240,7 +242,9 @@ def plan(program: Program, layout: Layout, layers: int) -> Plan:
     expect = {1: 2, 0: 1, None: None}
     for x, y in align.items():
         ox, oy = owner[x], owner[y]
-        if ox not in expect or oy != expect[ox] or (ox is None and x != y):
+        if ox == oy == 0 and x == y:  # layer 0's, read by every layer (T5's position bias)
+            pass
+        elif ox not in expect or oy != expect[ox] or (ox is None and x != y):
             raise NotShareable(f"layer 1's {x} (layer {ox}) corresponds to {y} (layer {oy}) in layer 2")
         dx, dy = program.tensor(x), program.tensor(y)
         if (dx.shape, dx.dtype, dx.role) != (dy.shape, dy.dtype, dy.role) or (
@@ -296,7 +300,9 @@ class _Names:
                 return name
             if o == 1:
                 return self.copy(name, k)
-            return name if k == 1 else self.copy(self.p.align[name], k - 1)  # layer 0's -> copy k-1's
+            if k == 1 or self.p.align[name] == name:  # read as it is, or by every layer
+                return name
+            return self.copy(self.p.align[name], k - 1)  # layer 0's -> copy k-1's
 
         return fn
 
@@ -541,7 +547,7 @@ def lower_shared(traced: Any, prefix: str) -> SharedTrace:
     from solar.ir.verify import verify
     from solar.passes import PIPELINE, optimize, sink
 
-    layout = Layout(prefix + ".")
+    layout = Layout(prefix + "." if prefix else "")  # "": the model itself is the stack
     raw = convert_returning(traced, optimize=False)[0]
     labels = [None if s.origin is None else layout.layer(s.origin.module) for s in raw.stmts]
     top = {s.target.tensor for ell, s in zip(labels, raw.stmts) if ell is None}
