@@ -30,7 +30,8 @@ def assert_same(shared, full, layers: int = LAYERS) -> None:
     """The stitched load equals the full one (program, eager calls, totals, every bound level,
     the per-layer rows of --group-by layer)."""
     assert isinstance(shared.traced, Stitched), shared.notes
-    assert shared_line(shared).startswith(f"layers shared: layers 2..{layers - 2} of ")
+    assert shared_line(shared).startswith("layers shared: ") and f"layers 2..{layers - 2} of " in shared_line(shared)
+    assert shared_line(shared).endswith("identical modules")
     assert not any(n.startswith("layers ") for n in full.notes)
     assert canonical(shared.program) == canonical(full.program)
     assert canonical_calls(shared) == canonical_calls(full)
@@ -168,6 +169,54 @@ def test_timm_vit_sequential_file(tmp_path):
     shared, full = both(write(tmp_path, VIT))
     assert_same(shared, full)
     assert "of net.blocks are copies" in shared_line(shared)
+
+
+TWO = """
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self, d, first):
+            super().__init__()
+            self.fc = nn.Linear(d, d)
+            self.bias = nn.Linear(d, d) if first else None  # T5: block 0 computes the position bias
+
+        def forward(self, x, bias=None):
+            if self.bias is not None:
+                bias = self.bias(x).sigmoid()
+            return x + self.fc(x) * bias, bias
+
+    class Model(nn.Module):
+        def __init__(self, d=8):
+            super().__init__()
+            self.encoder = nn.ModuleList(Block(d, k == 0) for k in range(6))
+            self.decoder = nn.ModuleList(Block(d, k == 0) for k in range(7))
+
+        def forward(self, x):
+            for stack in (self.encoder, self.decoder):
+                bias = None
+                for block in stack:
+                    x, bias = block(x, bias)
+            return x
+
+    def get_inputs():
+        return [torch.randn(2, 8)]
+"""
+
+
+def test_two_stacks_and_a_layer_0_bias(tmp_path):
+    """Encoder and decoder stitched in turn (T5's blocks; hf_t5_base_fp32 in benchmarks/models),
+    every block reading the bias that block 0 computes (a layer-0 tensor read by every layer).
+    Each stack saves less than MIN_SAVING of this small model's modules: shared only without it."""
+    path = write(tmp_path, TWO)
+    assert not any(n.startswith("layers ") for n in load(path).notes)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(share, "MIN_SAVING", 0.0)
+        shared, full = both(path)
+    assert_same(shared, full)
+    line = shared_line(shared)
+    assert "layers 2..4 of encoder" in line and "layers 2..5 of decoder" in line
+    assert sorted(shared.traced.layers) == [6, 7]
 
 
 def test_forward_indexing_by_count_is_traced_whole(tmp_path):

@@ -12,8 +12,9 @@ such that (`stacks`):
   (tied weights), nor any module of a layer, nor the stack itself, under another path (so nothing
   but the stack's own iteration calls a layer);
 - the known structure of the layers' buffers (causal masks) is the same in layers 1..N-1.
-The stack that saves the most (N - TRACED times its layer's submodules) is shortened, one per model,
-where that is at least MIN_SAVING of the model's modules.
+Every stack that saves at least MIN_SAVING of the model's modules (N - TRACED times its layer's
+submodules) is shortened, none inside another's layers (`disjoint`), and the program is stitched
+stack by stack.
 
 Shortening changes what a forward sees only through the stack: iteration gives TRACED layers. A
 forward that indexes the stack by a count it keeps (`for i in range(self.n): self.layers[i]`) fails
@@ -187,18 +188,33 @@ def shortened(stack: Stack) -> Iterator[list]:
 
 @dataclass(frozen=True)
 class Attempt:
-    """The export of a built model: of its shortened form where a stack was found and the short
-    export succeeded (`stack` set), else of the whole model (`why`: the report's reason, None
-    where the model has no stack); `whole` traces the whole model (for a late refusal)."""
+    """The export of a built model: of its shortened form where stacks were found and the short
+    export succeeded (`stacks` not empty), else of the whole model (`why`: the report's reason,
+    None where the model has no stack); `whole` traces the whole model (for a late refusal)."""
 
     traced: Any  # loader.Traced
-    stack: Stack | None
+    stacks: tuple[Stack, ...]
     why: str | None
     whole: Callable[[], Any]
 
 
+def disjoint(found: Sequence[Stack]) -> tuple[Stack, ...]:
+    """The stacks to shorten together, the largest saving first: none inside another's layers
+    (T5's encoder and decoder blocks, CLIP's two towers; a stage's blocks inside a larger stack's
+    layer are not)."""
+    out: list[Stack] = []
+    for st in found:
+        if all(not _inside(st.path, o.path) and not _inside(o.path, st.path) for o in out):
+            out.append(st)
+    return tuple(out)
+
+
+def _inside(path: str, outer: str) -> bool:
+    return outer == "" or path == outer or path.startswith(outer + ".")
+
+
 def start(model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mode: str | None, structure: tuple) -> Attempt:
-    """Export `model` with its best stack shortened, or whole (see the module docstring)."""
+    """Export `model` with its stacks shortened, or whole (see the module docstring)."""
 
     def whole() -> Any:
         exported, calls = loader.fake_export(model, inputs, path)
@@ -209,43 +225,50 @@ def start(model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mo
     except AnalysisTimeout:
         raise
     except Exception as exc:  # a module the search did not foresee: trace it as always
-        return Attempt(whole(), None, f"looking for repeated layers failed ({message_line(exc)})", whole)
+        return Attempt(whole(), (), f"looking for repeated layers failed ({message_line(exc)})", whole)
     if not found:
-        return Attempt(whole(), None, why[0] if why else None, whole)
-    stack = found[0]
+        return Attempt(whole(), (), why[0] if why else None, whole)
+    chosen = disjoint(found)
     try:
-        with shortened(stack) as lens:
+        with contextlib.ExitStack() as cm:
+            lens = [cm.enter_context(shortened(st)) for st in chosen]
             exported, calls = loader.fake_export(model, inputs, path)
     except AnalysisTimeout:
         raise
     except Exception as exc:  # the shortened model does not export: trace it whole
-        why = f"the model with {TRACED} of the {stack.layers} layers of {stack.path} does not trace ({message_line(exc)})"
-        return Attempt(whole(), None, why, whole)
-    if lens:
-        return Attempt(whole(), None, f"forward() reads the number of layers of {stack.path} (len() or indexing)", whole)
+        why = f"the model with {TRACED} layers of each of {_names(chosen)} does not trace ({message_line(exc)})"
+        return Attempt(whole(), (), why, whole)
+    read = [st.path or "the model" for st, n in zip(chosen, lens) if n]
+    if read:
+        return Attempt(whole(), (), f"forward() reads the number of layers of {read[0]} (len() or indexing)", whole)
     traced = loader.Traced(exported, name, path, loader.framework_flags(), mode, structure, calls)
-    return Attempt(traced, stack, None, whole)
+    return Attempt(traced, chosen, None, whole)
+
+
+def _names(chosen: Sequence[Stack]) -> str:
+    return ", ".join(st.path or "the model" for st in chosen)
 
 
 def finish(attempt: Attempt) -> Outcome:
-    """The Outcome of an Attempt: a shortened trace lowered, optimised and stitched to the stack's
-    N layers (stitch.lower_shared, SharedTrace.at), or, where the stitch refuses, the whole model
-    traced; a whole trace as it is (the caller lowers it)."""
-    stack = attempt.stack
-    if stack is None:
+    """The Outcome of an Attempt: a shortened trace lowered, optimised and stitched to each stack's
+    N layers in turn (stitch.lower_shared, SharedTrace.at), or, where the stitch refuses, the whole
+    model traced; a whole trace as it is (the caller lowers it)."""
+    chosen = attempt.stacks
+    if not chosen:
         return Outcome(None, attempt.traced, attempt.why and f"layers not shared: {attempt.why}")
     try:
-        program, stitched = lower_shared(attempt.traced, stack.path).at(stack.layers)
+        shared = lower_shared(attempt.traced, [st.path for st in chosen])
+        program, stitched = shared.at([st.layers for st in chosen] if len(chosen) > 1 else chosen[0].layers)
     except AnalysisTimeout:
         raise
     except Exception as exc:  # NotShareable, or a lowering the short trace alone trips on
         why = str(exc) if isinstance(exc, NotShareable) else f"the shortened trace does not lower ({message_line(exc)})"
         return Outcome(None, attempt.whole(), f"layers not shared: {why}")
-    note = (
-        f"layers shared: layers 2..{stack.layers - 2} of {stack.path or 'the model'} are copies of layer 1 "
-        f"(identical modules, traced {TRACED} of {stack.layers} layers)"
+    parts = "; ".join(
+        f"layers 2..{st.layers - 2} of {st.path or 'the model'} are copies of layer 1 (traced {TRACED} of {st.layers})"
+        for st in chosen
     )
-    return Outcome(program, stitched, note)
+    return Outcome(program, stitched, f"layers shared: {parts}; identical modules")
 
 
 def start_file(path: Any, mode: str | None = None, infer_structure: bool = False) -> Attempt:

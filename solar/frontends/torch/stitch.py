@@ -495,7 +495,7 @@ class Stitched:
     layers from the trace `base` of TRACED layers: its eager calls are stitched too."""
 
     base: Any  # loader.Traced
-    layers: int
+    layers: Any  # N, or one N per stack (SharedTrace.at of several)
     stitched_calls: tuple
 
     @property
@@ -526,19 +526,35 @@ class SharedTrace:
     traced: Any  # loader.Traced of the shortened model
     program: Program
     layout: Layout
+    more: tuple[Layout, ...] = ()  # further stacks (solar.frontends.torch.share), stitched in turn
 
-    def at(self, layers: int) -> tuple[Program, Stitched]:
+    def at(self, layers: int | Sequence[int]) -> tuple[Program, Stitched]:
+        """The program of `layers` layers (several stacks: one count per stack, in the order of
+        their prefixes; each is stitched in the program the previous stitch made)."""
         from solar.frontends.torch.eager import eager_calls
 
-        p = plan(self.program, self.layout, layers)
-        modules = [c.module for c in self.traced.eager]
-        counted = {s.origin.instance for s in self.program.stmts if s.origin is not None}
-        calls = stitch_calls(eager_calls(self.traced), modules, p, counted) if modules else ()
-        return stitch(self.program, p), Stitched(self.traced, layers, calls)
+        counts = (layers,) if isinstance(layers, int) else tuple(layers)
+        if len(counts) != 1 + len(self.more):
+            raise NotShareable(f"{len(counts)} layer counts for {1 + len(self.more)} stacks")
+        program = self.program
+        calls = eager_calls(self.traced) if self.traced.eager else ()
+        for layout, n in zip((self.layout, *self.more), counts):
+            p = plan(program, layout, n)
+            if calls:
+                counted = {s.origin.instance for s in program.stmts if s.origin is not None}
+                calls = stitch_calls(calls, [_module(c) for c in calls], p, counted)
+            program = stitch(program, p)
+        return program, Stitched(self.traced, layers, tuple(calls))
 
 
-def lower_shared(traced: Any, prefix: str) -> SharedTrace:
-    """Lower a trace of TRACED layers (module paths `<prefix>.<l>...`) for stitching: NotShareable
+def _module(call: Any) -> str:
+    """An eager call's innermost module path (as eager.PreCall.module)."""
+    return call.modules[-1][0].removeprefix("L__self__").split("@")[0] if call.modules else ""
+
+
+def lower_shared(traced: Any, prefix: str | Sequence[str]) -> SharedTrace:
+    """Lower a trace of TRACED layers (module paths `<prefix>.<l>...`; several prefixes: one per
+    stack, each shortened, solar.frontends.torch.share) for stitching: NotShareable
     where `sink` computed a top-level temp that the layers read where they read it (sinking weighs
     a producer against all of its reads, and the layers' reads grow with their number: a full trace
     may keep what the short one sank). A temp the other passes remove (a mask folded to true
@@ -547,12 +563,15 @@ def lower_shared(traced: Any, prefix: str) -> SharedTrace:
     from solar.ir.verify import verify
     from solar.passes import PIPELINE, optimize, sink
 
-    layout = Layout(prefix + "." if prefix else "")  # "": the model itself is the stack
+    prefixes = (prefix,) if isinstance(prefix, str) else tuple(prefix)
+    layouts = [Layout(x + "." if x else "") for x in prefixes]  # "": the model itself is the stack
     raw = convert_returning(traced, optimize=False)[0]
-    labels = [None if s.origin is None else layout.layer(s.origin.module) for s in raw.stmts]
-    top = {s.target.tensor for ell, s in zip(labels, raw.stmts) if ell is None}
-    read = {ld.tensor for ell, s in zip(labels, raw.stmts) if ell is not None for ld in s.loads()}
-    watched = {n for n in top & read if raw.tensor(n).role is Role.TEMP}
+    watched: set[str] = set()
+    for layout in layouts:
+        labels = [None if s.origin is None else layout.layer(s.origin.module) for s in raw.stmts]
+        top = {s.target.tensor for ell, s in zip(labels, raw.stmts) if ell is None}
+        read = {ld.tensor for ell, s in zip(labels, raw.stmts) if ell is not None for ld in s.loads()}
+        watched |= {n for n in top & read if raw.tensor(n).role is Role.TEMP}
     sunk: set[str] = set()
 
     def watching(p: Program) -> Program:
@@ -566,7 +585,7 @@ def lower_shared(traced: Any, prefix: str) -> SharedTrace:
     lost = sorted((watched - kept) & sunk)
     if lost:
         raise NotShareable(f"the passes computed the shared {lost[0]} where the layers read it")
-    return SharedTrace(traced, program, layout)
+    return SharedTrace(traced, program, layouts[0], tuple(layouts[1:]))
 
 
 def _read(program: Program) -> set[str]:
