@@ -461,11 +461,15 @@ def _moved_key(key: str, prefix: str, src: int, dst: int) -> str:
 # ---- module identity -----------------------------------------------------------------------------
 
 
+_PLAIN = (int, float, str, bool, type(None), tuple)
+
+
 def layer_signature(layer: Any, config: Any = None) -> tuple:
     """What makes two layers the same computation up to renaming: per submodule (by relative
     name) its class, its parameters' and buffers' names, shapes and dtypes, and its other plain
-    attributes but `layer_idx` (sliding windows, attention types, flags; other objects by
-    identity, the model's `config` as a mark: its per-layer lists are the caller's to check)."""
+    attributes but `layer_idx` (sliding windows, attention types, flags; lists of plain values by
+    value, other objects by identity, the model's `config` as a mark: its per-layer lists are the
+    caller's to check)."""
     import torch
 
     out = []
@@ -478,7 +482,9 @@ def layer_signature(layer: Any, config: Any = None) -> tuple:
                 value = ("config",)
             elif isinstance(value, torch.Tensor):
                 value = ("tensor", tuple(value.shape), value.dtype)
-            elif not isinstance(value, (int, float, str, bool, type(None), tuple, torch.dtype)):
+            elif isinstance(value, list) and all(isinstance(v, _PLAIN) for v in value):
+                value = ("list", tuple(value))  # torchvision's Permute(dims): equal values, not one object
+            elif not isinstance(value, (*_PLAIN, torch.dtype)):
                 value = ("object", id(value))  # shared objects (the config) compare by identity
             attrs.append((key, value))
         tensors = [(k, tuple(v.shape), v.dtype) for k, v in (*mod._parameters.items(), *mod._buffers.items()) if v is not None]
