@@ -70,7 +70,7 @@ def stages_of(path: Path, arch: str, notes: list | None = None) -> dict[str, tup
 
         if SHARE:
             attempt = timed("trace", share.start_file, str(path))
-            outcome = timed("stitch", share.finish, attempt) if attempt.stack else share.finish(attempt)
+            outcome = timed("stitch", share.finish, attempt) if attempt.stacks else share.finish(attempt)
             traced, program = outcome.traced, outcome.program
             if notes is not None and outcome.note:
                 notes.append(outcome.note)
