@@ -5,6 +5,12 @@ graph) and analysis (every bound level on one GPU, and the report), with the med
 Usage:
     python benchmarks/bench_stages.py benchmarks/suite [benchmarks/models ...] [--arch H200-SXM]
         [-k SUBSTRING] [--skip SUBSTRING ...] [--timeout 600] [--out FILE.json] [--retrace]
+        [--no-share-layers]
+
+A stack of identical layers is traced with 4 of them as `solar analyze` traces it
+(solar.frontends.torch.share; --no-share-layers: every layer): then `trace` is the build and the
+shortened export, `stitch` the lowering, passes and stitching of the 4-layer program (and, where
+the stitch refuses, the whole model's trace), and the row's `layers` says what was shared.
 
 One process; torch, solar and the lazily imported parts (scipy's LP, transformers on first use) are
 imported by analysing a small problem first (not recorded). CPU seconds (time.process_time) are the
@@ -29,7 +35,8 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.suite_tools import list_problems  # noqa: E402
 
-STAGES = ("trace", "lower", "passes", "lift", "analysis")
+STAGES = ("trace", "lower", "passes", "stitch", "lift", "analysis")
+SHARE = True  # --no-share-layers: False
 WARMUP = ROOT / "benchmarks" / "suite" / "level1" / "1_Square_matmul.py"
 
 
@@ -41,8 +48,8 @@ def _alarm(signum, frame):  # noqa: ARG001
     raise _Timeout
 
 
-def stages_of(path: Path, arch: str) -> dict[str, tuple[float, float]]:
-    """{stage: (cpu seconds, wall seconds)} of analysing one file."""
+def stages_of(path: Path, arch: str, notes: list | None = None) -> dict[str, tuple[float, float]]:
+    """{stage: (cpu seconds, wall seconds)} of analysing one file (`notes` gets the sharing line)."""
     from solar.api import Loaded, analyze_loaded, load
     from solar.frontends.detect import framework_of
 
@@ -57,13 +64,21 @@ def stages_of(path: Path, arch: str) -> dict[str, tuple[float, float]]:
     if framework_of(str(path)) != "torch":
         loaded = timed("load", load, str(path))
     else:
-        from solar.frontends.torch import trace_file
+        from solar.frontends.torch import share, trace_file
         from solar.frontends.torch.convert import convert_returning
         from solar.passes import optimize
 
-        traced = timed("trace", trace_file, str(path))
-        raw = timed("lower", lambda: convert_returning(traced, False)[0])  # before the passes
-        program = timed("passes", optimize, raw)
+        if SHARE:
+            attempt = timed("trace", share.start_file, str(path))
+            outcome = timed("stitch", share.finish, attempt) if attempt.stacks else share.finish(attempt)
+            traced, program = outcome.traced, outcome.program
+            if notes is not None and outcome.note:
+                notes.append(outcome.note)
+        else:
+            traced, program = timed("trace", trace_file, str(path)), None
+        if program is None:
+            raw = timed("lower", lambda: convert_returning(traced, False)[0])  # before the passes
+            program = timed("passes", optimize, raw)
         loaded = Loaded(program, traced.flags, traced.source_file, traced, tuple(traced.notes()))
     timed("lift", lambda: loaded.graph)
     timed("analysis", analyze_loaded, loaded, arch)
@@ -85,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=int, default=600, help="seconds per problem (wall)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--retrace", action="store_true", help="always run_decompositions (no direct lowering)")
+    ap.add_argument("--no-share-layers", dest="share", action="store_false", help="trace every layer")
     args = ap.parse_args(argv)
+    global SHARE
+    SHARE = args.share
     from solar.frontends.torch import loader
 
     loader.DIRECT = not args.retrace
@@ -104,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         row: dict = {"problem": str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f)}
         signal.alarm(args.timeout)
         try:
-            got = stages_of(f, args.arch)
+            notes: list = []
+            got = stages_of(f, args.arch, notes)
+            if notes:
+                row["layers"] = notes[0]
             row.update(status="ok", cpu_s={k: c for k, (c, _) in got.items()},
                        wall_s={k: w for k, (_, w) in got.items()})
             row["total_cpu_s"] = sum(row["cpu_s"].values())
@@ -133,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         } if ok else {},
         "imports_wall_s": imports_s,
         "direct_lowering": not args.retrace,
+        "share_layers": args.share,
     }
     print(json.dumps(summary, indent=2))
     if args.out:

@@ -53,6 +53,7 @@ def load(
     optimizer: str = "adamw",
     frontend: str = "auto",
     llm: Any = None,
+    share_layers: bool = True,
 ) -> Loaded:
     """Lower a model file path, or an in-memory torch module with example inputs, to the IR.
 
@@ -62,7 +63,9 @@ def load(
     mode: "train" | "eval" puts the module in that mode before tracing (None: as constructed).
     infer_structure: sample the inputs once and use the structure found (see trace_file).
     frontend: "auto" (the tracer; for a model file, the LLM frontend for what the tracer cannot do
-    when `llm`, a solar.frontends.llm.LLMConfig, is given), "torch", "jax" or "llm" (model files)."""
+    when `llm`, a solar.frontends.llm.LLMConfig, is given), "torch", "jax" or "llm" (model files).
+    share_layers: a PyTorch forward with a stack of identical layers is traced with 4 of them and
+    stitched (solar.frontends.torch.share; False: every layer traced)."""
     if train:
         return _load_train(model_or_path, inputs, mode, loss, optimizer)
     if frontend not in FRONTENDS:
@@ -86,7 +89,7 @@ def load(
                 (provenance[0].describe(),), provenance,
             )
         if frontend in ("llm", "auto", "torch") and framework != "jax" or frontend == "llm":
-            return _load_torch_or_llm(model_or_path, mode, infer_structure, frontend, llm)
+            return _load_torch_or_llm(model_or_path, mode, infer_structure, frontend, llm, share_layers)
         if frontend == "torch":
             raise UsageError(f"{model_or_path} is a JAX program (it imports jax, not torch); use --frontend jax or auto")
         if framework == "jax":
@@ -107,7 +110,7 @@ def load(
     if torch is not None and isinstance(model_or_path, torch.nn.Module):
         if inputs is None:
             raise UsageError("an in-memory module needs example inputs: solar.analyze(model, inputs, arch=...)")
-        return _load_torch_module(model_or_path, inputs, mode, infer_structure)
+        return _load_torch_module(model_or_path, inputs, mode, infer_structure, share_layers)
     from solar.frontends.jax import is_jax_object
 
     if is_jax_object(model_or_path):
@@ -314,6 +317,7 @@ def analyze(
     symbols: Any = None,
     writeback: bool = True,
     measured_ops: Any = None,
+    share_layers: bool = True,
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
@@ -326,13 +330,13 @@ def analyze(
     ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`.
     `symbols` ({"BATCH": "B"} or "BATCH=B,SEQ=S"): module-level sizes of a model file as symbols;
     returns solar.symbolic.SymbolicAnalysis formulas instead of Reports (docs/BOUNDS.md §14).
-    `measured_ops`: per-op measured times (see analyze_loaded)."""
+    `measured_ops`: per-op measured times (see analyze_loaded); `share_layers`: see `load`."""
     if symbols is not None:
         from solar.symbolic import analyze_file
 
         out = analyze_file(model_or_path, symbols, arch, precision, clock_mhz, cache, train)
         return out[0] if isinstance(arch, str) else out
-    loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
+    loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer, share_layers=share_layers)
     reports = analyze_archs(
         loaded, [arch] if isinstance(arch, str) else list(arch), precision, clock_mhz, cache, writeback,
         measured_ops=measured_ops,
@@ -364,11 +368,11 @@ def analyze_archs(
 
 def ir_text(
     model_or_path: Any, inputs: Sequence[Any] | None = None, mode: str | None = None,
-    infer_structure: bool = False, frontend: str = "auto", llm: Any = None,
+    infer_structure: bool = False, frontend: str = "auto", llm: Any = None, share_layers: bool = True,
 ) -> str:
     """The IR text, headed by `#` comment lines saying where each part came from when a part is
     not traced (the parser skips comments, so the text parses as printed)."""
-    loaded = load(model_or_path, inputs, mode, infer_structure, frontend=frontend, llm=llm)
+    loaded = load(model_or_path, inputs, mode, infer_structure, frontend=frontend, llm=llm, share_layers=share_layers)
     traced_only = all(p.source != "llm" for p in loaded.provenance)
     head = "" if traced_only else "".join(f"# {line}\n" for line in provenance_lines(loaded))
     return head + str(loaded.program)
@@ -376,22 +380,25 @@ def ir_text(
 
 def einsum_text(
     model_or_path: Any, inputs: Sequence[Any] | None = None, mode: str | None = None,
-    infer_structure: bool = False,
+    infer_structure: bool = False, share_layers: bool = True,
 ) -> str:
     from solar.lift import format_graph, lift
 
-    return format_graph(lift(load(model_or_path, inputs, mode, infer_structure).program))
+    return format_graph(lift(load(model_or_path, inputs, mode, infer_structure, share_layers=share_layers).program))
 
 
 # ---- PyTorch loading with a module mode and inferred structure -----------------------------------
 
 
 def _load_torch_file(
-    path: str | Path, mode: str | None, infer_structure: bool, llm: Any = None
+    path: str | Path, mode: str | None, infer_structure: bool, llm: Any = None, share_layers: bool = False
 ) -> Loaded:
-    """Trace and lower; with `llm`, ops without a lowering are synthesised by the model."""
-    from solar.frontends.torch import lower_traced, trace_file
+    """Trace and lower; with `llm`, ops without a lowering are synthesised by the model (and every
+    layer is traced: the model's rules are asked per traced op)."""
+    from solar.frontends.torch import lower_traced, share, trace_file
 
+    if share_layers and share.ENABLED and llm is None:
+        return _shared_loaded(share.trace_file(path, mode, infer_structure))
     traced = trace_file(path, mode, infer_structure)
     fallback = None
     if llm is not None:
@@ -433,7 +440,7 @@ def _traced(part: str, source: str = "traced") -> Any:
 
 
 def _load_torch_or_llm(
-    path: str | Path, mode: str | None, infer_structure: bool, frontend: str, llm: Any
+    path: str | Path, mode: str | None, infer_structure: bool, frontend: str, llm: Any, share_layers: bool = True
 ) -> Loaded:
     """The torch tracer first (unless frontend is "llm"); in "auto" mode with an endpoint, what it
     cannot do goes to the LLM frontend: a missing op alone, a program it cannot trace whole."""
@@ -443,7 +450,7 @@ def _load_torch_or_llm(
     error = "(not traced: --frontend llm)"
     if frontend != "llm":
         try:
-            return _load_torch_file(path, mode, infer_structure, llm if frontend == "auto" else None)
+            return _load_torch_file(path, mode, infer_structure, llm if frontend == "auto" else None, share_layers)
         except (TraceError, UnsupportedOpError) as exc:
             if frontend == "auto" and llm is None:
                 raise type(exc)(f"{exc}{LLM_HINT}") from None
@@ -462,11 +469,29 @@ def _load_torch_or_llm(
 
 
 
-def _load_torch_module(model: Any, inputs: Sequence[Any], mode: str | None, infer_structure: bool) -> Loaded:
-    from solar.frontends.torch import lower_traced, trace_module
+def _load_torch_module(
+    model: Any, inputs: Sequence[Any], mode: str | None, infer_structure: bool, share_layers: bool = False
+) -> Loaded:
+    """An in-memory module traced and lowered (`share_layers`: see solar.frontends.torch.share; off
+    by default: the `hf:` steps decide sharing themselves and call this for a full trace)."""
+    from solar.frontends.torch import lower_traced, share, trace_module
 
+    if share_layers and share.ENABLED:
+        return _shared_loaded(share.trace_module(model, inputs, mode=mode, infer_structure=infer_structure))
     traced = trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
     return Loaded(lower_traced(traced), traced.flags, None, traced, tuple(traced.notes()))
+
+
+def _shared_loaded(outcome: Any) -> Loaded:
+    """The Loaded of a share.Outcome: its stitched program, or its full trace lowered; the note on
+    sharing after the trace's own (and the provenance line of a model file, as _load_torch_file)."""
+    from solar.frontends.torch import lower_traced
+
+    traced = outcome.traced
+    program = outcome.program if outcome.program is not None else lower_traced(traced)
+    provenance = (_traced("the whole program"),) if traced.source_file else ()
+    notes = (*traced.notes(), *(p.describe() for p in provenance), *([outcome.note] if outcome.note else []))
+    return Loaded(program, traced.flags, traced.source_file, traced, notes, provenance)
 
 
 def _load_train(model_or_path: Any, inputs: Sequence[Any] | None, mode: str | None, loss: str,

@@ -162,7 +162,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     loaded = _load_hf(args) or load(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
         train=args.train, loss=args.loss, optimizer=args.optimizer,
-        frontend=args.frontend, llm=llm_config(args),
+        frontend=args.frontend, llm=llm_config(args), share_layers=args.share_layers,
     )
     reports = []
     for a in args.arch:
@@ -272,7 +272,7 @@ def cmd_ir(args: argparse.Namespace) -> int:
 
     text = ir_text(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
-        frontend=args.frontend, llm=llm_config(args),
+        frontend=args.frontend, llm=llm_config(args), share_layers=args.share_layers,
     )
     print(text, end="")
     return 0
@@ -281,7 +281,7 @@ def cmd_ir(args: argparse.Namespace) -> int:
 def cmd_einsum(args: argparse.Namespace) -> int:
     from solar.api import einsum_text
 
-    print(einsum_text(args.file, mode=args.mode, infer_structure=args.infer_structure))
+    print(einsum_text(args.file, mode=args.mode, infer_structure=args.infer_structure, share_layers=args.share_layers))
     return 0
 
 
@@ -368,6 +368,14 @@ def _add_mode_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_share_flag(p: argparse.ArgumentParser) -> None:
+    """--no-share-layers (PyTorch model files: solar.frontends.torch.share)."""
+    p.add_argument(
+        "--no-share-layers", dest="share_layers", action="store_false",
+        help="trace every layer of a stack of identical layers (default: trace 4 and stitch the rest)",
+    )
+
+
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
     """--train, --loss, --optimizer: bound one training step instead of the forward pass."""
     p.add_argument("--train", action="store_true", help="one training step: forward, loss, backward, optimizer")
@@ -433,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_analyze_flags(a)  # --plot
     _add_train_flags(a)
     _add_mode_flags(a)
+    _add_share_flag(a)
     _add_run_flags(a)
     add_llm_flags(a)
     from solar.symbolic.cli import add_flags as add_symbolic_flags
@@ -463,6 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=text)
         c.add_argument("file")
         _add_mode_flags(c)
+        _add_share_flag(c)
         _add_run_flags(c)
         if name == "ir":
             add_llm_flags(c)

@@ -27,13 +27,16 @@ verify_between_passes = False
 
 
 @settled
-def optimize(program: Program, verify_each: bool | None = None) -> Program:
+def optimize(
+    program: Program, verify_each: bool | None = None, pipeline: tuple[Callable[[Program], Program], ...] | None = None
+) -> Program:
     """Structure propagation, demand restriction and sinking to a fixpoint, then unused temps
-    dropped. `verify_each` (default: `verify_between_passes`) verifies after every pass."""
+    dropped. `verify_each` (default: `verify_between_passes`) verifies after every pass;
+    `pipeline`: PIPELINE with its passes wrapped (stitch.lower_shared watches what `sink` does)."""
     check = verify_between_passes if verify_each is None else verify_each
     for _ in range(MAX_ROUNDS):
         new = program
-        for run_pass in PIPELINE:
+        for run_pass in pipeline or PIPELINE:
             new = run_pass(new)
             if check:
                 _verify_after(run_pass, new)

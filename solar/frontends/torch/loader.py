@@ -31,6 +31,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from solar.errors import ModelFileError, SolarError, TraceError, UsageError
 from solar.frontends import usercode
 from solar.frontends.views import Band, detect_band
+from solar.frontends.torch.fake import _fakeify, _fakeify_module, _tensor_attributes  # noqa: F401  (used here and by callers)
 
 REQUIRED = ("Model", "get_inputs")
 MODES = ("train", "eval")
@@ -381,17 +382,6 @@ def construct(module: Any, spath: str) -> tuple[torch.nn.Module, tuple, list[Kno
     return model, inputs, _recorded_structure(model, rec, built)
 
 
-def _tensor_attributes(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, str, torch.Tensor]]:
-    """Tensors held as plain attributes (neither parameters nor buffers): (module, attribute,
-    qualified name, tensor)."""
-    out = []
-    for prefix, mod in model.named_modules():
-        for attr, value in vars(mod).items():
-            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
-                out.append((mod, attr, f"{prefix}.{attr}" if prefix else attr, value))
-    return out
-
-
 def _constant_structure(name: str, values: torch.Tensor | None, why: str) -> KnownStructure | None:
     if values is None or values.dim() < 2 or values.is_complex():
         return None
@@ -455,6 +445,14 @@ def trace_file(path: str | Path, mode: str | None = None, infer_structure: bool 
 
     mode: "train" or "eval" puts the module in that mode before tracing (None: as constructed).
     infer_structure: sample get_inputs() once for real and use the band structure found there."""
+    model, inputs, structure, spath = build_file(path, mode, infer_structure)
+    exported, calls = fake_export(model, inputs, spath)
+    return Traced(exported, Path(path).stem, spath, framework_flags(), mode, structure, calls)
+
+
+def build_file(path: str | Path, mode: str | None = None, infer_structure: bool = False) -> tuple:
+    """(model, inputs, structure, resolved path) of a model file, built as `trace_file` traces it
+    (apart so that solar.frontends.torch.share can shorten the model before it is exported)."""
     _check_mode(mode)
     module = import_model_file(path)
     missing = [n for n in REQUIRED if not hasattr(module, n)]
@@ -470,14 +468,19 @@ def trace_file(path: str | Path, mode: str | None = None, infer_structure: bool 
             sample = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
         structure += _input_structure(sample, "assumed: seen in a sample of get_inputs(), --infer-structure")
     model, inputs, built_structure = construct(module, spath)
-    structure = built_structure + structure
     set_mode(model, mode)
+    return model, inputs, tuple(built_structure + structure), spath
+
+
+def fake_export(model: torch.nn.Module, inputs: tuple, path: str | None) -> tuple[Any, tuple]:
+    """The core-ATen export of `model` on fake copies of its tensors and of `inputs`, and the
+    eager calls before decomposition."""
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         model = _fakeify_module(model, fake)
         inputs = tuple(_fakeify(x, fake) for x in inputs)
         calls: list = []
-        exported = _export(model, inputs, spath, calls)
-    return Traced(exported, Path(path).stem, spath, framework_flags(), mode, tuple(structure), tuple(calls))
+        exported = _export(model, inputs, path, calls)
+    return exported, tuple(calls)
 
 
 def trace_module(
@@ -490,6 +493,13 @@ def trace_module(
     """Trace an in-memory module with example inputs; real tensors are replaced by fake ones of the
     same shape and dtype before tracing, so tracing allocates nothing more. With `mode` the module
     is put in that mode (and left so)."""
+    structure = module_structure(model, inputs, mode, infer_structure)
+    exported, calls = fake_export(model, _as_tuple(inputs), None)
+    return Traced(exported, name or type(model).__name__, None, framework_flags(), mode, structure, calls)
+
+
+def module_structure(model: Any, inputs: Sequence[Any], mode: str | None, infer_structure: bool) -> tuple:
+    """The known structure of an in-memory module (put in `mode`) and its inputs, as traced."""
     if not isinstance(model, torch.nn.Module):
         raise ModelFileError(f"expected a torch.nn.Module, got {type(model).__name__}")
     _check_mode(mode)
@@ -497,55 +507,7 @@ def trace_module(
     structure = _real_structure(model)
     if infer_structure:
         structure += _input_structure(_as_tuple(inputs), "assumed: seen in the example inputs, --infer-structure")
-    with FakeTensorMode(allow_non_fake_inputs=True) as fake:
-        fake_inputs = tuple(_fakeify(x, fake) for x in _as_tuple(inputs))
-        model = _fakeify_module(model, fake)
-        calls: list = []
-        exported = _export(model, fake_inputs, None, calls)
-    return Traced(exported, name or type(model).__name__, None, framework_flags(), mode, tuple(structure), tuple(calls))
-
-
-def _fakeify(x: Any, mode: FakeTensorMode) -> Any:
-    if isinstance(x, torch.Tensor) and not isinstance(x, FakeTensor):
-        return mode.from_tensor(x)
-    return x
-
-
-def _fakeify_module(model: torch.nn.Module, mode: FakeTensorMode) -> torch.nn.Module:
-    """A copy of the model whose real parameters, buffers and tensor attributes are fake tensors
-    of the same shape, dtype and strides (no data is copied, tied weights stay tied). Tensor
-    attributes become non-persistent buffers of the copy, so that forward may update them as it
-    may update buffers (torch.export refuses a mutated constant)."""
-    import copy
-
-    attributes = _tensor_attributes(model)
-    tensors = list(model.parameters(recurse=True)) + list(model.buffers(recurse=True))
-    tensors += [t for _, _, _, t in attributes]
-    memo = {id(t): _fake_like(t, mode) for t in tensors if not isinstance(t, FakeTensor)}
-    memo.update((id(t), t) for t in _contained_tensors(model) if id(t) not in memo)
-    if not memo and not attributes:
-        return model
-    model = copy.deepcopy(model, memo)
-    for mod, attr, _, value in _tensor_attributes(model):
-        delattr(mod, attr)
-        mod.register_buffer(attr, value, persistent=False)
-    return model
-
-
-def _contained_tensors(model: torch.nn.Module) -> list[torch.Tensor]:
-    """Tensors in list, tuple and dict attributes (torchvision's AnchorGenerator): the copy shares
-    them, as a real tensor cannot be copied under the fake mode (export reads them as constants)."""
-    out = []
-    for mod in model.modules():
-        for value in vars(mod).values():
-            if isinstance(value, (list, tuple, dict)):
-                out += [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
-    return out
-
-
-def _fake_like(t: torch.Tensor, mode: FakeTensorMode) -> torch.Tensor:
-    fake = mode.from_tensor(t)
-    return torch.nn.Parameter(fake, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else fake
+    return tuple(structure)
 
 
 def _export(

@@ -9,10 +9,12 @@ caller then traces every layer):
   top-level statements only before layer 0 and after the last layer;
 - a tensor belongs to the layer that writes it (params and inputs: to the one layer that reads
   them; read by several, or by top-level code, they are shared and never copied); layer l reads
-  only its own, layer l-1's and shared tensors, and top-level code after the layers only the last
-  layer's and shared ones;
+  only its own, layer l-1's, layer 0's (never copied: T5's position bias, computed by the first
+  block for all) and shared tensors, and top-level code after the layers only the last layer's,
+  layer 0's and shared ones;
 - interior layers 1 and 2 are equal statement by statement up to a bijective renaming that maps
-  layer 1's tensors to layer 2's, layer 0's to layer 1's and shared tensors to themselves, with
+  layer 1's tensors to layer 2's, layer 0's to layer 1's (or, read by both, to themselves) and
+  shared tensors to themselves, with
   equal declarations, op instances shifted by one constant and module paths differing only in the
   layer index.
 Copy k of layer 1 then names layer 1's params and inputs as the model does (`layers_1_` ->
@@ -197,7 +199,7 @@ def _owners(program: Program, labels: list[int | None]) -> dict[str, int | None]
         r = readers.get(t.name, set())
         owner[t.name] = next(iter(r)) if len(r) == 1 else None
     for ell, s in zip(labels, program.stmts):
-        allowed = {None, ell} if ell is not None else {None, TRACED - 1}
+        allowed = {None, 0, ell} if ell is not None else {None, 0, TRACED - 1}  # layer 0 is never copied
         if ell:
             allowed.add(ell - 1)
         for ld in s.loads():
@@ -240,7 +242,9 @@ def plan(program: Program, layout: Layout, layers: int) -> Plan:
     expect = {1: 2, 0: 1, None: None}
     for x, y in align.items():
         ox, oy = owner[x], owner[y]
-        if ox not in expect or oy != expect[ox] or (ox is None and x != y):
+        if ox == oy == 0 and x == y:  # layer 0's, read by every layer (T5's position bias)
+            pass
+        elif ox not in expect or oy != expect[ox] or (ox is None and x != y):
             raise NotShareable(f"layer 1's {x} (layer {ox}) corresponds to {y} (layer {oy}) in layer 2")
         dx, dy = program.tensor(x), program.tensor(y)
         if (dx.shape, dx.dtype, dx.role) != (dy.shape, dy.dtype, dy.role) or (
@@ -296,7 +300,9 @@ class _Names:
                 return name
             if o == 1:
                 return self.copy(name, k)
-            return name if k == 1 else self.copy(self.p.align[name], k - 1)  # layer 0's -> copy k-1's
+            if k == 1 or self.p.align[name] == name:  # read as it is, or by every layer
+                return name
+            return self.copy(self.p.align[name], k - 1)  # layer 0's -> copy k-1's
 
         return fn
 
@@ -455,11 +461,15 @@ def _moved_key(key: str, prefix: str, src: int, dst: int) -> str:
 # ---- module identity -----------------------------------------------------------------------------
 
 
+_PLAIN = (int, float, str, bool, type(None), tuple)
+
+
 def layer_signature(layer: Any, config: Any = None) -> tuple:
     """What makes two layers the same computation up to renaming: per submodule (by relative
     name) its class, its parameters' and buffers' names, shapes and dtypes, and its other plain
-    attributes but `layer_idx` (sliding windows, attention types, flags; other objects by
-    identity, the model's `config` as a mark: its per-layer lists are the caller's to check)."""
+    attributes but `layer_idx` (sliding windows, attention types, flags; lists of plain values by
+    value, other objects by identity, the model's `config` as a mark: its per-layer lists are the
+    caller's to check)."""
     import torch
 
     out = []
@@ -472,7 +482,9 @@ def layer_signature(layer: Any, config: Any = None) -> tuple:
                 value = ("config",)
             elif isinstance(value, torch.Tensor):
                 value = ("tensor", tuple(value.shape), value.dtype)
-            elif not isinstance(value, (int, float, str, bool, type(None), tuple, torch.dtype)):
+            elif isinstance(value, list) and all(isinstance(v, _PLAIN) for v in value):
+                value = ("list", tuple(value))  # torchvision's Permute(dims): equal values, not one object
+            elif not isinstance(value, (*_PLAIN, torch.dtype)):
                 value = ("object", id(value))  # shared objects (the config) compare by identity
             attrs.append((key, value))
         tensors = [(k, tuple(v.shape), v.dtype) for k, v in (*mod._parameters.items(), *mod._buffers.items()) if v is not None]
@@ -489,7 +501,7 @@ class Stitched:
     layers from the trace `base` of TRACED layers: its eager calls are stitched too."""
 
     base: Any  # loader.Traced
-    layers: int
+    layers: Any  # N, or one N per stack (SharedTrace.at of several)
     stitched_calls: tuple
 
     @property
@@ -520,36 +532,67 @@ class SharedTrace:
     traced: Any  # loader.Traced of the shortened model
     program: Program
     layout: Layout
+    more: tuple[Layout, ...] = ()  # further stacks (solar.frontends.torch.share), stitched in turn
 
-    def at(self, layers: int) -> tuple[Program, Stitched]:
+    def at(self, layers: int | Sequence[int]) -> tuple[Program, Stitched]:
+        """The program of `layers` layers (several stacks: one count per stack, in the order of
+        their prefixes; each is stitched in the program the previous stitch made)."""
         from solar.frontends.torch.eager import eager_calls
 
-        p = plan(self.program, self.layout, layers)
-        modules = [c.module for c in self.traced.eager]
-        counted = {s.origin.instance for s in self.program.stmts if s.origin is not None}
-        calls = stitch_calls(eager_calls(self.traced), modules, p, counted) if modules else ()
-        return stitch(self.program, p), Stitched(self.traced, layers, calls)
+        counts = (layers,) if isinstance(layers, int) else tuple(layers)
+        if len(counts) != 1 + len(self.more):
+            raise NotShareable(f"{len(counts)} layer counts for {1 + len(self.more)} stacks")
+        program = self.program
+        calls = eager_calls(self.traced) if self.traced.eager else ()
+        for layout, n in zip((self.layout, *self.more), counts):
+            p = plan(program, layout, n)
+            if calls:
+                counted = {s.origin.instance for s in program.stmts if s.origin is not None}
+                calls = stitch_calls(calls, [_module(c) for c in calls], p, counted)
+            program = stitch(program, p)
+        return program, Stitched(self.traced, layers, tuple(calls))
 
 
-def lower_shared(traced: Any, prefix: str) -> SharedTrace:
-    """Lower a trace of TRACED layers (module paths `<prefix>.<l>...`) for stitching: NotShareable
-    where a pass made a top-level temp that the layers read disappear (sinking weighs a producer
-    against all of its reads, and the layers' reads grow with their number: a full trace may keep
-    what the short one computed where it is read)."""
+def _module(call: Any) -> str:
+    """An eager call's innermost module path (as eager.PreCall.module)."""
+    return call.modules[-1][0].removeprefix("L__self__").split("@")[0] if call.modules else ""
+
+
+def lower_shared(traced: Any, prefix: str | Sequence[str]) -> SharedTrace:
+    """Lower a trace of TRACED layers (module paths `<prefix>.<l>...`; several prefixes: one per
+    stack, each shortened, solar.frontends.torch.share) for stitching: NotShareable
+    where `sink` computed a top-level temp that the layers read where they read it (sinking weighs
+    a producer against all of its reads, and the layers' reads grow with their number: a full trace
+    may keep what the short one sank). A temp the other passes remove (a mask folded to true
+    where BERT's attention reads it) goes as it would from a full trace: they weigh no counts."""
     from solar.frontends.torch.convert import _drop_unread, convert_returning
     from solar.ir.verify import verify
-    from solar.passes import optimize
+    from solar.passes import PIPELINE, optimize, sink
 
-    layout = Layout(prefix + ".")
+    prefixes = (prefix,) if isinstance(prefix, str) else tuple(prefix)
+    layouts = [Layout(x + "." if x else "") for x in prefixes]  # "": the model itself is the stack
     raw = convert_returning(traced, optimize=False)[0]
-    labels = [None if s.origin is None else layout.layer(s.origin.module) for s in raw.stmts]
-    top = {s.target.tensor for ell, s in zip(labels, raw.stmts) if ell is None}
-    read = {ld.tensor for ell, s in zip(labels, raw.stmts) if ell is not None for ld in s.loads()}
-    watched = {n for n in top & read if raw.tensor(n).role is Role.TEMP}
-    program = _drop_unread(optimize(raw))
+    watched: set[str] = set()
+    for layout in layouts:
+        labels = [None if s.origin is None else layout.layer(s.origin.module) for s in raw.stmts]
+        top = {s.target.tensor for ell, s in zip(labels, raw.stmts) if ell is None}
+        read = {ld.tensor for ell, s in zip(labels, raw.stmts) if ell is not None for ld in s.loads()}
+        watched |= {n for n in top & read if raw.tensor(n).role is Role.TEMP}
+    sunk: set[str] = set()
+
+    def watching(p: Program) -> Program:
+        out = sink(p)
+        sunk.update(watched & _read(p) - _read(out))
+        return out
+
+    program = _drop_unread(optimize(raw, pipeline=tuple(watching if f is sink else f for f in PIPELINE)))
     verify(program)
     kept = {t.name for t in program.tensors}
-    lost = sorted(watched - kept)
+    lost = sorted((watched - kept) & sunk)
     if lost:
         raise NotShareable(f"the passes computed the shared {lost[0]} where the layers read it")
-    return SharedTrace(traced, program, layout)
+    return SharedTrace(traced, program, layouts[0], tuple(layouts[1:]))
+
+
+def _read(program: Program) -> set[str]:
+    return {ld.tensor for s in program.stmts for ld in s.loads()}
