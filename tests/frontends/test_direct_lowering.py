@@ -188,6 +188,78 @@ class Factories(nn.Module):
         return x.to(x.device, torch.float32) * r + ones, torch.arange(3, device=x.device)
 
 
+class MatMuls(nn.Module):
+    """matmul as torch._decomp decomposes it: mm, a folded mm (a contiguous batch times a matrix),
+    expand + view + bmm (a 4-D batch, a broadcast one: clone + _unsafe_view), a non-contiguous
+    batch times a parameter (requires_grad: the fold with a copy)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(5, 8))
+
+    def forward(self, x, y, z):
+        a = x @ y[0, 0]  # 3-D @ 2-D, contiguous: fold
+        b = z @ z.transpose(-1, -2)  # 4-D @ 4-D: bmm
+        c = z @ y[:1]  # broadcast batch
+        d = x.transpose(0, 1) @ self.w.t()  # non-contiguous batch, a parameter: fold through a copy
+        e = x[0] @ y[0, 0]  # 2-D @ 2-D: mm
+        f = x.transpose(0, 1) @ y[0, 0]  # non-contiguous, no grad: bmm
+        return a, b, c, d, e, f
+
+
+class LinearNonContiguous(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 5)
+        self.nb = nn.Linear(8, 5, bias=False)
+
+    def forward(self, x):
+        t = x.transpose(0, 1)  # matmul (unfolded bmm) and an out-of-place bias add
+        return self.fc(t), self.nb(t)
+
+
+class ShapeOps(nn.Module):
+    def forward(self, x):
+        a, b, c = x.chunk(3, dim=-1)  # one split.Tensor
+        p, q, r = x.chunk(4, 1)  # uneven: split into three of two
+        return a * 2, b, c, p - q + r, x.unflatten(-1, (2, 4)), x.unflatten(1, [3, 2])
+
+
+class ScalarFills(nn.Module):
+    def forward(self, x, m, h):
+        a = torch.where(x > 0, x, 0.0)  # where.ScalarOther: scalar_tensor + where.self
+        b = torch.where(x > 0, x, 1)  # an int other on a float tensor
+        c = x.masked_fill(m, -1e4)  # masked_fill.Scalar
+        d = h.masked_fill(m, -1e4)  # a float16 tensor
+        e = torch.min(x, x * 2)  # min.other: minimum
+        f = torch.where(h > 0, h, -1.0)
+        return a, b, c, d, e, f
+
+
+class Zeros(nn.Module):
+    def forward(self, x):
+        a = torch.zeros(x.shape[0], 3, dtype=torch.long) + torch.zeros((x.shape[0], 3), device=x.device)
+        b = torch.zeros_like(x) + x.new_zeros((x.shape[0], x.shape[1])).sum()
+        c = torch.zeros(2, dtype=torch.bool) | x.new_zeros((2,), dtype=torch.bool)
+        return a, b, c, torch.zeros_like(x, dtype=torch.float16)
+
+
+class HardActivations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        y = F.hardswish(self.conv(x), inplace=True)  # hardswish_ on an intermediate
+        s = F.hardsigmoid(F.adaptive_avg_pool2d(y, 1))
+        return F.adaptive_avg_pool2d(y * s, (2, 2)), F.hardswish(y), F.hardsigmoid(y, inplace=True)
+
+
+class HardHalf(nn.Module):
+    def forward(self, x):
+        return F.hardswish(x)  # float16: computed in float32 and cast back, falls back
+
+
 def _tiny_hf(kind: str) -> tuple[nn.Module, tuple]:
     """A real transformers model from a tiny config (random weights), with a padding mask."""
     import transformers as tf
@@ -250,6 +322,14 @@ def _cases():
         ("cache_copy_", CacheCopy(), (torch.randn(3, 4),), False),
         ("in_place_then_linear", InPlaceThenLinear(), (torch.randn(2, 4, 6),), False),
         ("conv1d_conv3d", Mixed(), (torch.randn(2, 4, 9), torch.randn(1, 2, 3, 4, 4)), True),
+        ("matmul", MatMuls(), (torch.randn(2, 6, 8), torch.randn(2, 3, 8, 5), torch.randn(2, 3, 4, 8)), True),
+        ("linear_non_contiguous", LinearNonContiguous(), (torch.randn(2, 6, 8),), True),
+        ("chunk_unflatten", ShapeOps(), (torch.randn(2, 6, 8),), True),
+        ("where_masked_fill_min", ScalarFills(), (torch.randn(2, 6, 8), torch.rand(6, 8) > 0.5,
+                                                  torch.randn(2, 6, 8).half()), True),
+        ("zeros", Zeros(), (torch.randn(3, 4),), True),
+        ("hardswish_hardsigmoid", HardActivations().eval(), (torch.randn(1, 3, 6, 6),), True),
+        ("hardswish_half", HardHalf(), (torch.randn(3, 4).half(),), False),
     ]
 
 

@@ -44,6 +44,7 @@ from torch.export.exported_program import _detect_fake_mode_from_gm
 from torch.fx.traceback import NodeSource, NodeSourceAction
 
 from solar.frontends.torch.direct_masks import MASK_REWRITES, Unsupported, _val
+from solar.frontends.torch.direct_ops import OP_REWRITES, linear_by_matmul
 
 aten = torch.ops.aten
 
@@ -157,8 +158,10 @@ def _conv(n: int) -> Callable:
 
 def _linear(e: Emit, x, w, b=None):
     xv = _val(x)
-    if xv.dim() < 2 or (xv.dim() > 2 and not xv.is_contiguous()):
-        raise Unsupported  # matmul (and an in-place bias add)
+    if xv.dim() < 2:
+        raise Unsupported  # a vector input
+    if xv.dim() > 2 and not xv.is_contiguous():
+        return linear_by_matmul(e, x, w, b)  # matmul (unfolded) and an out-of-place bias add
     if b is None:
         return _linear_no_bias(e, x, w)
     if xv.dim() == 2:
@@ -257,12 +260,6 @@ def _to_dtype(e: Emit, x, dtype, non_blocking=False, copy=False, memory_format=N
     return e.call(aten._to_copy.default, (x,), {"dtype": dtype})
 
 
-def _adaptive_avg_pool2d(e: Emit, x, size):
-    if list(size) != [1, 1]:
-        raise Unsupported
-    return e.call(aten.mean.dim, (x, [-1, -2], True))
-
-
 def _max_pool2d(e: Emit, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
     if _val(x).dim() != 4:
         raise Unsupported
@@ -324,8 +321,8 @@ REWRITES: dict[Any, Callable] = {
     aten.dropout.default: _dropout,
     aten.dropout_.default: _dropout_in_place,
     aten.to.dtype: _to_dtype,
-    aten.adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
     **MASK_REWRITES,
+    **OP_REWRITES,
 }
 
 
