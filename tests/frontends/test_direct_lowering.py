@@ -222,7 +222,9 @@ class ShapeOps(nn.Module):
     def forward(self, x):
         a, b, c = x.chunk(3, dim=-1)  # one split.Tensor
         p, q, r = x.chunk(4, 1)  # uneven: split into three of two
-        return a * 2, b, c, p - q + r, x.unflatten(-1, (2, 4)), x.unflatten(1, [3, 2])
+        f = x.transpose(1, 2).flatten(1)  # flatten of a non-contiguous tensor: clone + _unsafe_view
+        g = x[:, :, :4].flatten(0, 1)  # viewable: a view
+        return a * 2, b, c, p - q + r, x.unflatten(-1, (2, 4)), x.unflatten(1, [3, 2]), f, g
 
 
 class ScalarFills(nn.Module):

@@ -195,11 +195,11 @@ def _flatten(e: Emit, x, start=0, end=-1):
     start, end = start % len(shape), end % len(shape)
     if start == end:
         return x
-    if not _val(x).is_contiguous():
-        raise Unsupported  # reshape copies
     size = 1
     for s in shape[start : end + 1]:
         size *= s
+    if not _val(x).is_contiguous():
+        return _reshape(e, x, shape[:start] + [size] + shape[end + 1 :])  # a view, or a copy
     return e.call(aten.view.default, (_restrided(e, x), shape[:start] + [size] + shape[end + 1 :]))
 
 
