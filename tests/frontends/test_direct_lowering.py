@@ -399,3 +399,37 @@ def convert_lowerings():
     from solar.frontends.torch.lowerings import LOWERINGS
 
     return LOWERINGS
+
+
+# Corpus files (benchmarks/models/) whose shrunk variants take the direct path, node for node the
+# re-trace's graph: the ops of direct_ops (matmul, chunk, unflatten, where/masked_fill with a scalar,
+# min, zeros*, hardswish/hardsigmoid, adaptive pooling, a non-contiguous flatten or linear).
+DIRECT_CORPUS = (
+    "einops_mlp_mixer_fp16", "tv_vgg16_bn_fp16", "tv_mobilenet_v3_large_fp32", "hf_clip_vit_b32_fp16",
+    "timm_swin_tiny_fp16", "tv_vit_b_16_bf16", "tv_detr_r50_fp16", "hf_t5_base_fp32", "hf_phi3_mini_fp16",
+)
+
+
+def _trace_file(path, direct_path: bool):
+    saved = loader.DIRECT
+    loader.DIRECT = direct_path
+    try:
+        traced = loader.trace_file(path)
+    finally:
+        loader.DIRECT = saved
+    return traced, format_program(convert.convert(traced))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", DIRECT_CORPUS)
+def test_corpus_model_takes_direct(stem, tmp_path):
+    from pathlib import Path
+
+    from benchmarks.model_corpus import MODELS, write_shrunk
+
+    path = write_shrunk(Path(MODELS) / f"{stem}.py", tmp_path)
+    ref, ref_ir = _trace_file(path, False)
+    got, got_ir = _trace_file(path, True)
+    assert _took_direct(got)
+    assert _graph(got.exported) == _graph(ref.exported)
+    assert got_ir == ref_ir
