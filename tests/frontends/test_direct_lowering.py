@@ -257,6 +257,13 @@ class HardActivations(nn.Module):
         return F.adaptive_avg_pool2d(y * s, (2, 2)), F.hardswish(y), F.hardsigmoid(y, inplace=True)
 
 
+class PoolDivide(nn.Module):
+    def forward(self, x, i):
+        a = F.adaptive_avg_pool1d(x, 1)  # unsqueeze, mean, squeeze
+        b = F.adaptive_avg_pool1d(x, 3)  # unsqueeze, _adaptive_avg_pool2d, squeeze
+        return a, b, i // 3, torch.floor_divide(i, i + 1)  # div.Tensor_mode(floor)
+
+
 class HardHalf(nn.Module):
     def forward(self, x):
         return F.hardswish(x)  # float16: computed in float32 and cast back, falls back
@@ -315,7 +322,7 @@ def _cases():
         ("buffer_mutation", BufferCount(), (torch.randn(3, 4),), True),
         ("input_mutation", InputMutation(), (torch.randn(3, 4),), True),
         ("view_in_place", ViewInPlace(), (torch.randn(3, 4),), False),
-        ("attention_mask", Attention().eval(), (seq, mask), False),  # chunk, matmul: re-traced
+        ("attention_mask", Attention().eval(), (seq, mask), True),  # chunk, matmul, masked_fill
         ("mlp_no_bias", Mlp(), (torch.randn(4, 5, 8),), True),
         ("mlp_no_bias_2d", Mlp(), (torch.randn(4, 8),), True),
         ("hf_masks", HfMasks(), (torch.randn(2, 5, 4), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])), True),
@@ -331,6 +338,7 @@ def _cases():
                                                   torch.randn(2, 6, 8).half()), True),
         ("zeros", Zeros(), (torch.randn(3, 4),), True),
         ("hardswish_hardsigmoid", HardActivations().eval(), (torch.randn(1, 3, 6, 6),), True),
+        ("pool1d_floor_divide", PoolDivide(), (torch.randn(2, 4, 6), torch.arange(10)), True),
         ("hardswish_half", HardHalf(), (torch.randn(3, 4).half(),), False),
     ]
 
@@ -370,14 +378,14 @@ def test_linear_flattened_form():
 
 def test_unknown_op_falls_back():
     """An op with no lowering and no rewrite leaves the whole graph to the re-trace."""
-    ep = torch.export.export(MatMul(), (torch.randn(2, 3, 4), torch.randn(4, 5)), strict=False)
+    ep = torch.export.export(Logit(), (torch.rand(2, 3, 4),), strict=False)
     keep = loader.preserved_ops() | frozenset(convert_lowerings())
     assert direct.direct(ep, keep) is None
 
 
-class MatMul(nn.Module):
-    def forward(self, x, w):
-        return x @ w  # aten.matmul: neither lowered whole nor rewritten
+class Logit(nn.Module):
+    def forward(self, x):
+        return torch.logit(x)  # aten.logit: neither lowered whole nor rewritten
 
 
 def test_reserved_placeholder_name_falls_back():

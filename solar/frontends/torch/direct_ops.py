@@ -1,6 +1,6 @@
 """The direct path's rewrites of matmul, chunk, unflatten, where/masked_fill with a scalar, min of two
 tensors, the zero factories, hardswish/hardsigmoid and adaptive average pooling to a size other
-than 1x1: each the exact decomposition `run_decompositions` produces for it (torch._decomp's
+than 1x1, 1-D adaptive pooling and floor_divide: each the exact decomposition `run_decompositions` produces for it (torch._decomp's
 matmul and hardswish, torch._refs' where, masked_fill, zeros*, ATen's chunk, unflatten, linear and
 adaptive_avg_pool2d), for the argument forms it accepts; any other form raises Unsupported and the
 caller falls back to the full re-trace. Split from solar.frontends.torch.direct (see its docstring),
@@ -233,6 +233,19 @@ def _adaptive_avg_pool2d(e, x, size):
     return e.call(aten._adaptive_avg_pool2d.default, (x, size))
 
 
+def _adaptive_avg_pool1d(e, x, size):
+    """ATen's adaptive_avg_pool1d: the 2-D pooling of x.unsqueeze(-2) to [1, size], squeezed back."""
+    size = list(size) if isinstance(size, (list, tuple)) else [size]
+    if len(size) != 1:
+        raise Unsupported
+    pooled = _adaptive_avg_pool2d(e, e.call(aten.unsqueeze.default, (x, -2)), [1, size[0]])
+    return e.call(aten.squeeze.dim, (pooled, -2))
+
+
+def _floor_divide(e, a, b):
+    return e.call(aten.div.Tensor_mode, (a, b), {"rounding_mode": "floor"})
+
+
 OP_REWRITES: dict[Any, Callable] = {
     aten.matmul.default: matmul,
     aten.chunk.default: _chunk,
@@ -248,4 +261,6 @@ OP_REWRITES: dict[Any, Callable] = {
     aten.new_zeros.default: _new_zeros,
     aten.zeros_like.default: _zeros_like,
     aten.adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
+    aten.adaptive_avg_pool1d.default: _adaptive_avg_pool1d,
+    aten.floor_divide.default: _floor_divide,
 }
