@@ -264,6 +264,18 @@ class PoolDivide(nn.Module):
         return a, b, i // 3, torch.floor_divide(i, i + 1)  # div.Tensor_mode(floor)
 
 
+class Transposed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 3, 2, stride=2)
+        self.up2 = nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1, bias=False)
+        self.up1 = nn.ConvTranspose1d(4, 2, 3)
+
+    def forward(self, x, s):
+        ones = torch.ones(10, 10, device=x.device) + torch.ones((1, 1, 1), dtype=torch.bool, device=x.device)
+        return self.up(x) * ones, self.up2(x), self.up1(s), s[:, :1].expand_as(s)
+
+
 class HardHalf(nn.Module):
     def forward(self, x):
         return F.hardswish(x)  # float16: computed in float32 and cast back, falls back
@@ -339,6 +351,7 @@ def _cases():
         ("zeros", Zeros(), (torch.randn(3, 4),), True),
         ("hardswish_hardsigmoid", HardActivations().eval(), (torch.randn(1, 3, 6, 6),), True),
         ("pool1d_floor_divide", PoolDivide(), (torch.randn(2, 4, 6), torch.arange(10)), True),
+        ("conv_transpose_ones_expand_as", Transposed(), (torch.randn(1, 4, 5, 5), torch.randn(2, 4, 6)), True),
         ("hardswish_half", HardHalf(), (torch.randn(3, 4).half(),), False),
     ]
 

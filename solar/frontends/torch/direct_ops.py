@@ -1,6 +1,6 @@
 """The direct path's rewrites of matmul, chunk, unflatten, where/masked_fill with a scalar, min of two
 tensors, the zero factories, hardswish/hardsigmoid and adaptive average pooling to a size other
-than 1x1, 1-D adaptive pooling and floor_divide: each the exact decomposition `run_decompositions` produces for it (torch._decomp's
+than 1x1, 1-D adaptive pooling, floor_divide, ones, expand_as and conv_transpose: each the exact decomposition `run_decompositions` produces for it (torch._decomp's
 matmul and hardswish, torch._refs' where, masked_fill, zeros*, ATen's chunk, unflatten, linear and
 adaptive_avg_pool2d), for the argument forms it accepts; any other form raises Unsupported and the
 caller falls back to the full re-trace. Split from solar.frontends.torch.direct (see its docstring),
@@ -200,14 +200,22 @@ def _in_place(functional: Callable) -> Callable:
 # ---- factories -------------------------------------------------------------------------------------
 
 
-def _zeros(e, size, dtype=None, layout=None, device=None, pin_memory=None):
-    kwargs = {
-        "dtype": torch.get_default_dtype() if dtype is None else dtype,
-        "layout": torch.strided if layout is None else layout,
-        "device": device,
-        "pin_memory": False if pin_memory is None else pin_memory,
-    }
-    return e.call(aten.full.default, (size, False if kwargs["dtype"] == torch.bool else 0), kwargs)
+def _filled(fill: int) -> Callable:
+    """zeros / ones: full(size, 0 or 1) in the default dtype (False / True for booleans)."""
+
+    def rule(e, size, dtype=None, layout=None, device=None, pin_memory=None):
+        kwargs = {
+            "dtype": torch.get_default_dtype() if dtype is None else dtype,
+            "layout": torch.strided if layout is None else layout,
+            "device": device,
+            "pin_memory": False if pin_memory is None else pin_memory,
+        }
+        return e.call(aten.full.default, (size, bool(fill) if kwargs["dtype"] == torch.bool else fill), kwargs)
+
+    return rule
+
+
+_zeros = _filled(0)
 
 
 def _new_zeros(e, x, size, dtype=None, layout=None, device=None, pin_memory=None):
@@ -242,6 +250,25 @@ def _adaptive_avg_pool1d(e, x, size):
     return e.call(aten.squeeze.dim, (pooled, -2))
 
 
+def _conv_transpose(n: int) -> Callable:
+    def rule(e, x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+        if _val(x).dim() != n + 2:
+            raise Unsupported  # an unbatched input
+        e_ = [_expand(v, n) for v in (stride, padding, dilation, output_padding)]
+        return e.call(aten.convolution.default, (x, w, b, e_[0], e_[1], e_[2], True, e_[3], groups))
+
+    return rule
+
+
+def _expand(v: Any, n: int) -> list[int]:
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * n if len(v) == 1 else v
+
+
+def _expand_as(e, x, other):
+    return e.call(aten.expand.default, (x, [int(s) for s in _val(other).shape]))
+
+
 def _floor_divide(e, a, b):
     return e.call(aten.div.Tensor_mode, (a, b), {"rounding_mode": "floor"})
 
@@ -263,4 +290,9 @@ OP_REWRITES: dict[Any, Callable] = {
     aten.adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
     aten.adaptive_avg_pool1d.default: _adaptive_avg_pool1d,
     aten.floor_divide.default: _floor_divide,
+    aten.ones.default: _filled(1),
+    aten.expand_as.default: _expand_as,
+    aten.conv_transpose1d.default: _conv_transpose(1),
+    aten.conv_transpose2d.input: _conv_transpose(2),
+    aten.conv_transpose3d.input: _conv_transpose(3),
 }
