@@ -276,6 +276,12 @@ class Transposed(nn.Module):
         return self.up(x) * ones, self.up2(x), self.up1(s), s[:, :1].expand_as(s)
 
 
+class TensorConstant(nn.Module):
+    def forward(self, x):
+        scale = torch.log(torch.tensor(1.0 / 0.01))  # lift_fresh_copy + detach_: clone
+        return x * scale, x // torch.tensor(3.0)
+
+
 class HardHalf(nn.Module):
     def forward(self, x):
         return F.hardswish(x)  # float16: computed in float32 and cast back, falls back
@@ -352,6 +358,7 @@ def _cases():
         ("hardswish_hardsigmoid", HardActivations().eval(), (torch.randn(1, 3, 6, 6),), True),
         ("pool1d_floor_divide", PoolDivide(), (torch.randn(2, 4, 6), torch.arange(10)), True),
         ("conv_transpose_ones_expand_as", Transposed(), (torch.randn(1, 4, 5, 5), torch.randn(2, 4, 6)), True),
+        ("tensor_constant", TensorConstant(), (torch.randn(3, 4),), True),
         ("hardswish_half", HardHalf(), (torch.randn(3, 4).half(),), False),
     ]
 

@@ -1,6 +1,6 @@
 """The direct path's rewrites of matmul, chunk, unflatten, where/masked_fill with a scalar, min of two
 tensors, the zero factories, hardswish/hardsigmoid and adaptive average pooling to a size other
-than 1x1, 1-D adaptive pooling, floor_divide, ones, expand_as and conv_transpose: each the exact decomposition `run_decompositions` produces for it (torch._decomp's
+than 1x1, 1-D adaptive pooling, floor_divide, ones, expand_as, conv_transpose, and a tensor constant's lift_fresh_copy + detach_: each the exact decomposition `run_decompositions` produces for it (torch._decomp's
 matmul and hardswish, torch._refs' where, masked_fill, zeros*, ATen's chunk, unflatten, linear and
 adaptive_avg_pool2d), for the argument forms it accepts; any other form raises Unsupported and the
 caller falls back to the full re-trace. Split from solar.frontends.torch.direct (see its docstring),
@@ -269,6 +269,19 @@ def _expand_as(e, x, other):
     return e.call(aten.expand.default, (x, [int(s) for s in _val(other).shape]))
 
 
+def _lift_fresh_copy(e, x):
+    """A tensor constant built in forward (torch.tensor(...)): functionalization copies it as clone."""
+    return e.call(aten.clone.default, (x,))
+
+
+def _detach_(e, x):
+    """detach_ of such a fresh copy: dropped (it only changes autograd state); elsewhere it falls back."""
+    old = e.origin.args[0]
+    if not isinstance(old, torch.fx.Node) or old.target is not aten.lift_fresh_copy.default:
+        raise Unsupported
+    return x
+
+
 def _floor_divide(e, a, b):
     return e.call(aten.div.Tensor_mode, (a, b), {"rounding_mode": "floor"})
 
@@ -291,6 +304,8 @@ OP_REWRITES: dict[Any, Callable] = {
     aten.adaptive_avg_pool1d.default: _adaptive_avg_pool1d,
     aten.floor_divide.default: _floor_divide,
     aten.ones.default: _filled(1),
+    aten.lift_fresh_copy.default: _lift_fresh_copy,
+    aten.detach_.default: _detach_,
     aten.expand_as.default: _expand_as,
     aten.conv_transpose1d.default: _conv_transpose(1),
     aten.conv_transpose2d.input: _conv_transpose(2),
