@@ -261,7 +261,8 @@ class PoolDivide(nn.Module):
     def forward(self, x, i):
         a = F.adaptive_avg_pool1d(x, 1)  # unsqueeze, mean, squeeze
         b = F.adaptive_avg_pool1d(x, 3)  # unsqueeze, _adaptive_avg_pool2d, squeeze
-        return a, b, i // 3, torch.floor_divide(i, i + 1)  # div.Tensor_mode(floor)
+        c = F.adaptive_avg_pool1d(x.transpose(1, 2), 1)  # a channels-last mean: as_strided before squeeze
+        return a, b, c, i // 3, torch.floor_divide(i, i + 1)  # div.Tensor_mode(floor)
 
 
 class Transposed(nn.Module):

@@ -246,7 +246,13 @@ def _adaptive_avg_pool1d(e, x, size):
     size = list(size) if isinstance(size, (list, tuple)) else [size]
     if len(size) != 1:
         raise Unsupported
-    pooled = _adaptive_avg_pool2d(e, e.call(aten.unsqueeze.default, (x, -2)), [1, size[0]])
+    wide = e.call(aten.unsqueeze.default, (x, -2))
+    pooled = _adaptive_avg_pool2d(e, wide, [1, size[0]])
+    wv = _val(wide)
+    if size[0] == 1 and not wv.is_contiguous() and wv.is_contiguous(memory_format=torch.channels_last):
+        # ATen's as_strided_ of a channels-last mean to channels-last strides (functionalized)
+        n, c = int(wv.shape[0]), int(wv.shape[1])
+        pooled = e.call(aten.as_strided.default, (pooled, [n, c, 1, 1], [c, 1, c, c]))
     return e.call(aten.squeeze.dim, (pooled, -2))
 
 
