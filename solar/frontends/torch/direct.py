@@ -16,7 +16,8 @@ full decomposition, which is always correct) unless every call is one of:
     convolution, linear -> t + addmm, batch_norm -> _native_batch_norm_legit_no_training, ...),
     written out for the argument forms the rule accepts (any other form falls back); the rules of
     the ops attention masks are built from (arange, new_ones, `&`, to(device), diff: HF
-    transformers' masking_utils) are in solar.frontends.torch.direct_masks.
+    transformers' masking_utils) are in solar.frontends.torch.direct_masks, those of matmul, chunk,
+    where/masked_fill, the zero factories, hardswish and the like in solar.frontends.torch.direct_ops.
 
 Each new node keeps the training node's metadata (source line, module stack) and names it as its
 origin (`from_node`), as the re-trace does, so the lowered program's op names and instances are
