@@ -1,10 +1,11 @@
 """The direct path's rewrites of matmul, chunk, unflatten, where/masked_fill with a scalar, min of two
-tensors, the zero factories, hardswish/hardsigmoid and adaptive average pooling to a size other
-than 1x1, 1-D adaptive pooling, floor_divide, ones, expand_as, conv_transpose, and a tensor constant's lift_fresh_copy + detach_: each the exact decomposition `run_decompositions` produces for it (torch._decomp's
-matmul and hardswish, torch._refs' where, masked_fill, zeros*, ATen's chunk, unflatten, linear and
-adaptive_avg_pool2d), for the argument forms it accepts; any other form raises Unsupported and the
-caller falls back to the full re-trace. Split from solar.frontends.torch.direct (see its docstring),
-which holds the rest of the table."""
+tensors, the zero and one factories, hardswish/hardsigmoid, adaptive average pooling (1-D, and 2-D to
+any size), floor_divide, expand_as, conv_transpose and a forward-built tensor constant (lift_fresh_copy
++ detach_): each the exact decomposition `run_decompositions` produces for it (torch._decomp's matmul
+and hardswish, torch._refs' where, masked_fill, zeros*, ATen's chunk, unflatten, linear and
+adaptive pooling, functionalization's copy of a lifted constant), for the argument forms it accepts;
+any other form raises Unsupported and the caller falls back to the full re-trace. Split from
+solar.frontends.torch.direct (see its docstring), which holds the rest of the table."""
 
 from __future__ import annotations
 
@@ -141,8 +142,8 @@ def _scalar(e, x, value, cast: bool) -> torch.fx.Node:
     if not isinstance(value, Number) or isinstance(value, complex):
         raise Unsupported  # a tensor value
     kind = bool if xv.dtype == torch.bool else (float if xv.dtype.is_floating_point else int)
-    if kind is not float and not isinstance(value, kind):
-        raise Unsupported  # type promotion to another dtype
+    if (kind is not float and not isinstance(value, kind)) or (kind is not bool and isinstance(value, bool)):
+        raise Unsupported  # type promotion to another dtype; a bool into numbers
     kwargs = {"dtype": xv.dtype, "layout": torch.strided, "device": xv.device}
     return e.call(aten.scalar_tensor.default, (kind(value) if cast else value,), kwargs)
 
