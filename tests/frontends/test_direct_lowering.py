@@ -262,7 +262,8 @@ class PoolDivide(nn.Module):
         a = F.adaptive_avg_pool1d(x, 1)  # unsqueeze, mean, squeeze
         b = F.adaptive_avg_pool1d(x, 3)  # unsqueeze, _adaptive_avg_pool2d, squeeze
         c = F.adaptive_avg_pool1d(x.transpose(1, 2), 1)  # a channels-last mean: as_strided before squeeze
-        return a, b, c, i // 3, torch.floor_divide(i, i + 1)  # div.Tensor_mode(floor)
+        d = torch.flatten(c, 1)  # a plain view of it (KernelBench SwinMLP's head)
+        return a, b, c, d, i // 3, torch.floor_divide(i, i + 1)  # div.Tensor_mode(floor)
 
 
 class Transposed(nn.Module):

@@ -208,8 +208,8 @@ def _restrided(e: Emit, x: torch.fx.Node) -> torch.fx.Node:
     """x, or as_strided(x) to its own strides where x is contiguous only through size-1 dims (the
     re-trace flattens such a tensor after that as_strided: a ResNet's pooled channels-last output)."""
     val = x.meta.get("val")
-    if not isinstance(val, torch.Tensor) or x.op == "placeholder" or not val.is_contiguous():
-        return x
+    if not isinstance(val, torch.Tensor) or x.target is not aten.mean.dim or not val.is_contiguous():
+        return x  # ATen's as_strided_ follows the mean of a channels-last 1x1 pooling only
     shape, strides = list(val.shape), list(val.stride())
     if strides == _row_major(shape):
         return x
