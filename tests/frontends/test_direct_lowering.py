@@ -284,6 +284,16 @@ class TensorConstant(nn.Module):
         return x * scale, x // torch.tensor(3.0)
 
 
+class ChannelsLastPool(nn.Module):
+    """A channels-last 1x1 pooling: ATen's mean then as_strided_ (an as_strided after the mean),
+    read by a permute (timm ConvNeXt's head) and by a flatten (ResNet's)."""
+
+    def forward(self, x):
+        p = F.adaptive_avg_pool2d(x, 1)
+        q = torch.flatten(x.mean((2, 3), keepdim=True), 1)  # a mean of the user's: no as_strided
+        return p.permute(0, 2, 3, 1) * 2, torch.flatten(F.adaptive_avg_pool2d(x + 1, (1, 1)), 1), q
+
+
 class HardHalf(nn.Module):
     def forward(self, x):
         return F.hardswish(x)  # float16: computed in float32 and cast back, falls back
@@ -361,6 +371,8 @@ def _cases():
         ("pool1d_floor_divide", PoolDivide(), (torch.randn(2, 4, 6), torch.arange(10)), True),
         ("conv_transpose_ones_expand_as", Transposed(), (torch.randn(1, 4, 5, 5), torch.randn(2, 4, 6)), True),
         ("tensor_constant", TensorConstant(), (torch.randn(3, 4),), True),
+        ("channels_last_pool", ChannelsLastPool(), (torch.randn(2, 6, 4, 4).to(memory_format=torch.channels_last),),
+         True),
         ("hardswish_half", HardHalf(), (torch.randn(3, 4).half(),), False),
     ]
 

@@ -23,8 +23,9 @@ Each new node keeps the training node's metadata (source line, module stack) and
 origin (`from_node`), as the re-trace does, so the lowered program's op names and instances are
 the same. Node names follow fx's naming of the new op (relu_ -> relu); where the re-trace
 allocates names for nodes it later drops, the names of later nodes can differ (view vs view_1), and
-the re-trace puts an `as_strided` to a tensor's own strides before some views of it (the flatten of a
-channels-last pooled tensor is reproduced, a permute of one is not): neither changes a statement."""
+the re-trace puts an `as_strided` to a tensor's own strides before some views of it (ATen's
+as_strided_ after the mean of a channels-last 1x1 pooling is reproduced, in direct_ops): neither
+changes a statement."""
 
 from __future__ import annotations
 

@@ -235,11 +235,17 @@ def _zeros_like(e, x, dtype=None, layout=None, device=None, pin_memory=None, mem
 
 
 def _adaptive_avg_pool2d(e, x, size):
-    """ATen's adaptive_avg_pool2d: a mean over the last two dims for 1x1, else the pooling op."""
+    """ATen's adaptive_avg_pool2d: a mean over the last two dims for 1x1 (of a channels-last input
+    then as_strided_ to channels-last strides, functionalized to an as_strided), else the pooling op."""
     size = list(size)
-    if size == [1, 1]:
-        return e.call(aten.mean.dim, (x, [-1, -2], True))
-    return e.call(aten._adaptive_avg_pool2d.default, (x, size))
+    if size != [1, 1]:
+        return e.call(aten._adaptive_avg_pool2d.default, (x, size))
+    out = e.call(aten.mean.dim, (x, [-1, -2], True))
+    xv = _val(x)
+    if xv.dim() == 4 and not xv.is_contiguous() and xv.is_contiguous(memory_format=torch.channels_last):
+        n, c = int(xv.shape[0]), int(xv.shape[1])
+        out = e.call(aten.as_strided.default, (out, [n, c, 1, 1], [c, 1, c, c]))
+    return out
 
 
 def _adaptive_avg_pool1d(e, x, size):
@@ -247,13 +253,7 @@ def _adaptive_avg_pool1d(e, x, size):
     size = list(size) if isinstance(size, (list, tuple)) else [size]
     if len(size) != 1:
         raise Unsupported
-    wide = e.call(aten.unsqueeze.default, (x, -2))
-    pooled = _adaptive_avg_pool2d(e, wide, [1, size[0]])
-    wv = _val(wide)
-    if size[0] == 1 and not wv.is_contiguous() and wv.is_contiguous(memory_format=torch.channels_last):
-        # ATen's as_strided_ of a channels-last mean to channels-last strides (functionalized)
-        n, c = int(wv.shape[0]), int(wv.shape[1])
-        pooled = e.call(aten.as_strided.default, (pooled, [n, c, 1, 1], [c, 1, c, c]))
+    pooled = _adaptive_avg_pool2d(e, e.call(aten.unsqueeze.default, (x, -2)), [1, size[0]])
     return e.call(aten.squeeze.dim, (pooled, -2))
 
 
