@@ -188,6 +188,117 @@ class Factories(nn.Module):
         return x.to(x.device, torch.float32) * r + ones, torch.arange(3, device=x.device)
 
 
+class MatMuls(nn.Module):
+    """matmul as torch._decomp decomposes it: mm, a folded mm (a contiguous batch times a matrix),
+    expand + view + bmm (a 4-D batch, a broadcast one: clone + _unsafe_view), a non-contiguous
+    batch times a parameter (requires_grad: the fold with a copy)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(5, 8))
+
+    def forward(self, x, y, z):
+        a = x @ y[0, 0]  # 3-D @ 2-D, contiguous: fold
+        b = z @ z.transpose(-1, -2)  # 4-D @ 4-D: bmm
+        c = z @ y[:1]  # broadcast batch
+        d = x.transpose(0, 1) @ self.w.t()  # non-contiguous batch, a parameter: fold through a copy
+        e = x[0] @ y[0, 0]  # 2-D @ 2-D: mm
+        f = x.transpose(0, 1) @ y[0, 0]  # non-contiguous, no grad: bmm
+        return a, b, c, d, e, f
+
+
+class LinearNonContiguous(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 5)
+        self.nb = nn.Linear(8, 5, bias=False)
+
+    def forward(self, x):
+        t = x.transpose(0, 1)  # matmul (unfolded bmm) and an out-of-place bias add
+        return self.fc(t), self.nb(t)
+
+
+class ShapeOps(nn.Module):
+    def forward(self, x):
+        a, b, c = x.chunk(3, dim=-1)  # one split.Tensor
+        p, q, r = x.chunk(4, 1)  # uneven: split into three of two
+        f = x.transpose(1, 2).flatten(1)  # flatten of a non-contiguous tensor: clone + _unsafe_view
+        g = x[:, :, :4].flatten(0, 1)  # viewable: a view
+        return a * 2, b, c, p - q + r, x.unflatten(-1, (2, 4)), x.unflatten(1, [3, 2]), f, g
+
+
+class ScalarFills(nn.Module):
+    def forward(self, x, m, h):
+        a = torch.where(x > 0, x, 0.0)  # where.ScalarOther: scalar_tensor + where.self
+        b = torch.where(x > 0, x, 1)  # an int other on a float tensor
+        c = x.masked_fill(m, -1e4)  # masked_fill.Scalar
+        d = h.masked_fill(m, -1e4)  # a float16 tensor
+        e = torch.min(x, x * 2)  # min.other: minimum
+        f = torch.where(h > 0, h, -1.0)
+        return a, b, c, d, e, f
+
+
+class Zeros(nn.Module):
+    def forward(self, x):
+        a = torch.zeros(x.shape[0], 3, dtype=torch.long) + torch.zeros((x.shape[0], 3), device=x.device)
+        b = torch.zeros_like(x) + x.new_zeros((x.shape[0], x.shape[1])).sum()
+        c = torch.zeros(2, dtype=torch.bool) | x.new_zeros((2,), dtype=torch.bool)
+        return a, b, c, torch.zeros_like(x, dtype=torch.float16)
+
+
+class HardActivations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        y = F.hardswish(self.conv(x), inplace=True)  # hardswish_ on an intermediate
+        s = F.hardsigmoid(F.adaptive_avg_pool2d(y, 1))
+        return F.adaptive_avg_pool2d(y * s, (2, 2)), F.hardswish(y), F.hardsigmoid(y, inplace=True)
+
+
+class PoolDivide(nn.Module):
+    def forward(self, x, i):
+        a = F.adaptive_avg_pool1d(x, 1)  # unsqueeze, mean, squeeze
+        b = F.adaptive_avg_pool1d(x, 3)  # unsqueeze, _adaptive_avg_pool2d, squeeze
+        c = F.adaptive_avg_pool1d(x.transpose(1, 2), 1)  # a channels-last mean: as_strided before squeeze
+        d = torch.flatten(c, 1)  # a plain view of it (KernelBench SwinMLP's head)
+        return a, b, c, d, i // 3, torch.floor_divide(i, i + 1)  # div.Tensor_mode(floor)
+
+
+class Transposed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 3, 2, stride=2)
+        self.up2 = nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1, bias=False)
+        self.up1 = nn.ConvTranspose1d(4, 2, 3)
+
+    def forward(self, x, s):
+        ones = torch.ones(10, 10, device=x.device) + torch.ones((1, 1, 1), dtype=torch.bool, device=x.device)
+        return self.up(x) * ones, self.up2(x), self.up1(s), s[:, :1].expand_as(s)
+
+
+class TensorConstant(nn.Module):
+    def forward(self, x):
+        scale = torch.log(torch.tensor(1.0 / 0.01))  # lift_fresh_copy + detach_: clone
+        return x * scale, x // torch.tensor(3.0)
+
+
+class ChannelsLastPool(nn.Module):
+    """A channels-last 1x1 pooling: ATen's mean then as_strided_ (an as_strided after the mean),
+    read by a permute (timm ConvNeXt's head) and by a flatten (ResNet's)."""
+
+    def forward(self, x):
+        p = F.adaptive_avg_pool2d(x, 1)
+        q = torch.flatten(x.mean((2, 3), keepdim=True), 1)  # a mean of the user's: no as_strided
+        return p.permute(0, 2, 3, 1) * 2, torch.flatten(F.adaptive_avg_pool2d(x + 1, (1, 1)), 1), q
+
+
+class HardHalf(nn.Module):
+    def forward(self, x):
+        return F.hardswish(x)  # float16: computed in float32 and cast back, falls back
+
+
 def _tiny_hf(kind: str) -> tuple[nn.Module, tuple]:
     """A real transformers model from a tiny config (random weights), with a padding mask."""
     import transformers as tf
@@ -241,7 +352,7 @@ def _cases():
         ("buffer_mutation", BufferCount(), (torch.randn(3, 4),), True),
         ("input_mutation", InputMutation(), (torch.randn(3, 4),), True),
         ("view_in_place", ViewInPlace(), (torch.randn(3, 4),), False),
-        ("attention_mask", Attention().eval(), (seq, mask), False),  # chunk, matmul: re-traced
+        ("attention_mask", Attention().eval(), (seq, mask), True),  # chunk, matmul, masked_fill
         ("mlp_no_bias", Mlp(), (torch.randn(4, 5, 8),), True),
         ("mlp_no_bias_2d", Mlp(), (torch.randn(4, 8),), True),
         ("hf_masks", HfMasks(), (torch.randn(2, 5, 4), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])), True),
@@ -250,6 +361,19 @@ def _cases():
         ("cache_copy_", CacheCopy(), (torch.randn(3, 4),), False),
         ("in_place_then_linear", InPlaceThenLinear(), (torch.randn(2, 4, 6),), False),
         ("conv1d_conv3d", Mixed(), (torch.randn(2, 4, 9), torch.randn(1, 2, 3, 4, 4)), True),
+        ("matmul", MatMuls(), (torch.randn(2, 6, 8), torch.randn(2, 3, 8, 5), torch.randn(2, 3, 4, 8)), True),
+        ("linear_non_contiguous", LinearNonContiguous(), (torch.randn(2, 6, 8),), True),
+        ("chunk_unflatten", ShapeOps(), (torch.randn(2, 6, 8),), True),
+        ("where_masked_fill_min", ScalarFills(), (torch.randn(2, 6, 8), torch.rand(6, 8) > 0.5,
+                                                  torch.randn(2, 6, 8).half()), True),
+        ("zeros", Zeros(), (torch.randn(3, 4),), True),
+        ("hardswish_hardsigmoid", HardActivations().eval(), (torch.randn(1, 3, 6, 6),), True),
+        ("pool1d_floor_divide", PoolDivide(), (torch.randn(2, 4, 6), torch.arange(10)), True),
+        ("conv_transpose_ones_expand_as", Transposed(), (torch.randn(1, 4, 5, 5), torch.randn(2, 4, 6)), True),
+        ("tensor_constant", TensorConstant(), (torch.randn(3, 4),), True),
+        ("channels_last_pool", ChannelsLastPool(), (torch.randn(2, 6, 4, 4).to(memory_format=torch.channels_last),),
+         True),
+        ("hardswish_half", HardHalf(), (torch.randn(3, 4).half(),), False),
     ]
 
 
@@ -288,14 +412,14 @@ def test_linear_flattened_form():
 
 def test_unknown_op_falls_back():
     """An op with no lowering and no rewrite leaves the whole graph to the re-trace."""
-    ep = torch.export.export(MatMul(), (torch.randn(2, 3, 4), torch.randn(4, 5)), strict=False)
+    ep = torch.export.export(Logit(), (torch.rand(2, 3, 4),), strict=False)
     keep = loader.preserved_ops() | frozenset(convert_lowerings())
     assert direct.direct(ep, keep) is None
 
 
-class MatMul(nn.Module):
-    def forward(self, x, w):
-        return x @ w  # aten.matmul: neither lowered whole nor rewritten
+class Logit(nn.Module):
+    def forward(self, x):
+        return torch.logit(x)  # aten.logit: neither lowered whole nor rewritten
 
 
 def test_reserved_placeholder_name_falls_back():
@@ -317,3 +441,37 @@ def convert_lowerings():
     from solar.frontends.torch.lowerings import LOWERINGS
 
     return LOWERINGS
+
+
+# Corpus files (benchmarks/models/) whose shrunk variants take the direct path, node for node the
+# re-trace's graph: the ops of direct_ops (matmul, chunk, unflatten, where/masked_fill with a scalar,
+# min, zeros*, hardswish/hardsigmoid, adaptive pooling, a non-contiguous flatten or linear).
+DIRECT_CORPUS = (
+    "einops_mlp_mixer_fp16", "tv_vgg16_bn_fp16", "tv_mobilenet_v3_large_fp32", "hf_clip_vit_b32_fp16",
+    "timm_swin_tiny_fp16", "tv_vit_b_16_bf16", "tv_detr_r50_fp16", "hf_t5_base_fp32", "hf_phi3_mini_fp16",
+)
+
+
+def _trace_file(path, direct_path: bool):
+    saved = loader.DIRECT
+    loader.DIRECT = direct_path
+    try:
+        traced = loader.trace_file(path)
+    finally:
+        loader.DIRECT = saved
+    return traced, format_program(convert.convert(traced))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", DIRECT_CORPUS)
+def test_corpus_model_takes_direct(stem, tmp_path):
+    from pathlib import Path
+
+    from benchmarks.model_corpus import MODELS, write_shrunk
+
+    path = write_shrunk(Path(MODELS) / f"{stem}.py", tmp_path)
+    ref, ref_ir = _trace_file(path, False)
+    got, got_ir = _trace_file(path, True)
+    assert _took_direct(got)
+    assert _graph(got.exported) == _graph(ref.exported)
+    assert got_ir == ref_ir

@@ -16,14 +16,16 @@ full decomposition, which is always correct) unless every call is one of:
     convolution, linear -> t + addmm, batch_norm -> _native_batch_norm_legit_no_training, ...),
     written out for the argument forms the rule accepts (any other form falls back); the rules of
     the ops attention masks are built from (arange, new_ones, `&`, to(device), diff: HF
-    transformers' masking_utils) are in solar.frontends.torch.direct_masks.
+    transformers' masking_utils) are in solar.frontends.torch.direct_masks, those of matmul, chunk,
+    where/masked_fill, the zero factories, hardswish and the like in solar.frontends.torch.direct_ops.
 
 Each new node keeps the training node's metadata (source line, module stack) and names it as its
 origin (`from_node`), as the re-trace does, so the lowered program's op names and instances are
 the same. Node names follow fx's naming of the new op (relu_ -> relu); where the re-trace
 allocates names for nodes it later drops, the names of later nodes can differ (view vs view_1), and
-the re-trace puts an `as_strided` to a tensor's own strides before some views of it (the flatten of a
-channels-last pooled tensor is reproduced, a permute of one is not): neither changes a statement."""
+the re-trace puts an `as_strided` to a tensor's own strides before some views of it (ATen's
+as_strided_ after the mean of a channels-last 1x1 pooling is reproduced, in direct_ops): neither
+changes a statement."""
 
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ from torch.export.exported_program import _detect_fake_mode_from_gm
 from torch.fx.traceback import NodeSource, NodeSourceAction
 
 from solar.frontends.torch.direct_masks import MASK_REWRITES, Unsupported, _val
+from solar.frontends.torch.direct_ops import OP_REWRITES, linear_by_matmul
 
 aten = torch.ops.aten
 
@@ -157,8 +160,10 @@ def _conv(n: int) -> Callable:
 
 def _linear(e: Emit, x, w, b=None):
     xv = _val(x)
-    if xv.dim() < 2 or (xv.dim() > 2 and not xv.is_contiguous()):
-        raise Unsupported  # matmul (and an in-place bias add)
+    if xv.dim() < 2:
+        raise Unsupported  # a vector input
+    if xv.dim() > 2 and not xv.is_contiguous():
+        return linear_by_matmul(e, x, w, b)  # matmul (unfolded) and an out-of-place bias add
     if b is None:
         return _linear_no_bias(e, x, w)
     if xv.dim() == 2:
@@ -192,11 +197,11 @@ def _flatten(e: Emit, x, start=0, end=-1):
     start, end = start % len(shape), end % len(shape)
     if start == end:
         return x
-    if not _val(x).is_contiguous():
-        raise Unsupported  # reshape copies
     size = 1
     for s in shape[start : end + 1]:
         size *= s
+    if not _val(x).is_contiguous():
+        return _reshape(e, x, shape[:start] + [size] + shape[end + 1 :])  # a view, or a copy
     return e.call(aten.view.default, (_restrided(e, x), shape[:start] + [size] + shape[end + 1 :]))
 
 
@@ -204,8 +209,8 @@ def _restrided(e: Emit, x: torch.fx.Node) -> torch.fx.Node:
     """x, or as_strided(x) to its own strides where x is contiguous only through size-1 dims (the
     re-trace flattens such a tensor after that as_strided: a ResNet's pooled channels-last output)."""
     val = x.meta.get("val")
-    if not isinstance(val, torch.Tensor) or x.op == "placeholder" or not val.is_contiguous():
-        return x
+    if not isinstance(val, torch.Tensor) or x.target is not aten.mean.dim or not val.is_contiguous():
+        return x  # ATen's as_strided_ follows the mean of a channels-last 1x1 pooling only
     shape, strides = list(val.shape), list(val.stride())
     if strides == _row_major(shape):
         return x
@@ -255,12 +260,6 @@ def _to_dtype(e: Emit, x, dtype, non_blocking=False, copy=False, memory_format=N
     if _val(x).dtype == dtype:
         return x
     return e.call(aten._to_copy.default, (x,), {"dtype": dtype})
-
-
-def _adaptive_avg_pool2d(e: Emit, x, size):
-    if list(size) != [1, 1]:
-        raise Unsupported
-    return e.call(aten.mean.dim, (x, [-1, -2], True))
 
 
 def _max_pool2d(e: Emit, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -324,8 +323,8 @@ REWRITES: dict[Any, Callable] = {
     aten.dropout.default: _dropout,
     aten.dropout_.default: _dropout_in_place,
     aten.to.dtype: _to_dtype,
-    aten.adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
     **MASK_REWRITES,
+    **OP_REWRITES,
 }
 
 
