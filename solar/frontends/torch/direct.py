@@ -45,7 +45,7 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.export.exported_program import _detect_fake_mode_from_gm
 from torch.fx.traceback import NodeSource, NodeSourceAction
 
-from solar.frontends.torch.direct_masks import MASK_REWRITES, Unsupported, _val
+from solar.frontends.torch.direct_masks import MASK_REWRITES, Unsupported, _expand, _val
 from solar.frontends.torch.direct_ops import OP_REWRITES, linear_by_matmul
 
 aten = torch.ops.aten
@@ -141,11 +141,6 @@ _NONE = object()
 
 
 # ---- the rewrites: what the re-trace makes of an op ----------------------------------------------
-
-
-def _expand(x: Any, n: int) -> list[int]:
-    x = list(x) if isinstance(x, (list, tuple)) else [x]
-    return x * n if len(x) == 1 else x
 
 
 def _conv(n: int) -> Callable:

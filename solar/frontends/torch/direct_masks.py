@@ -18,6 +18,12 @@ class Unsupported(Exception):
     """The direct path does not handle this node: decompose the whole graph instead."""
 
 
+def _expand(x: Any, n: int) -> list[int]:
+    """An int-or-list argument (stride, padding, kernel) as n ints, as ATen's overloads take it."""
+    x = list(x) if isinstance(x, (list, tuple)) else [x]
+    return x * n if len(x) == 1 else x
+
+
 def _val(x: Any) -> Any:
     return x.meta["val"] if isinstance(x, torch.fx.Node) else x
 

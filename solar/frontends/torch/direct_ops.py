@@ -15,16 +15,9 @@ from typing import Any, Callable
 
 import torch
 
-from solar.frontends.torch.direct_masks import Unsupported, _val
+from solar.frontends.torch.direct_masks import Unsupported, _expand, _val
 
 aten = torch.ops.aten
-
-
-def _prod(xs: Any) -> int:
-    out = 1
-    for s in xs:
-        out *= int(s)
-    return out
 
 
 # ---- matmul (torch._decomp.decompositions.matmul) --------------------------------------------------
@@ -92,14 +85,14 @@ def matmul(e, a, b, grad: bool = True):
         if bv.dim() > av.dim():
             raise Unsupported  # the transposed fold (a matrix times a batch)
         shape = list(av.shape)
-        flat = _reshape(e, a, [_prod(shape[:-1]), shape[-1]])
+        flat = _reshape(e, a, [math.prod(int(s) for s in shape[:-1]), shape[-1]])
         return e.call(aten._unsafe_view.default, (e.call(aten.mm.default, (flat, b)), shape[:-1] + [int(bv.shape[1])]))
     n, m1 = int(av.shape[-2]), int(av.shape[-1])
     m2, p = int(bv.shape[-2]), int(bv.shape[-1])
     batch = [int(s) for s in torch.broadcast_shapes(av.shape[:-2], bv.shape[:-2])]
     if av.dim() == 3 and bv.dim() == 3 and av.shape[0] != bv.shape[0] and any(grads):
         raise Unsupported  # the squeeze(0) shortcut
-    rows = _prod(batch)
+    rows = math.prod(int(s) for s in batch)
     left = _reshape(e, e.call(aten.expand.default, (a, batch + [n, m1])), [rows, n, m1])
     right = _reshape(e, e.call(aten.expand.default, (b, batch + [m2, p])), [rows, m2, p])
     return e.call(aten.view.default, (e.call(aten.bmm.default, (left, right)), batch + [n, p]))
@@ -265,11 +258,6 @@ def _conv_transpose(n: int) -> Callable:
         return e.call(aten.convolution.default, (x, w, b, e_[0], e_[1], e_[2], True, e_[3], groups))
 
     return rule
-
-
-def _expand(v: Any, n: int) -> list[int]:
-    v = list(v) if isinstance(v, (list, tuple)) else [v]
-    return v * n if len(v) == 1 else v
 
 
 def _expand_as(e, x, other):

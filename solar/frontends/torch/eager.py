@@ -37,7 +37,12 @@ class PreCall:
         """The path of the innermost module that called it (`layers.3.self_attn.q_proj`; "" at top
         level): its nn_module_stack key, which torch.export writes `L__self__<path>`, `@N` added
         for the N-th further call of one module."""
-        return self.modules[-1][0].removeprefix("L__self__").split("@")[0] if self.modules else ""
+        return innermost(self.modules)
+
+
+def innermost(modules: Modules) -> str:
+    """The innermost module path of an nn_module_stack (see PreCall.module)."""
+    return modules[-1][0].removeprefix("L__self__").split("@")[0] if modules else ""
 
 
 @dataclass(frozen=True, slots=True)

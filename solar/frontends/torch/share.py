@@ -216,9 +216,11 @@ def _inside(path: str, outer: str) -> bool:
 def start(model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mode: str | None, structure: tuple) -> Attempt:
     """Export `model` with its stacks shortened, or whole (see the module docstring)."""
 
-    def whole() -> Any:
-        exported, calls = loader.fake_export(model, inputs, path)
+    def traced(exported: Any, calls: tuple) -> Any:
         return loader.Traced(exported, name, path, loader.framework_flags(), mode, structure, calls)
+
+    def whole() -> Any:
+        return traced(*loader.fake_export(model, inputs, path))
 
     try:
         found, why = stacks(model, structure)
@@ -241,8 +243,7 @@ def start(model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mo
     read = [st.path or "the model" for st, n in zip(chosen, lens) if n]
     if read:
         return Attempt(whole(), (), f"forward() reads the number of layers of {read[0]} (len() or indexing)", whole)
-    traced = loader.Traced(exported, name, path, loader.framework_flags(), mode, structure, calls)
-    return Attempt(traced, chosen, None, whole)
+    return Attempt(traced(exported, calls), chosen, None, whole)
 
 
 def _names(chosen: Sequence[Stack]) -> str:

@@ -537,7 +537,7 @@ class SharedTrace:
     def at(self, layers: int | Sequence[int]) -> tuple[Program, Stitched]:
         """The program of `layers` layers (several stacks: one count per stack, in the order of
         their prefixes; each is stitched in the program the previous stitch made)."""
-        from solar.frontends.torch.eager import eager_calls
+        from solar.frontends.torch.eager import eager_calls, innermost
 
         counts = (layers,) if isinstance(layers, int) else tuple(layers)
         if len(counts) != 1 + len(self.more):
@@ -548,14 +548,9 @@ class SharedTrace:
             p = plan(program, layout, n)
             if calls:
                 counted = {s.origin.instance for s in program.stmts if s.origin is not None}
-                calls = stitch_calls(calls, [_module(c) for c in calls], p, counted)
+                calls = stitch_calls(calls, [innermost(c.modules) for c in calls], p, counted)
             program = stitch(program, p)
         return program, Stitched(self.traced, layers, tuple(calls))
-
-
-def _module(call: Any) -> str:
-    """An eager call's innermost module path (as eager.PreCall.module)."""
-    return call.modules[-1][0].removeprefix("L__self__").split("@")[0] if call.modules else ""
 
 
 def lower_shared(traced: Any, prefix: str | Sequence[str]) -> SharedTrace:
