@@ -14,6 +14,7 @@ recorded as a stated assumption."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import pkgutil
 import sys
 import warnings
@@ -517,7 +518,7 @@ def _export(
     _check_inputs(inputs, where)
     with usercode.running(path, "tracing forward()"):
         try:
-            with torch.no_grad(), warnings.catch_warnings(), Redirect(), CpuFunctions(copy=False):
+            with torch.no_grad(), warnings.catch_warnings(), _modes_in_forward(model):
                 warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
                 ep = torch.export.export(model, inputs, strict=False)
                 if calls is not None:  # the ops as eager runs them (the eager_host level)
@@ -532,6 +533,31 @@ def _export(
             raise TraceError(f"{line}: torch.export could not trace the model: {_one_line(exc)}") from None
     _check_outputs(ep, where)
     return ep
+
+
+@contextlib.contextmanager
+def _modes_in_forward(model: torch.nn.Module) -> Iterator[None]:
+    """Redirect and CpuFunctions active only while the model's forward() runs under export (the
+    model's own `forward` attribute, restored after). Entered around the whole export instead,
+    they would see every tensor-attribute read of export's own bookkeeping as well (faking each
+    parameter reads ~200 tensor properties, each through every Python torch-function mode): that
+    doubled the export time of a BatchNorm stack, for no call of user code they would change."""
+    forward = model.forward
+    own = "forward" in vars(model)
+
+    @functools.wraps(forward)
+    def with_modes(*args: Any, **kwargs: Any) -> Any:
+        with Redirect(), CpuFunctions(copy=False):
+            return forward(*args, **kwargs)
+
+    model.forward = with_modes
+    try:
+        yield
+    finally:
+        if own:
+            model.forward = forward
+        else:
+            del model.forward
 
 
 _SCALARS = (bool, int, float)
