@@ -374,7 +374,39 @@ def _cases():
         ("channels_last_pool", ChannelsLastPool(), (torch.randn(2, 6, 4, 4).to(memory_format=torch.channels_last),),
          True),
         ("hardswish_half", HardHalf(), (torch.randn(3, 4).half(),), False),
+        ("batch_norms_half_channels_last", BatchNorms().half(),
+         (torch.randn(2, 6, 5).half(), torch.randn(2, 6, 4, 4).half().to(memory_format=torch.channels_last),
+          torch.randn(2, 6, 2, 3, 3).half()), True),
+        ("batch_norm_no_running_stats", nn.BatchNorm2d(4, track_running_stats=False), (torch.randn(2, 4, 3, 3),), False),
+        ("batch_norm_then_view_in_place", BatchNormViewInPlace(), (torch.randn(2, 4, 3, 3),), False),
     ]
+
+
+class BatchNorms(nn.Module):
+    """BatchNorm 1-D, 2-D (channels-last input) and 3-D, in training mode, with a slice of a channel
+    (a non-dense input) in eval mode."""
+
+    def __init__(self):
+        super().__init__()
+        self.b1, self.b2, self.b3 = nn.BatchNorm1d(6), nn.BatchNorm2d(6), nn.BatchNorm3d(6)
+        self.eval_bn = nn.BatchNorm2d(6).eval()
+
+    def forward(self, x, y, z):
+        return self.b1(x), self.b2(y), self.b3(z), self.eval_bn(y[:, :, 1:])
+
+
+class BatchNormViewInPlace(nn.Module):
+    """A batch norm beside a view of an in-place result (which the direct path leaves to the
+    re-trace): the model is exported again without the batch-norm routing."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        y = self.bn(x).relu_()
+        y.view(-1).add_(1)
+        return y
 
 
 @pytest.mark.parametrize("name,model,inputs,takes", _cases(), ids=[c[0] for c in _cases()])
@@ -475,3 +507,76 @@ def test_corpus_model_takes_direct(stem, tmp_path):
     assert _took_direct(got)
     assert _graph(got.exported) == _graph(ref.exported)
     assert got_ir == ref_ir
+
+
+_BN_CASES = [
+    (dtype, params, shape, channels_last, training)
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+    for params in ("same", torch.float32)
+    for shape, channels_last in (((4, 6), False), ((2, 6, 5), False), ((2, 6, 3, 5), False),
+                                 ((2, 6, 3, 5), True), ((2, 6, 2, 3, 4), False))
+    for training in (True, False)
+]
+
+
+def _meta(values) -> list:
+    return [(tuple(v.shape), v.dtype, v.stride(), v.device) for v in values]
+
+
+@pytest.mark.parametrize("dtype,params,shape,channels_last,training", _BN_CASES)
+def test_batch_norm_value_is_the_ops(dtype, params, shape, channels_last, training):
+    """direct.batch_norm_val (the value of a batch-norm node without running torch's decomposition)
+    is the value the op itself gives, output and statistics: shapes, dtypes, strides, device."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    aten = torch.ops.aten
+    fake = FakeTensorMode()
+    with fake:
+        x = torch.empty(shape, dtype=dtype)
+        x = x.to(memory_format=torch.channels_last) if channels_last else x
+        p = [torch.empty(6, dtype=dtype if params == "same" else params) for _ in range(4)]
+        if training:
+            want = aten._native_batch_norm_legit_functional.default(x, *p, True, 0.1, 1e-5)
+        else:
+            want = aten._native_batch_norm_legit_no_training.default(x, *p, 0.1, 1e-5)
+    got = direct.batch_norm_val(fake, x, training)
+    assert got is not None and _meta(got) == _meta(want)
+
+
+def test_batch_norm_value_leaves_other_layouts_to_the_op():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    fake = FakeTensorMode()
+    with fake:
+        x = torch.empty(2, 6, 4, 4)[:, :, 1:]
+    assert direct.batch_norm_val(fake, x, True) is None
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "slice"])
+def test_solar_batch_norm_is_f_batch_norm(training, layout):
+    """solar::batch_norm, which the loader routes F.batch_norm to: the real op computes what
+    F.batch_norm computes (running statistics updated alike), the fake one the same metadata."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    op = torch.ops.solar.batch_norm.default
+    x = torch.randn(3, 4, 5, 6)
+    x = {"contiguous": x, "channels_last": x.to(memory_format=torch.channels_last), "slice": x[:, :, 1:]}[layout]
+    w, b = torch.randn(4), torch.randn(4)
+    stats = [torch.randn(4), torch.rand(4) + 0.5]
+    mine = [t.clone() for t in stats]
+    want = F.batch_norm(x, *stats, w, b, training, 0.1, 1e-5)
+    got = op(x, *mine, w, b, training, 0.1, 1e-5)
+    torch.testing.assert_close(got, want)
+    for a, c in zip(mine, stats):
+        torch.testing.assert_close(a, c)
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        assert _meta([op(x, *mine, w, b, training, 0.1, 1e-5)]) == _meta([F.batch_norm(x, *stats, w, b, training, 0.1, 1e-5)])
+
+
+def test_solar_batch_norm_keeps_f_batch_norms_check():
+    """One value per channel while training: the same error as F.batch_norm, from the trace."""
+    from solar.errors import TraceError
+
+    with pytest.raises(TraceError, match="Expected more than 1 value per channel when training"):
+        loader.trace_module(nn.BatchNorm1d(4).train(), (torch.randn(1, 4),))

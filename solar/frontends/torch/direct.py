@@ -47,6 +47,7 @@ from torch.fx.traceback import NodeSource, NodeSourceAction
 
 from solar.frontends.torch.direct_masks import MASK_REWRITES, Unsupported, _expand, _val
 from solar.frontends.torch.direct_ops import OP_REWRITES, linear_by_matmul
+from solar.frontends.torch.lowerings.norms import batch_norm as solar_batch_norm
 
 aten = torch.ops.aten
 
@@ -227,14 +228,40 @@ def _layer_norm(e: Emit, x, shape, w=None, b=None, eps=1e-5, cudnn=True):
 def _batch_norm(e: Emit, x, w, b, mean, var, training, momentum, eps, cudnn=True):
     if mean is None or var is None:
         raise Unsupported
+    val = batch_norm_val(e.fake, _val(x), training)
     if not training:
-        node = e.call(aten._native_batch_norm_legit_no_training.default, (x, w, b, mean, var, momentum, eps))
+        node = e.call(aten._native_batch_norm_legit_no_training.default, (x, w, b, mean, var, momentum, eps), val=val)
         return e.items(node)[0]
-    node = e.call(aten._native_batch_norm_legit_functional.default, (x, w, b, mean, var, True, momentum, eps))
+    node = e.call(aten._native_batch_norm_legit_functional.default, (x, w, b, mean, var, True, momentum, eps), val=val)
     out = e.items(node)
     for k, buf in ((3, mean), (4, var)):  # the updated running statistics
-        _mutated(e, buf, out[k])
+        new, dtype = out[k], _val(buf).dtype
+        if _val(new).dtype != dtype:  # float32 statistics of a 16-bit input, cast as the re-trace casts them
+            new = e.call(aten._to_copy.default, (new,), {"dtype": dtype, "layout": torch.strided})
+        _mutated(e, buf, new)
     return out[0]
+
+
+def batch_norm_val(fake: Any, x: torch.Tensor, training: bool) -> tuple | None:
+    """The value of _native_batch_norm_legit_functional (training) or _no_training (eval) of a
+    dense `x`, as torch's decomposition computes it but without running it (~25 fake ops, the
+    most costly node of a CNN's lowering): the output like `x`, the saved statistics per channel
+    in x's dtype (empty in eval), the new running statistics in x's computation dtype (float32
+    for 16-bit `x`). None for any other `x` (the op is run). Checked against the op in
+    tests/frontends/test_direct_lowering.py."""
+    if not torch._prims_common.is_non_overlapping_and_dense_or_false(x):
+        return None
+    c = x.shape[1] if training else 0
+    opmath = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    with unset_fake_temporarily(), fake:
+        saved = [torch.empty((c,), dtype=x.dtype, device=x.device) for _ in range(2)]
+        running = [torch.empty((c,), dtype=opmath, device=x.device) for _ in range(2)] if training else []
+        return (torch.empty_like(x), *saved, *running)
+
+
+def _functional_batch_norm(e: Emit, x, mean, var, w=None, b=None, training=False, momentum=0.1, eps=1e-5):
+    """solar::batch_norm (F.batch_norm's argument order, which the loader routes to it): as aten's."""
+    return _batch_norm(e, x, w, b, mean, var, training, momentum, eps)
 
 
 def _dropout(e: Emit, x, p, train):
@@ -315,6 +342,7 @@ REWRITES: dict[Any, Callable] = {
     aten.flatten.using_ints: _flatten,
     aten.layer_norm.default: _layer_norm,
     aten.batch_norm.default: _batch_norm,
+    solar_batch_norm._opoverload: _functional_batch_norm,
     aten.dropout.default: _dropout,
     aten.dropout_.default: _dropout_in_place,
     aten.to.dtype: _to_dtype,

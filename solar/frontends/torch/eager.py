@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from solar.frontends.torch.convert import SHOWN_AS
+
 # Nodes torch.export adds that eager never dispatches (shape guards, symbolic sizes), and `alias`,
 # which export inserts where an output aliases an input.
 _NOT_EAGER = ("_assert", "sym_", "alias.")
@@ -92,6 +94,7 @@ def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
         op = str(node.target)
         if not isinstance(node.target, torch._ops.OpOverload) or any(k in op for k in _NOT_EAGER):
             continue
+        op = SHOWN_AS.get(op, op)
         calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn(node)))
     return tuple(calls)
 

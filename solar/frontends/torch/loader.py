@@ -119,26 +119,31 @@ def preserved_ops() -> frozenset:
     return frozenset().union(*_lowering_tables("PRESERVE"))
 
 
-def redirects() -> dict[Any, Any]:
+def redirects(direct: bool = False) -> dict[Any, Any]:
     """torch functions routed to custom ops while tracing (the REDIRECT tables of the lowering
-    modules): the custom ops have cheap fake implementations and are kept whole by export."""
+    modules, and with `direct` their REDIRECT_DIRECT tables, whose ops only the direct lowering
+    reads): the custom ops have cheap fake implementations and are kept whole by export."""
     out: dict[Any, Any] = {}
-    for table in _lowering_tables("REDIRECT"):
+    for table in _lowering_tables("REDIRECT") + (_lowering_tables("REDIRECT_DIRECT") if direct else []):
         out.update(table)
     return out
+
+
+def _direct_only_ops() -> frozenset:
+    return frozenset(op for table in _lowering_tables("REDIRECT_DIRECT") for op in table.values())
 
 
 class Redirect(TorchFunctionMode):
     """Routes calls of the redirected torch functions to their custom ops (when the argument count
     matches the op's schema)."""
 
-    def __init__(self) -> None:
+    def __init__(self, direct: bool = False) -> None:
         super().__init__()
-        self.table = redirects()
+        self.table = redirects(direct)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        # called for every torch function while export traces (tens of thousands on a large
-        # model): the common case, a function not redirected, is one dict lookup
+        # called for every torch function of user code while export traces: the common case, a
+        # function not redirected, is one dict lookup
         op = self.table.get(func)
         if op is None:
             return func(*args, **kwargs) if kwargs else func(*args)
@@ -159,9 +164,10 @@ def decomposition_table() -> Any:
     return table
 
 
-def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+def decompose(ep: torch.export.ExportedProgram, retrace: bool = True) -> torch.export.ExportedProgram | None:
     """The core-ATen form of a training-IR program: built node by node where every node allows
-    it (solar.frontends.torch.direct), else by `run_decompositions` (a full re-trace)."""
+    it (solar.frontends.torch.direct), else by `run_decompositions` (a full re-trace; with
+    `retrace` False, None instead)."""
     from solar.frontends.torch.direct import direct
     from solar.frontends.torch.lowerings import LOWERINGS
 
@@ -172,7 +178,9 @@ def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
                 fast = direct(ep, preserved_ops() | frozenset(LOWERINGS))
             except Exception:  # anything the direct path did not foresee: the re-trace decides
                 fast = None
-    return fast if fast is not None else ep.run_decompositions(decomposition_table())
+    if fast is not None or not retrace:
+        return fast
+    return ep.run_decompositions(decomposition_table())
 
 
 DIRECT = True  # False: always re-trace (the reference the direct path is tested against)
@@ -518,14 +526,7 @@ def _export(
     _check_inputs(inputs, where)
     with usercode.running(path, "tracing forward()"):
         try:
-            with torch.no_grad(), warnings.catch_warnings(), _modes_in_forward(model):
-                warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
-                ep = torch.export.export(model, inputs, strict=False)
-                if calls is not None:  # the ops as eager runs them (the eager_host level)
-                    from solar.frontends.torch.eager import pre_decomposition_calls
-
-                    calls.extend(pre_decomposition_calls(ep.graph))
-                ep = decompose(ep)
+            ep = _export_decomposed(model, inputs, calls)
         except SolarError:
             raise
         except Exception as exc:
@@ -535,8 +536,27 @@ def _export(
     return ep
 
 
+def _export_decomposed(model: torch.nn.Module, inputs: tuple, calls: list | None) -> torch.export.ExportedProgram:
+    """torch.export of the model, decomposed. With the direct lowering, the REDIRECT_DIRECT
+    functions are routed to their custom ops; where the direct path then refuses a node and the
+    program holds one of those ops, the model is exported again without them for the re-trace."""
+    from solar.frontends.torch.eager import pre_decomposition_calls
+
+    for direct in (True, False) if DIRECT else (False,):
+        with torch.no_grad(), warnings.catch_warnings(), _modes_in_forward(model, direct):
+            warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
+            ep = torch.export.export(model, inputs, strict=False)
+            redirected = direct and any(n.target in _direct_only_ops() for n in ep.graph.nodes)
+            done = decompose(ep, retrace=not redirected)
+        if done is not None:
+            if calls is not None:  # the ops as eager runs them (the eager_host level)
+                calls.extend(pre_decomposition_calls(ep.graph))
+            return done
+    raise AssertionError("unreachable: the last attempt re-traces")
+
+
 @contextlib.contextmanager
-def _modes_in_forward(model: torch.nn.Module) -> Iterator[None]:
+def _modes_in_forward(model: torch.nn.Module, direct: bool) -> Iterator[None]:
     """Redirect and CpuFunctions active only while the model's forward() runs under export (the
     model's own `forward` attribute, restored after). Entered around the whole export instead,
     they would see every tensor-attribute read of export's own bookkeeping as well (faking each
@@ -547,7 +567,7 @@ def _modes_in_forward(model: torch.nn.Module) -> Iterator[None]:
 
     @functools.wraps(forward)
     def with_modes(*args: Any, **kwargs: Any) -> Any:
-        with Redirect(), CpuFunctions(copy=False):
+        with Redirect(direct), CpuFunctions(copy=False):
             return forward(*args, **kwargs)
 
     model.forward = with_modes

@@ -3,13 +3,22 @@ running statistics), instance norm (PyTorch runs it as a batch norm over N·C ch
 norm. Statistics take one pass of Σx and Σx² per channel or group (an add and a multiply-add per
 element); the affine transform is folded per channel into y = x·scale + shift, the cheapest exact
 evaluation (one multiply-add per element). RMS norm and layer norm come from core ATen
-decompositions and core.py."""
+decompositions and core.py.
+
+While tracing, the loader routes `F.batch_norm` to the custom op `solar::batch_norm`
+(REDIRECT_DIRECT), which export keeps as one node and the direct lowering rewrites exactly as it
+rewrites `aten.batch_norm`: torch's fake implementation of batch norm runs its Python
+decomposition (~25 ops through the fake-tensor mode, ~50 ms on first sight of a shape: DenseNet's
+~200 distinct shapes), solar's only computes the output's shape, dtype and strides."""
 
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import torch
+import torch.nn.functional as F
+from torch import Tensor
 
 from solar.frontends import views
 from solar.frontends.builder import Term, add, call, elementwise, mul, require, sub
@@ -23,6 +32,39 @@ from solar.ir.scalar_ops import ScalarOp as S
 aten = torch.ops.aten
 
 PRESERVE = frozenset({aten.group_norm.default})
+
+
+# ---- the custom op the loader routes F.batch_norm to while tracing --------------------------------
+
+
+@torch.library.custom_op("solar::batch_norm", mutates_args=("running_mean", "running_var"))
+def batch_norm(
+    input: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
+    weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, training: bool = False,
+    momentum: float = 0.1, eps: float = 1e-5,
+) -> Tensor:
+    """F.batch_norm, with its signature (the running statistics updated in place when training)."""
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+@batch_norm.register_fake
+def _batch_norm_fake(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if training:  # F.batch_norm's own check, before torch.batch_norm
+        per_channel = input.shape[0] * math.prod(input.shape[2:]) if input.dim() >= 2 else 0
+        if per_channel == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.size()}")
+    if torch._prims_common.is_non_overlapping_and_dense_or_false(input):
+        return torch.empty_like(input)  # the decomposition's elementwise result keeps a dense layout
+    c = input.shape[1]  # any other layout: torch's own decomposition decides (never seen in practice)
+    mean = input.new_zeros(c) if running_mean is None else running_mean
+    var = input.new_ones(c) if running_var is None else running_var
+    return aten._native_batch_norm_legit_no_training(input, weight, bias, mean, var, momentum, eps)[0]
+
+
+# torch function -> custom op (when the argument count matches: BatchNorm modules pass all eight),
+# for the direct lowering only: run_decompositions would functionalize the mutating op into an
+# auto_functionalized node, so the loader traces again without these where the direct path refuses.
+REDIRECT_DIRECT = {F.batch_norm: torch.ops.solar.batch_norm.default}
 
 
 def _rstd(ctx: LowerCtx, var: View, eps: float) -> View:
@@ -225,4 +267,4 @@ def _group_norm(
     return group_norm(ctx, x, weight, bias, groups, eps, ctx.dtype, stat_dtype)[0]
 
 
-__all__ = ["PRESERVE", "group_norm"]
+__all__ = ["PRESERVE", "REDIRECT_DIRECT", "batch_norm", "group_norm"]
