@@ -286,3 +286,36 @@ def test_switch_and_small_stacks(tmp_path):
     path = write(tmp_path, PLAIN.replace("{init}", "").replace("{loop}", LOOP).replace("n=6", "n=4"), "four.py")
     loaded = load(path)
     assert not isinstance(loaded.traced, Stitched) and not any(n.startswith("layers ") for n in loaded.notes)
+
+
+class _DepthBlock(torch.nn.Module):
+    """A residual block with a stochastic-depth rate of its own (torchvision's and timm's modules)."""
+
+    def __init__(self, rate: float, kind: str):
+        super().__init__()
+        import timm.layers
+        import torchvision.ops
+
+        self.fc = torch.nn.Linear(8, 8)
+        self.drop = {
+            "torchvision": lambda: torchvision.ops.StochasticDepth(rate, "row"),
+            "timm": lambda: timm.layers.DropPath(rate),
+            "dropout": lambda: torch.nn.Dropout(rate),
+        }[kind]()
+
+    def forward(self, x):
+        return x + self.drop(torch.relu(self.fc(x)))
+
+
+@pytest.mark.parametrize("kind", ["torchvision", "timm", "dropout"])
+def test_drop_rates_differing_layers_are_shared_in_eval(kind):
+    """Layers that differ only in a drop probability (rates growing with depth) compute the same
+    in eval mode: shared, equal to the full trace. In training mode the rates matter (and a
+    random drop does not trace): the layers differ."""
+    net = torch.nn.Sequential(*(_DepthBlock(0.1 * k, kind) for k in range(LAYERS))).eval()
+    shared, full = both(net, [torch.randn(4, 8)])
+    assert_same(shared, full)
+    from solar.frontends.torch.signature import layer_signature
+
+    layers = list(net.train())
+    assert layer_signature(layers[1]) != layer_signature(layers[2])

@@ -255,7 +255,7 @@ def unshared(full: Built, small: Built) -> str | None:
     every layer but the first is the same module up to renaming (class, parameter and buffer
     shapes and dtypes, attributes),
     the per-layer config lists agree on them, and `small`'s layers are those of `full`."""
-    from solar.frontends.torch.stitch import layer_signature
+    from solar.frontends.torch.signature import layer_signature
 
     lists = [layer_list(b) for b in (full, small)]
     if None in lists or lists[0][0] != lists[1][0]:

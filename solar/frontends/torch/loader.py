@@ -14,7 +14,6 @@ recorded as a stated assumption."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import pkgutil
 import sys
 import warnings
@@ -33,6 +32,7 @@ from solar.errors import ModelFileError, SolarError, TraceError, UsageError
 from solar.frontends import usercode
 from solar.frontends.views import Band, detect_band
 from solar.frontends.torch.fake import _fakeify, _fakeify_module, _tensor_attributes  # noqa: F401  (used here and by callers)
+from solar.frontends.torch.tracing import cheap_stack_traces, modes_in_forward
 
 REQUIRED = ("Model", "get_inputs")
 MODES = ("train", "eval")
@@ -543,7 +543,8 @@ def _export_decomposed(model: torch.nn.Module, inputs: tuple, calls: list | None
     from solar.frontends.torch.eager import pre_decomposition_calls
 
     for direct in (True, False) if DIRECT else (False,):
-        with torch.no_grad(), warnings.catch_warnings(), _modes_in_forward(model, direct):
+        modes = lambda: (Redirect(direct), CpuFunctions(copy=False))  # noqa: E731  (inside forward() only)
+        with torch.no_grad(), warnings.catch_warnings(), modes_in_forward(model, modes), cheap_stack_traces():
             warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
             ep = torch.export.export(model, inputs, strict=False)
             redirected = direct and any(n.target in _direct_only_ops() for n in ep.graph.nodes)
@@ -553,31 +554,6 @@ def _export_decomposed(model: torch.nn.Module, inputs: tuple, calls: list | None
                 calls.extend(pre_decomposition_calls(ep.graph))
             return done
     raise AssertionError("unreachable: the last attempt re-traces")
-
-
-@contextlib.contextmanager
-def _modes_in_forward(model: torch.nn.Module, direct: bool) -> Iterator[None]:
-    """Redirect and CpuFunctions active only while the model's forward() runs under export (the
-    model's own `forward` attribute, restored after). Entered around the whole export instead,
-    they would see every tensor-attribute read of export's own bookkeeping as well (faking each
-    parameter reads ~200 tensor properties, each through every Python torch-function mode): that
-    doubled the export time of a BatchNorm stack, for no call of user code they would change."""
-    forward = model.forward
-    own = "forward" in vars(model)
-
-    @functools.wraps(forward)
-    def with_modes(*args: Any, **kwargs: Any) -> Any:
-        with Redirect(direct), CpuFunctions(copy=False):
-            return forward(*args, **kwargs)
-
-    model.forward = with_modes
-    try:
-        yield
-    finally:
-        if own:
-            model.forward = forward
-        else:
-            del model.forward
 
 
 _SCALARS = (bool, int, float)

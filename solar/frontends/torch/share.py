@@ -34,7 +34,8 @@ import torch
 
 from solar.errors import AnalysisTimeout, message_line
 from solar.frontends.torch import loader
-from solar.frontends.torch.stitch import TRACED, NotShareable, layer_signature, lower_shared
+from solar.frontends.torch.signature import layer_signature
+from solar.frontends.torch.stitch import TRACED, NotShareable, lower_shared
 
 ENABLED = True  # False: every model file and module is traced whole (tests compare against it)
 MIN_LAYERS = TRACED + 1  # fewer layers save nothing: the trace has TRACED of them anyway

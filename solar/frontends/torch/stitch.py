@@ -458,40 +458,6 @@ def _moved_key(key: str, prefix: str, src: int, dst: int) -> str:
     return key
 
 
-# ---- module identity -----------------------------------------------------------------------------
-
-
-_PLAIN = (int, float, str, bool, type(None), tuple)
-
-
-def layer_signature(layer: Any, config: Any = None) -> tuple:
-    """What makes two layers the same computation up to renaming: per submodule (by relative
-    name) its class, its parameters' and buffers' names, shapes and dtypes, and its other plain
-    attributes but `layer_idx` (sliding windows, attention types, flags; lists of plain values by
-    value, other objects by identity, the model's `config` as a mark: its per-layer lists are the
-    caller's to check)."""
-    import torch
-
-    out = []
-    for name, mod in layer.named_modules():
-        attrs = []
-        for key, value in sorted(vars(mod).items()):
-            if key.startswith("_") or key == "layer_idx" or isinstance(value, torch.nn.Module):
-                continue
-            if value is config and config is not None:
-                value = ("config",)
-            elif isinstance(value, torch.Tensor):
-                value = ("tensor", tuple(value.shape), value.dtype)
-            elif isinstance(value, list) and all(isinstance(v, _PLAIN) for v in value):
-                value = ("list", tuple(value))  # torchvision's Permute(dims): equal values, not one object
-            elif not isinstance(value, (*_PLAIN, torch.dtype)):
-                value = ("object", id(value))  # shared objects (the config) compare by identity
-            attrs.append((key, value))
-        tensors = [(k, tuple(v.shape), v.dtype) for k, v in (*mod._parameters.items(), *mod._buffers.items()) if v is not None]
-        out.append((name, type(mod), tuple(tensors), tuple(attrs)))
-    return tuple(out)
-
-
 # ---- a traced model, shared --------------------------------------------------------------------
 
 
