@@ -302,6 +302,23 @@ def test_unallocated_mode_keeps_small_real_and_large_unknown():
     assert half.dtype == torch.float16 and half.shape == big.shape
 
 
+def test_in_place_ops_on_unknown_data():
+    """An in-place op on unknown data with no other tensor (init's uniform_, clamp_) returns its
+    argument, still unknown, without a meta run; one with another tensor keeps the meta run's
+    checks (a shape that does not broadcast fails as on a real CPU)."""
+    from unittest import mock
+
+    with Unallocated() as mode:
+        big = torch.empty(SMALL_NUMEL + 1)
+        with mock.patch.object(Unallocated, "_on_meta", side_effect=AssertionError("meta run")):
+            out = big.uniform_(-1, 1).erfinv_().clamp_(min=-2, max=2)
+        assert out is big and mode.is_unknown(big)
+        with pytest.raises(RuntimeError):
+            big.add_(torch.ones(3))
+        big.add_(torch.ones(1))
+        assert mode.is_unknown(big)
+
+
 def test_tensor_larger_than_memory_is_address_space_only():
     # 64 GiB of fp32, more than this machine's RAM + swap: mapped without reserving memory.
     script = (

@@ -101,6 +101,11 @@ class Unallocated(TorchDispatchMode):
                 f"{self.small_numel} elements, or was computed from one); model construction may "
                 "only read values of small tensors"
             )
+        if unknown_in and _writes_only_itself(schema, args, kwargs):
+            # an in-place op on unknown data whose only tensor is the one it writes and returns
+            # (weight init's uniform_, erfinv_, clamp_, mul_ by a number): it writes nothing known,
+            # and its meta run (a Python decomposition for clamp_, ~17 ms) would only repeat the shape
+            return args[0]
         metas, meta_out = self._on_meta(func, args, kwargs)
         if meta_out is NotImplemented:  # no meta kernel: compute for real when that is affordable
             if unknown_in:
@@ -205,6 +210,20 @@ def _meta_device(x: Any) -> Any:
     if isinstance(x, torch.device):
         return torch.device("meta")
     return x
+
+
+def _writes_only_itself(schema: torch.FunctionSchema, args: tuple, kwargs: dict) -> bool:
+    """`self.op_(numbers...)`: the op writes its first argument and returns it, and no other
+    argument holds a tensor."""
+    if not schema.arguments or not schema.returns or len(schema.returns) != 1:
+        return False
+    first, ret = schema.arguments[0].alias_info, schema.returns[0].alias_info
+    if first is None or not first.is_write or ret is None or ret.before_set != first.before_set:
+        return False
+    if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments[1:]):
+        return False
+    rest = tree_flatten((args[1:], kwargs))[0]
+    return bool(args) and isinstance(args[0], torch.Tensor) and not any(isinstance(x, torch.Tensor) for x in rest)
 
 
 def _returns_values(schema: torch.FunctionSchema) -> bool:
