@@ -205,6 +205,34 @@ def test_buffers_small_and_large(tmp_path):
     )  # only the kept triangle
 
 
+def test_filled_buffers_are_not_replayed(tmp_path, monkeypatch):
+    """A buffer made by a fill (an int8 weight of torch.zeros) has one value, so no band: it is
+    not recomputed to look for one; a mask built from it still is."""
+    from solar.frontends.torch import loader
+
+    path = _file(
+        tmp_path,
+        """
+        S = 512
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("w", torch.zeros(S, S, dtype=torch.int8))
+                self.register_buffer("mask", torch.tril(torch.ones(S, S, dtype=torch.bool)))
+            def forward(self, x):
+                return (x @ self.w.to(x.dtype)).masked_fill(~self.mask, 0.0)
+        def get_inputs():
+            return [torch.randn(S, S)]
+        """,
+    )
+    replayed = []
+    real = loader.Recorder.replay
+    monkeypatch.setattr(loader.Recorder, "replay", lambda self, t, *a: replayed.append(tuple(t.shape)) or real(self, t, *a))
+    _, _, structure, _ = loader.build_file(path)
+    assert [s.key for s in structure] == ["mask"]
+    assert replayed == [(512, 512)]
+
+
 def test_tensor_attribute_updated_in_forward(tmp_path):
     # KernelBench level 3 VanillaRNN: a plain tensor attribute reassigned in forward.
     path = _file(

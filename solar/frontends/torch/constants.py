@@ -18,7 +18,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 from torch.export.graph_signature import InputKind
 
-from solar.frontends.torch.loader import REPLAY_LIMIT, _numpy
+from solar.frontends.torch.known import REPLAY_LIMIT, _numpy
 from solar.frontends.views import Band, detect_band
 
 aten = torch.ops.aten

@@ -21,43 +21,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-import numpy as np
 import torch
-from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode, unset_fake_temporarily
+from torch._subclasses.fake_tensor import FakeTensorMode, unset_fake_temporarily
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 from solar.errors import ModelFileError, SolarError, TraceError, UsageError
 from solar.frontends import usercode
-from solar.frontends.views import Band, detect_band
-from solar.frontends.torch.fake import _fakeify, _fakeify_module, _tensor_attributes  # noqa: F401  (used here and by callers)
+from solar.frontends.torch.known import (  # noqa: F401  (KnownStructure, REPLAY_LIMIT: used by callers)
+    REPLAY_LIMIT,
+    KnownStructure,
+    _input_structure,
+    _real_structure,
+    _recorded_structure,
+)
+from solar.frontends.torch.fake import _fakeify, _fakeify_module  # noqa: F401  (used by callers)
 from solar.frontends.torch.tracing import cheap_stack_traces, modes_in_forward
 
 REQUIRED = ("Model", "get_inputs")
 MODES = ("train", "eval")
 # Largest buffer (elements) recomputed for real to look for structure.
-REPLAY_LIMIT = 1 << 25
 aten = torch.ops.aten
 # Ops whose output memory is uninitialised: nothing is known about their values.
 UNINITIALISED = frozenset(
     {aten.empty, aten.empty_like, aten.empty_strided, aten.new_empty, aten.new_empty_strided}
 )
-
-
-@dataclass(frozen=True)
-class KnownStructure:
-    """Position-dependent values of a program input: kind "param" (a buffer or tensor constant,
-    by its state-dict name) or "input" (by position among the tensor inputs)."""
-
-    kind: str
-    key: str | int
-    band: Band
-    why: str
-
-    def describe(self) -> str:
-        what = f"buffer {self.key!r}" if self.kind == "param" else f"input {self.key}"
-        return f"{what} is {self.band.describe()} ({self.why})"
 
 
 @dataclass(frozen=True)
@@ -389,60 +378,6 @@ def construct(module: Any, spath: str) -> tuple[torch.nn.Module, tuple, list[Kno
             raise ModelFileError(f"{Path(spath).name}: Model(...) is not a torch.nn.Module")
         inputs = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
     return model, inputs, _recorded_structure(model, rec, built)
-
-
-def _constant_structure(name: str, values: torch.Tensor | None, why: str) -> KnownStructure | None:
-    if values is None or values.dim() < 2 or values.is_complex():
-        return None
-    with unset_fake_temporarily():  # a real tensor, read while the fake mode may be active
-        band = detect_band(_numpy(values), constant_inside=True)
-    return None if band is None else KnownStructure("param", name, band, why)
-
-
-def _recorded_structure(model: torch.nn.Module, rec: Recorder, built: Any) -> list[KnownStructure]:
-    """Structure of the buffers and tensor attributes built from constants while `model` was built:
-    the values of small ones are known, large ones are recomputed from their recipe."""
-    found: list[KnownStructure] = []
-    why = "built from constants when the model is constructed; never loaded"
-    named = list(model.named_buffers()) + [(n, v) for _, _, n, v in _tensor_attributes(model)]
-    for name, value in named:
-        if id(value) not in rec.recipes:  # not derived from constants (random, mutated, loaded)
-            continue
-        s = _constant_structure(name, rec.replay(value) if built.is_unknown(value) else value, why)
-        if s is not None:
-            found.append(s)
-    return found
-
-
-def _real_structure(model: torch.nn.Module) -> list[KnownStructure]:
-    """Structure of the real buffers and tensor attributes of an in-memory module."""
-    why = "values of the module's own constant; never loaded"
-    named = list(model.named_buffers()) + [(n, v) for _, _, n, v in _tensor_attributes(model)]
-    out = []
-    for name, value in named:
-        if isinstance(value, FakeTensor) or value.is_meta or value.numel() > REPLAY_LIMIT:
-            continue  # a fake or meta tensor has no values to find structure in
-        s = _constant_structure(name, value, why)
-        if s is not None:
-            out.append(s)
-    return out
-
-
-def _input_structure(inputs: Sequence[Any], why: str) -> list[KnownStructure]:
-    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
-    out = []
-    for k, t in enumerate(tensors):
-        if t.dim() < 2 or isinstance(t, FakeTensor) or t.is_meta or t.is_complex():
-            continue
-        band = detect_band(_numpy(t), constant_inside=False)
-        if band is not None:
-            out.append(KnownStructure("input", k, band, why))
-    return out
-
-
-def _numpy(t: torch.Tensor) -> np.ndarray:
-    t = t.detach()
-    return (t.float() if t.dtype in (torch.bfloat16, torch.float16) else t).cpu().numpy()
 
 
 # ---- tracing -------------------------------------------------------------------------------------
