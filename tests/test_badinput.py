@@ -139,11 +139,16 @@ def run_inprocess(argv: list[str]) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_subprocess(case: Case, argv: list[str], tmp: Path) -> tuple[int, str, str]:
     """`python -m solar.cli ARGV` in a process (group) of its own. A `signal: NAME` case's model
     creates the file $SOLAR_BADINPUT_READY once it runs; the signal is sent then."""
     ready = tmp / "ready"
     env = dict(os.environ, PYTHONPATH=str(ROOT), SOLAR_BADINPUT_READY=str(ready))
+    inherited = signal.getsignal(signal.SIGINT)
     proc = subprocess.Popen(
         [sys.executable, "-m", "solar.cli", *argv],
         cwd=ROOT,
@@ -152,6 +157,9 @@ def run_subprocess(case: Case, argv: list[str], tmp: Path) -> tuple[int, str, st
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # an ignored SIGINT is inherited across exec (a test runner's worker may have it so), and
+        # Python then keeps ignoring it: the child starts as a shell's foreground command would
+        preexec_fn=_default_sigint,
     )
     sig = case.fields.get("signal")
     try:
@@ -164,7 +172,7 @@ def run_subprocess(case: Case, argv: list[str], tmp: Path) -> tuple[int, str, st
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        return -9, out, err + f"\n[corpus: killed after {LIMIT_S:g} s]"
+        return -9, out, err + f"\n[corpus: killed after {LIMIT_S:g} s; the runner's SIGINT was {inherited}]"
     return proc.returncode, out, err
 
 
