@@ -447,29 +447,35 @@ class Band:
         return f"{shape}: {value} where {kept}, {self.outside!r} elsewhere (last two dims i, j)"
 
 
-def _band_of(keep: np.ndarray) -> tuple[int | None, int | None] | None:
-    """The band lo <= j - i <= hi that `keep` (2-D bool) is exactly, if it is one with a nonempty
-    complement (unbounded sides as None). Row by row (a causal mask of a 4096-token prefill has
-    16M elements): each row's kept columns must be one run [first, last], and the runs those of
-    the band through the extreme diagonals."""
-    n, m = keep.shape
-    counts = keep.sum(axis=1)
-    rows = np.flatnonzero(counts)
-    if len(rows) == 0 or counts.sum() == n * m:
-        return None
+def _extremes(keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Row by row (a causal mask of a 4096-token prefill has 16M elements): the rows holding a kept
+    element, each one's first and last kept column, and the extreme diagonals lo, hi of j - i."""
+    m = keep.shape[1]
+    rows = np.flatnonzero(keep.any(axis=1))
     first = keep[rows].argmax(axis=1)
     last = m - 1 - keep[rows, ::-1].argmax(axis=1)
-    if not np.array_equal(last - first + 1, counts[rows]):
-        return None  # a row whose kept columns are not one run
-    lo, hi = int((first - rows).min()), int((last - rows).max())
+    return rows, first, last, int((first - rows).min()), int((last - rows).max())
+
+
+def _sides(lo: int, hi: int, n: int, m: int) -> tuple[int | None, int | None]:
+    return (None if lo <= -(n - 1) else lo), (None if hi >= m - 1 else hi)
+
+
+def _band_of(keep: np.ndarray) -> tuple[int | None, int | None] | None:
+    """The band lo <= j - i <= hi that `keep` (2-D bool) is exactly, if it is one with a nonempty
+    complement (unbounded sides as None): each row keeps exactly the band's run of columns."""
+    n, m = keep.shape
+    counts = keep.sum(axis=1)
+    if not counts.any() or counts.sum() == n * m:
+        return None
+    rows, first, last, lo, hi = _extremes(keep)
     i = np.arange(n)
     start, stop = np.maximum(i + lo, 0), np.minimum(i + hi, m - 1)
-    want = np.maximum(stop - start + 1, 0)
-    if not np.array_equal(counts, want):
+    if not np.array_equal(counts, np.maximum(stop - start + 1, 0)):
         return None
     if not (np.array_equal(first, start[rows]) and np.array_equal(last, stop[rows])):
         return None
-    return (None if lo <= -(n - 1) else lo), (None if hi >= m - 1 else hi)
+    return _sides(lo, hi, n, m)
 
 
 def _two_values(a: np.ndarray) -> tuple[Any, Any] | None:
@@ -511,12 +517,7 @@ def detect_band(values: np.ndarray, constant_inside: bool) -> Band | None:
     nonzero = (a != 0).reshape(-1, *a.shape[-2:]).any(axis=0)
     if not nonzero.any():
         return None
-    n, m = nonzero.shape
-    rows = np.flatnonzero(nonzero.any(axis=1))
-    first = nonzero[rows].argmax(axis=1)
-    last = m - 1 - nonzero[rows, ::-1].argmax(axis=1)
-    lo, hi = int((first - rows).min()), int((last - rows).max())
-    band = (None if lo <= -(n - 1) else lo), (None if hi >= m - 1 else hi)
+    band = _sides(*_extremes(nonzero)[3:], *nonzero.shape)
     if band == (None, None):
         return None
     return Band(*band, None, np.zeros((), a.dtype).item())

@@ -215,7 +215,7 @@ def _meta_device(x: Any) -> Any:
 def _writes_only_itself(schema: torch.FunctionSchema, args: tuple, kwargs: dict) -> bool:
     """`self.op_(numbers...)`: the op writes its first argument and returns it, and no other
     argument holds a tensor."""
-    if not schema.arguments or not schema.returns or len(schema.returns) != 1:
+    if not schema.arguments or len(schema.returns) != 1:
         return False
     first, ret = schema.arguments[0].alias_info, schema.returns[0].alias_info
     if first is None or not first.is_write or ret is None or ret.before_set != first.before_set:

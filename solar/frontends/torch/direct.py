@@ -48,6 +48,7 @@ from torch.fx.traceback import NodeSource, NodeSourceAction
 from solar.frontends.torch.direct_masks import MASK_REWRITES, Unsupported, _expand, _val
 from solar.frontends.torch.direct_ops import OP_REWRITES, linear_by_matmul
 from solar.frontends.torch.lowerings.norms import batch_norm as solar_batch_norm
+from solar.frontends.torch.lowerings.norms import batch_norm_value
 
 aten = torch.ops.aten
 
@@ -243,20 +244,10 @@ def _batch_norm(e: Emit, x, w, b, mean, var, training, momentum, eps, cudnn=True
 
 
 def batch_norm_val(fake: Any, x: torch.Tensor, training: bool) -> tuple | None:
-    """The value of _native_batch_norm_legit_functional (training) or _no_training (eval) of a
-    dense `x`, as torch's decomposition computes it but without running it (~25 fake ops, the
-    most costly node of a CNN's lowering): the output like `x`, the saved statistics per channel
-    in x's dtype (empty in eval), the new running statistics in x's computation dtype (float32
-    for 16-bit `x`). None for any other `x` (the op is run). Checked against the op in
-    tests/frontends/test_direct_lowering.py."""
-    if not torch._prims_common.is_non_overlapping_and_dense_or_false(x):
-        return None
-    c = x.shape[1] if training else 0
-    opmath = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    """lowerings.norms.batch_norm_value in the graph's fake mode (the most costly node of a CNN's
+    lowering when the op itself is run)."""
     with unset_fake_temporarily(), fake:
-        saved = [torch.empty((c,), dtype=x.dtype, device=x.device) for _ in range(2)]
-        running = [torch.empty((c,), dtype=opmath, device=x.device) for _ in range(2)] if training else []
-        return (torch.empty_like(x), *saved, *running)
+        return batch_norm_value(x, training)
 
 
 def _functional_batch_norm(e: Emit, x, mean, var, w=None, b=None, training=False, momentum=0.1, eps=1e-5):

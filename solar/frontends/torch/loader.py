@@ -41,7 +41,6 @@ from solar.frontends.torch.tracing import cheap_stack_traces, modes_in_forward
 
 REQUIRED = ("Model", "get_inputs")
 MODES = ("train", "eval")
-# Largest buffer (elements) recomputed for real to look for structure.
 aten = torch.ops.aten
 # Ops whose output memory is uninitialised: nothing is known about their values.
 UNINITIALISED = frozenset(
@@ -482,7 +481,7 @@ def _export_decomposed(model: torch.nn.Module, inputs: tuple, calls: list | None
         with torch.no_grad(), warnings.catch_warnings(), modes_in_forward(model, modes), cheap_stack_traces():
             warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
             ep = torch.export.export(model, inputs, strict=False)
-            redirected = direct and any(n.target in _direct_only_ops() for n in ep.graph.nodes)
+            redirected = direct and not _direct_only_ops().isdisjoint(n.target for n in ep.graph.nodes)
             done = decompose(ep, retrace=not redirected)
         if done is not None:
             if calls is not None:  # the ops as eager runs them (the eager_host level)

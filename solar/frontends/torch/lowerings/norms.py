@@ -53,12 +53,29 @@ def _batch_norm_fake(input, running_mean, running_var, weight=None, bias=None, t
         per_channel = input.shape[0] * math.prod(input.shape[2:]) if input.dim() >= 2 else 0
         if per_channel == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.size()}")
-    if torch._prims_common.is_non_overlapping_and_dense_or_false(input):
-        return torch.empty_like(input)  # the decomposition's elementwise result keeps a dense layout
+    value = batch_norm_value(input, training)
+    if value is not None:
+        return value[0]
     c = input.shape[1]  # any other layout: torch's own decomposition decides (never seen in practice)
     mean = input.new_zeros(c) if running_mean is None else running_mean
     var = input.new_ones(c) if running_var is None else running_var
     return aten._native_batch_norm_legit_no_training(input, weight, bias, mean, var, momentum, eps)[0]
+
+
+def batch_norm_value(x: Tensor, training: bool) -> tuple | None:
+    """The value of _native_batch_norm_legit_functional (training) or _no_training (eval) of a
+    dense `x`, made in the current (fake) mode as torch's decomposition computes it but without
+    running it (~25 fake ops): the output like `x` (an elementwise result keeps a dense layout),
+    the saved statistics per channel in x's dtype (empty in eval), the new running statistics in
+    x's computation dtype (float32 for 16-bit `x`). None for any other `x` (the op decides).
+    Checked against the op in tests/frontends/test_direct_lowering.py."""
+    if not torch._prims_common.is_non_overlapping_and_dense_or_false(x):
+        return None
+    c = x.shape[1] if training else 0
+    opmath = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    saved = [torch.empty((c,), dtype=x.dtype, device=x.device) for _ in range(2)]
+    running = [torch.empty((c,), dtype=opmath, device=x.device) for _ in range(2)] if training else []
+    return (torch.empty_like(x), *saved, *running)
 
 
 # torch function -> custom op (when the argument count matches: BatchNorm modules pass all eight),
