@@ -13,6 +13,7 @@ Tensors are visited consumers first, so demand travels back through chains in on
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import replace
 
@@ -103,11 +104,12 @@ def _restrict_tensor(
     return changed
 
 
-# (symbols, writers, readers) -> the demanded region: a later sweep or round (and an identical layer)
-# asks again with the same statements. Bounded; cleared when full.
-_DEMANDED: dict[tuple, tuple[Constraint, ...]] = {}
-DEMANDED_LIMIT = 1 << 14
-_SEEN: dict[tuple, tuple[tuple, tuple[Constraint, ...]]] = {}  # by identity: (key, region)
+# (symbols, writer ids, (reader, load) ids) -> (the statements, the demanded region): a later sweep or
+# round asks again about the very statements. Bounded; cleared when full. (A memo by value, keyed by
+# the statements' deep hash, was hit by no model of the corpus: equal statements are the same
+# objects, and hashing a hundred readers of a DenseNet scale cost a quarter of the pass.)
+_SEEN: dict[tuple, tuple[tuple, tuple[Constraint, ...]]] = {}
+SEEN_LIMIT = 1 << 14
 
 
 def _demanded(
@@ -115,44 +117,17 @@ def _demanded(
 ) -> tuple[Constraint, ...]:
     """The constraints every reader stays inside that would remove some point of some writer.
     It depends on the statements and the program's symbols only, so it is kept by them."""
-    # first by identity (a later sweep or round holds the very statements: no deep hashing); the
-    # entry holds them, so no identity in a key is reused while the entry exists
     fast = (program.symbols, tuple(map(id, writers)), tuple((id(s), id(ld)) for s, ld in readers))
     hit = _SEEN.get(fast)
     if hit is not None:
         return hit[1]
-    key = _Key((program.symbols, writers, readers))
-    kept = _DEMANDED.get(key)
-    if kept is None:
-        cuts = _useful_candidates(program, list(writers), list(readers))
-        spans = [_Spans(program, s, ld.index) for s, ld in readers]
-        kept = tuple(
-            c for c in cuts
-            if all(_inside(program, s, ld, c, sp) for (s, ld), sp in zip(readers, spans))
-        )
-        if len(_DEMANDED) >= DEMANDED_LIMIT:
-            _DEMANDED.clear()
-        _DEMANDED[key] = kept
-    if len(_SEEN) >= DEMANDED_LIMIT:
+    cuts = _useful_candidates(program, list(writers), list(readers))
+    hull = _Hull(program, readers) if cuts else None
+    kept = tuple(c for c in cuts if hull.inside(c))
+    if len(_SEEN) >= SEEN_LIMIT:
         _SEEN.clear()
-    _SEEN[fast] = (key, kept)
+    _SEEN[fast] = ((writers, readers), kept)  # held: no identity in a key is reused while it exists
     return kept
-
-
-class _Key:
-    """A memo key of statements, hashed once: a statement is a deep tree of frozen nodes, which a
-    tuple rehashes on every lookup and store (DenseNet: a tensor with a hundred readers)."""
-
-    __slots__ = ("value", "hash")
-
-    def __init__(self, value: tuple) -> None:
-        self.value, self.hash = value, hash(value)
-
-    def __hash__(self) -> int:
-        return self.hash
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Key) and self.hash == other.hash and self.value == other.value
 
 
 def _keep_well_formed(
@@ -172,10 +147,11 @@ def _keep_well_formed(
         stmts[i] = s
 
 
-def _candidates(program: Program, stmt: Stmt, load: Load) -> list[Constraint]:
+def _candidates(program: Program, stmt: Stmt, load: Load, shape: tuple[int, ...]) -> list[Constraint]:
     """Constraints in the tensor's index space that the reader's accesses might all satisfy: the
     range of each index term, and the reader's guards on variables that index one dimension alone
-    (as `v + c`)."""
+    (as `v + c`). A range bound the tensor's `shape` implies (lo <= 0, hi >= n - 1) is left out:
+    every element written satisfies it, so it could remove nothing."""
     ranges = box_ranges(program, stmt)
     uses: defaultdict[str, int] = defaultdict(int)
     for term in load.index:
@@ -187,7 +163,10 @@ def _candidates(program: Program, stmt: Stmt, load: Load) -> list[Constraint]:
         x = axis(k)
         lo, hi = value_range(term, ranges)
         # x - lo >= 0 and hi - x >= 0, built in canonical form (one term)
-        out += [Constraint(Affine(((x, 1),), -lo)), Constraint(Affine(((x, -1),), hi))]
+        if lo > 0:
+            out.append(Constraint(Affine(((x, 1),), -lo)))
+        if hi < shape[k] - 1:
+            out.append(Constraint(Affine(((x, -1),), hi)))
         if len(term.terms) == 1 and isinstance(term.terms[0][0], str) and term.terms[0][1] == 1:
             v = term.terms[0][0]
             if uses[v] == 1:
@@ -203,8 +182,9 @@ def _useful_candidates(
 ) -> list[Constraint]:
     """Candidates that would remove some point of some writer."""
     found: dict[Constraint, None] = {}
+    shape = program.shape(readers[0][1].tensor)
     for s, ld in readers:
-        for c in _candidates(program, s, ld):
+        for c in _candidates(program, s, ld, shape):
             found.setdefault(c)
     spans = [_Spans(program, w, w.target.index) for w in writers]
     useful = []
@@ -228,7 +208,7 @@ class _Spans:
         self.program, self.stmt, self.index = program, stmt, index
         self.ranges = box_ranges(program, stmt)
         self.terms: dict[int, tuple[int, int] | None] = {}
-        self.clipped: tuple[dict | None] | None = None  # the guard-clipped box, once
+        self.clipped: tuple | None = None  # (the guard-clipped box, EMPTY or None: not a box), once
 
     def span(self, k: int) -> tuple[int, int] | None:
         if k not in self.terms:
@@ -253,19 +233,77 @@ class _Spans:
         if one is None:
             return None
         k, a, c0 = one
-        t = self.index[k]
-        loop_vars = set(self.stmt.loop_vars)
-        if isinstance(t, Indirect) or not t.is_linear or not t.variables <= loop_vars:
+        interval = self.clipped_interval(k)
+        if interval is None:
             return None
-        if not is_box(self.stmt.guards, loop_vars):
+        if interval is EMPTY:
+            return True
+        lo, hi = interval
+        return a * (lo if a > 0 else hi) + c0 >= 0
+
+    def clipped_interval(self, k: int) -> tuple[int, int] | object | None:
+        """The exact least and greatest value of index term k over the statement's domain when
+        that term is linear in the loop variables and the guards make the domain a box (the
+        guard-clipped box, whose corners attain both); EMPTY for an empty domain; None when the
+        domain or the term is of another form."""
+        t = self.index[k]
+        if isinstance(t, Indirect) or not t.is_linear or not t.variables <= set(self.stmt.loop_vars):
             return None
         if self.clipped is None:
-            self.clipped = (clip_ranges(self.ranges, self.stmt.guards),)
+            if is_box(self.stmt.guards, set(self.stmt.loop_vars)):
+                box = clip_ranges(self.ranges, self.stmt.guards)
+                self.clipped = (EMPTY if box is None else box,)
+            else:
+                self.clipped = (None,)
         box = self.clipped[0]
-        if box is None:
-            return True
-        lo, hi = value_range(t, box)
-        return a * (lo if a > 0 else hi) + c0 >= 0
+        if box is None or box is EMPTY:
+            return box
+        return value_range(t, box)
+
+
+EMPTY = object()  # a statement domain with no points
+
+
+class _Hull:
+    """Whether every reader's accesses satisfy a candidate, for all candidates of one tensor.
+    A one-axis candidate a·_xk + c0 >= 0 holds on every access of a reader whose term k has an
+    exact interval over its domain (`_Spans.clipped_interval`: `_inside` decides such a reader by
+    that interval, an empty domain holding anything) exactly when it holds at the least (a > 0)
+    or greatest (a < 0) value over all such readers: so those readers are folded once per axis
+    into one interval, and only the others are asked one by one. DenseNet: a per-channel scale
+    read by the fifty pieces of a normalisation over a concatenation, each a channel range,
+    costs fifty checks per candidate otherwise."""
+
+    def __init__(self, program: Program, readers: tuple[tuple[Stmt, Load], ...]) -> None:
+        self.program = program
+        self.readers = readers
+        self.spans = [_Spans(program, s, ld.index) for s, ld in readers]
+        self.axes: dict[int, tuple[float, float, list[int]]] = {}
+
+    def _axis(self, k: int) -> tuple[float, float, list[int]]:
+        if k not in self.axes:
+            lo, hi, others = math.inf, -math.inf, []
+            for r, sp in enumerate(self.spans):
+                interval = sp.clipped_interval(k)
+                if interval is None:
+                    others.append(r)
+                elif interval is not EMPTY:
+                    lo, hi = min(lo, interval[0]), max(hi, interval[1])
+            self.axes[k] = (lo, hi, others)
+        return self.axes[k]
+
+    def inside(self, c: Constraint) -> bool:
+        one = _one_axis(c, len(self.readers[0][1].index))  # readers of one tensor: its rank
+        if one is None:
+            return all(self._one(r, c) for r in range(len(self.readers)))
+        k, a, c0 = one
+        lo, hi, others = self._axis(k)
+        folded = lo > hi or a * (lo if a > 0 else hi) + c0 >= 0
+        return folded and all(self._one(r, c) for r in others)
+
+    def _one(self, r: int, c: Constraint) -> bool:
+        s, ld = self.readers[r]
+        return _inside(self.program, s, ld, c, self.spans[r])
 
 
 def _one_axis(c: Constraint, rank: int) -> tuple[int, int, int] | None:

@@ -1,6 +1,7 @@
 """demand._Spans decides a candidate exactly as pulling it through the access and checking the
 box (or the guard-clipped box) does: over a fixed sample of affine and quasi-affine index terms,
-one-axis candidates (the fast path) and others (the general path)."""
+one-axis candidates (the fast path) and others (the general path); demand._Hull decides a
+candidate for many readers at once exactly as asking `_inside` of each reader does."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from solar.ir.affine import Affine, Constraint, clip_ranges, is_box, value_range
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Load, Loop, Program, Role, Stmt, Store, TensorDecl
 from solar.ir.scalar_ops import Update
-from solar.passes.demand import _Spans
+from solar.passes.demand import _Hull, _inside, _Spans
 from solar.passes.regions import axis, box_ranges, holds_on_box, pull
 
 VARS = ("i", "j", "k")
@@ -87,3 +88,35 @@ def test_spans_decide_as_pulling_and_checking_the_box():
                 assert decided == _generic_inside_box(program, stmt, index, c)
             checked += 1
     assert checked == 1800 and fast > 100
+
+
+def _reader(rng: random.Random, rank: int, name: str) -> Stmt:
+    """A statement reading `a`: mostly plain or shifted variables with single-variable guards
+    (a concatenation's pieces, where the hull folds), sometimes a quasi-affine term or a
+    two-variable guard (asked one by one), sometimes an empty domain."""
+    index = tuple(
+        _term(rng) if rng.random() < 0.2 else var(rng.choice(VARS)) + rng.randint(0, 20) for _ in range(rank)
+    )
+    loops = tuple(Loop(v, rng.randint(1, 9)) for v in VARS)
+    guards = tuple(_guard(rng) for _ in range(rng.randint(0, 2)))
+    return Stmt(loops, Store(name, (var("i"),)), Update.ASSIGN, Load("a", index), guards)
+
+
+def test_hull_decides_as_every_reader():
+    rng = random.Random(16)
+    f32 = DType.F32
+    folded = checked = 0
+    for _ in range(150):
+        rank = rng.randint(1, 3)
+        stmts = tuple(_reader(rng, rank, f"o{r}") for r in range(rng.randint(1, 8)))
+        decls = tuple(TensorDecl(s.target.tensor, (16,), f32, Role.OUTPUT) for s in stmts)
+        program = Program("p", (TensorDecl("a", (64,) * rank, f32, Role.INPUT), *decls), stmts)
+        readers = tuple((s, s.value) for s in stmts)
+        hull = _Hull(program, readers)
+        for _ in range(8):
+            c = _candidate(rng, rank)
+            expected = all(_inside(program, s, ld, c, _Spans(program, s, ld.index)) for s, ld in readers)
+            assert hull.inside(c) == expected, (c, stmts)
+            checked += 1
+        folded += sum(1 for k in hull.axes.values() if len(k[2]) < len(readers))
+    assert checked == 1200 and folded > 100
