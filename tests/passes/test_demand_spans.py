@@ -62,9 +62,14 @@ def _generic_inside_box(program, stmt, index, c):
     return lo == hi == 0 if p.equality else lo >= 0
 
 
+def _reading(rank: int, stmts: tuple[Stmt, ...]) -> Program:
+    """The program of `stmts`, which read the input `a` (64 per dimension) into their outputs."""
+    outputs = tuple(TensorDecl(s.target.tensor, (16,), DType.F32, Role.OUTPUT) for s in stmts)
+    return Program("p", (TensorDecl("a", (64,) * rank, DType.F32, Role.INPUT), *outputs), stmts)
+
+
 def test_spans_decide_as_pulling_and_checking_the_box():
     rng = random.Random(15)
-    f32 = DType.F32
     checked = fast = 0
     for _ in range(300):
         rank = rng.randint(1, 3)
@@ -72,11 +77,7 @@ def test_spans_decide_as_pulling_and_checking_the_box():
         loops = tuple(Loop(v, rng.randint(1, 7)) for v in VARS)
         guards = tuple(_guard(rng) for _ in range(rng.randint(0, 2)))
         stmt = Stmt(loops, Store("o", (var("i"),)), Update.ASSIGN, Load("a", index), guards)
-        program = Program(
-            "p",
-            (TensorDecl("a", (64,) * rank, f32, Role.INPUT), TensorDecl("o", (8,), f32, Role.OUTPUT)),
-            (stmt,),
-        )
+        program = _reading(rank, (stmt,))
         spans = _Spans(program, stmt, index)
         for _ in range(6):
             c = _candidate(rng, rank)
@@ -104,13 +105,11 @@ def _reader(rng: random.Random, rank: int, name: str) -> Stmt:
 
 def test_hull_decides_as_every_reader():
     rng = random.Random(16)
-    f32 = DType.F32
     folded = checked = 0
     for _ in range(150):
         rank = rng.randint(1, 3)
         stmts = tuple(_reader(rng, rank, f"o{r}") for r in range(rng.randint(1, 8)))
-        decls = tuple(TensorDecl(s.target.tensor, (16,), f32, Role.OUTPUT) for s in stmts)
-        program = Program("p", (TensorDecl("a", (64,) * rank, f32, Role.INPUT), *decls), stmts)
+        program = _reading(rank, stmts)
         readers = tuple((s, s.value) for s in stmts)
         hull = _Hull(program, readers)
         for _ in range(8):
