@@ -66,7 +66,7 @@ def row(path: Path, arch: str) -> dict:
         "modules": [list(m) for m in modules],
         "chains": [
             [c.steps,
-             float(compute_time(total(works[i] for i in c.stmt_ids), spec, a.precision, a.clock_mhz).seconds) / c.steps,
+             float(compute_time(total(works[i] for i in c.stmt_ids), spec, a).seconds) / c.steps,
              sorted(needs[k])]
             for k, c in enumerate(chains)
         ],

@@ -1,6 +1,6 @@
 """Markdown headroom table of committed H200 runs: measured rows (benchmarks/measure_files.py
 output) joined with the bounds recorded for the same files (benchmarks/level_bounds.py), with every
-violation (a fastest run below a level that claims that execution, solar.validate.run.LEVEL_MODES).
+violation (a fastest run below a level that claims that execution, solar.backends.levels.violations).
 
     python benchmarks/headroom_table.py benchmarks/results/h200/models.jsonl \\
         benchmarks/results/h200/models_bounds.jsonl
@@ -17,9 +17,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.rows import read_rows  # noqa: E402
-from solar.validate.run import LEVEL_MODES  # noqa: E402
-
-LEVELS = ("fused", "cache_aware", "library", "unfused", "eager_host")
+from solar.backends.levels import EAGER, Level, headroom, ordered, violations  # noqa: E402
 
 
 def _us(seconds: float | None) -> str:
@@ -30,25 +28,26 @@ def _us(seconds: float | None) -> str:
 
 def table(measured: list[dict], bounds: list[dict]) -> tuple[str, list[str]]:
     recorded = {r["problem"]: r.get("bounds") for r in bounds}
-    levels = [lv for lv in LEVELS if any(lv in (b or {}) for b in recorded.values())]
+    levels = ordered({lv for b in recorded.values() for lv in (b or {})})
     head = ["problem", "eager", "compile", *levels, "eager / fused", "best / fused"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    violations = []
+    found = []
     for row in sorted(measured, key=lambda r: r["problem"]):
         b = recorded.get(row["problem"])
         times = {m: t["min_seconds"] for m, t in row.get("measured", {}).items()}
         if not b or not times:
             continue
-        for level, seconds in b.items():
-            for mode, t in times.items():
-                if mode in LEVEL_MODES.get(level, frozenset()) and seconds > t:
-                    violations.append(f"{row['problem']}: {mode} {_us(t)} < {level} {_us(seconds)}")
+        found += [
+            f"{row['problem']}: {v.execution} {_us(v.measured_seconds)} < {v.level} {_us(v.bound_seconds)}"
+            for v in violations(b, times)
+        ]
         best = min(times.values())
         cells = [row["problem"], _us(times.get("eager")), _us(times.get("compile"))]
         cells += [_us(b.get(lv)) for lv in levels]
-        cells += [f"{times['eager'] / b['fused']:.2f}×" if "eager" in times else "—", f"{best / b['fused']:.2f}×"]
+        eager = headroom(times.get(EAGER), b[Level.FUSED])
+        cells += ["—" if eager is None else f"{eager:.2f}×", f"{headroom(best, b[Level.FUSED]):.2f}×"]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines), violations
+    return "\n".join(lines), found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,14 +23,12 @@ def read_rows(path: str | Path, missing_ok: bool = False) -> list[dict]:
 
 def beaten(bounds: dict[str, float], measured: dict[str, dict]) -> list[str]:
     """A line for each level of `bounds` above the fastest run (`min_seconds`) of an execution
-    mode it claims (solar.validate.run.LEVEL_MODES; a level it does not name claims none)."""
-    from solar.validate.run import LEVEL_MODES
+    mode it claims (solar.backends.levels.violations)."""
+    from solar.backends.levels import violations
 
     return [
-        f"{mode}/{level}: bound {seconds * 1e6:.2f} µs > measured {t['min_seconds'] * 1e6:.2f} µs"
-        for level, seconds in bounds.items()
-        for mode, t in measured.items()
-        if mode in LEVEL_MODES.get(level, frozenset()) and seconds > t["min_seconds"]
+        f"{v.execution}/{v.level}: bound {v.bound_seconds * 1e6:.2f} µs > measured {v.measured_seconds * 1e6:.2f} µs"
+        for v in violations(bounds, {mode: t["min_seconds"] for mode, t in measured.items()})
     ]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.rows import read_rows  # noqa: E402
-from solar.validate.run import LEVEL_MODES  # noqa: E402  (which modes each bound claims)
+from solar.backends.levels import claims, headroom  # noqa: E402
 
 
 def category(obj: dict) -> str:
@@ -37,9 +37,9 @@ def summarise(rows: list[dict]) -> str:
         for mode, t in obj["measured"].items():
             measured += 1
             for level, bound in obj["bounds"].items():
-                if bound > 0 and mode in LEVEL_MODES.get(level, ()):
-                    groups[(category(obj), mode, level)].append(t["median_seconds"] / bound)
-        violations += [f"{obj['problem']}: {v['mode']} {v['measured_min_seconds']:.3e} s < {v['level']} {v['bound_seconds']:.3e} s" for v in obj.get("violations", [])]
+                if claims(level, mode) and (h := headroom(t["median_seconds"], bound)) is not None:
+                    groups[(category(obj), mode, level)].append(h)
+        violations += [f"{obj['problem']}: {v['execution']} {v['measured_seconds']:.3e} s < {v['level']} {v['bound_seconds']:.3e} s" for v in obj.get("violations", [])]
     env = next((o["environment"] for o in rows if o.get("environment")), {})
     lines = [
         f"GPU: {env.get('gpu', '?')}, driver {env.get('driver_version', '?')}, torch {env.get('torch', '?')}, "

@@ -244,7 +244,7 @@ def analyze_loaded(
     time lost (solar.insight_ops)."""
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
-    from solar.backends.levels import with_levels
+    from solar.backends.derived import with_levels
     from solar.hardware import get_spec
 
     clock_mhz = check_clock_mhz(clock_mhz)

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from solar.backends.levels import claims
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -196,14 +198,12 @@ def opportunities(
                 seconds=b["eager_host"].seconds - b["unfused"].seconds,
             )
         )
-    from solar.validate.run import LEVEL_MODES  # which executions each level claims
-
     for mode, seconds in (measured or {}).items():
         # the time lost against the tightest level that claims this execution
         below = [
             (bound.seconds, level)
             for level, bound in b.items()
-            if bound.seconds <= seconds and mode in LEVEL_MODES.get(level, frozenset({mode}))
+            if bound.seconds <= seconds and claims(level, mode)
         ]
         if below:
             tight, level = max(below)

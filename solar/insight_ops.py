@@ -103,7 +103,7 @@ def measured_ops(loaded: Any, arch: str, row: dict[str, Any], precision: str = "
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
     from solar.backends.dispatch import eager_stages
-    from solar.backends.levels import recurrence_level
+    from solar.backends.derived import recurrence_level
     from solar.hardware import get_spec
 
     calls = _eager_calls(loaded)

@@ -15,7 +15,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from benchmarks.rows import RESULTS, beaten, read_rows
-from solar.validate.run import LEVEL_MODES
+from solar.backends.levels import SPEC_LEVELS
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = json.loads((ROOT / "tests/golden/totals.json").read_text())
@@ -33,8 +33,8 @@ def test_the_suite_run_covers_the_golden_suite():
 def test_suite_bounds_stay_below_the_h200_minima(row):
     golden = GOLDEN[f"benchmarks/suite/{row['problem']}"]["H200-SXM"]
     # the golden levels (host- and calibration-dependent ones are checked by their own oracles)
-    bounds = {level: golden[f"{level}_seconds"] for level in LEVEL_MODES if f"{level}_seconds" in golden}
-    assert {"fused", "cache_aware", "library", "unfused"} <= set(bounds)
+    bounds = {level: golden[f"{level}_seconds"] for level in SPEC_LEVELS if f"{level}_seconds" in golden}
+    assert set(SPEC_LEVELS) <= set(bounds)
     assert not beaten(bounds, row["measured"])
 
 

@@ -1,6 +1,6 @@
 """Join the soundness sweep's H200 measurements (benchmarks/results/h200/soundness.jsonl) with
 solar's bounds for the same cases, computed here on the CPU, and list every violation: a measured
-minimum below a bound that claims that execution (solar.validate.run.LEVEL_MODES). SDPA cases were
+minimum below a bound that claims that execution (solar.backends.levels.claims). SDPA cases were
 timed once per backend; a bound claims all of them, so it is compared with the fastest.
 
     python benchmarks/soundness/report.py [--data FILE] [--arch H200-SXM] [--markdown OUT.md]
@@ -79,12 +79,12 @@ def case_bounds(name: str, arch: str = "H200-SXM") -> dict[str, float]:
 
 
 def join(measured: list[Measured], bounds: dict[str, dict[str, float]]) -> list[Row]:
-    from solar.validate.run import LEVEL_MODES
+    from solar.backends.levels import claims
 
     rows = []
     for m in measured:
         for level, seconds in bounds[m.case].items():
-            if m.mode in LEVEL_MODES.get(level, frozenset()):
+            if claims(level, m.mode):
                 rows.append(Row(m.case, m.mode, level, m.min_seconds, seconds, m.backend))
     return rows
 

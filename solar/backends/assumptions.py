@@ -3,24 +3,42 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from enum import Enum
 
 from solar.errors import UsageError
 
-Precision = Literal["exact", "fastest"]
-CacheState = Literal["cold", "warm"]
 
-PRECISION_TEXT: dict[str, str] = {
-    "exact": "exact — fp32 contractions stay fp32 (SIMT) unless the framework lets that op use "
+class Precision(str, Enum):
+    """The tensor-core precision policy (docs/BOUNDS.md §2)."""
+
+    EXACT = "exact"
+    FASTEST = "fastest"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class CacheState(str, Enum):
+    """What L2 holds when the run starts (docs/BOUNDS.md §3)."""
+
+    COLD = "cold"
+    WARM = "warm"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+PRECISION_TEXT: dict[Precision, str] = {
+    Precision.EXACT: "exact — fp32 contractions stay fp32 (SIMT) unless the framework lets that op use "
     "TF32 tensor cores; lower-precision dtypes may use a tensor-core path of equal or higher "
     "precision that represents their values exactly",
-    "fastest": "fastest — fp32 contractions may use the fastest of the TF32/BF16/FP16 tensor-core "
+    Precision.FASTEST: "fastest — fp32 contractions may use the fastest of the TF32/BF16/FP16 tensor-core "
     "paths (as tolerance-based benchmarks allow)",
 }
-CACHE_TEXT: dict[str, str] = {
-    "cold": "cold — L2 flushed before the run: every input/parameter element the program reads "
+CACHE_TEXT: dict[CacheState, str] = {
+    CacheState.COLD: "cold — L2 flushed before the run: every input/parameter element the program reads "
     "crosses DRAM once, every output element is written once (see `end`)",
-    "warm": "warm — a previous run may have left up to the L2 capacity of input/parameter bytes in "
+    CacheState.WARM: "warm — a previous run may have left up to the L2 capacity of input/parameter bytes in "
     "L2; those reads are free (no sourced L2 bandwidth: L2-resident bytes are priced at zero), "
     "every other input byte crosses DRAM once, every output element is written once (see `end`)",
 }
@@ -28,27 +46,25 @@ CACHE_TEXT: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Assumptions:
-    """precision: "exact" | "fastest"; cache: "cold" | "warm" (L2-resident inputs); clock_mhz: a
+    """precision: Precision (or its name); cache: CacheState (or its name: warm = L2-resident
+    inputs); clock_mhz: a
     locked SM clock (None = the spec's boost clock); count_launch: include the minimum kernel time;
     tf32_flags: the framework's TF32 flags as read by the frontend, for printing; writeback: the run
     ends when its last kernel does, so up to the L2 capacity of output bytes may still be dirty in
     the write-back L2 (True, the default: only max(0, |Y| − L2) of the output bytes must reach
     DRAM), or every output byte is in DRAM at the end (False)."""
 
-    precision: Precision = "exact"
-    cache: CacheState = "cold"
+    precision: Precision = Precision.EXACT
+    cache: CacheState = CacheState.COLD
     clock_mhz: float | None = None
     count_launch: bool = True
     tf32_flags: tuple[tuple[str, bool], ...] = ()
     writeback: bool = True
 
     def __post_init__(self) -> None:
-        if self.precision not in PRECISION_TEXT:
-            raise UsageError(
-                f"unknown precision policy {self.precision!r}; use one of {sorted(PRECISION_TEXT)}"
-            )
-        if self.cache not in CACHE_TEXT:
-            raise UsageError(f"unknown cache state {self.cache!r}; use one of {sorted(CACHE_TEXT)}")
+        # names as the CLI and the Python API give them ("fastest") become the enum members
+        object.__setattr__(self, "precision", _member(Precision, self.precision, "precision policy"))
+        object.__setattr__(self, "cache", _member(CacheState, self.cache, "cache state"))
         if self.clock_mhz is not None and not self.clock_mhz > 0:
             raise UsageError(f"clock_mhz must be a positive number of MHz, got {self.clock_mhz!r}")
 
@@ -78,3 +94,11 @@ class Assumptions:
             else "launch: kernel launch time not counted"
         )
         return lines
+
+
+def _member(kind: type[Enum], value: object, what: str) -> Enum:
+    try:
+        return kind(value)
+    except ValueError:
+        names = sorted(m.value for m in kind)
+        raise UsageError(f"unknown {what} {value!r}; use one of {names}") from None

@@ -16,12 +16,13 @@ bound 0, so its fused bound never exceeds its unfused one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from solar.backends.assumptions import Assumptions
+from solar.backends.assumptions import Assumptions, Precision
 from solar.backends.cache import Traffic, cache_aware_traffic
 from solar.backends.compute import ComputeTime, compute_time
+from solar.backends.levels import Level
 from solar.backends.library import LibraryLevel, library_level
 from solar.backends.memory import inplace_copies, op_groups, unfused_dram_bytes
 from solar.backends.work import Work, graph_work, total
@@ -42,7 +43,7 @@ BINDS: dict[Bottleneck, str | None] = {"compute": None, "memory": "dram", "launc
 class Bound:
     """One bound: `seconds` and the terms it is the max (fused) or sum (unfused) of."""
 
-    level: str
+    level: Level
     seconds: float
     bottleneck: Bottleneck
     compute_seconds: float
@@ -104,7 +105,7 @@ def _dominant(terms: dict[Bottleneck, float]) -> Bottleneck:
 
 
 def _compute(work: Work, spec: HardwareSpec, a: Assumptions) -> ComputeTime:
-    return compute_time(work, spec, a.precision, a.clock_mhz)
+    return compute_time(work, spec, a)
 
 
 def analyze_graph(
@@ -123,8 +124,8 @@ def analyze_graph(
     ct = _compute(work, spec, assumptions)
     traffic = cache_aware_traffic(graph, spec, assumptions.cache, assumptions.writeback)
     dram = traffic.compulsory_bytes
-    fused = _max_bound("fused", ct, dram / bw, launch)
-    cache_aware = _max_bound("cache_aware", ct, traffic.cache_aware_bytes / bw, launch)
+    fused = _max_bound(Level.FUSED, ct, dram / bw, launch)
+    cache_aware = _max_bound(Level.CACHE_AWARE, ct, traffic.cache_aware_bytes / bw, launch)
 
     ops = _op_costs(graph, works, spec, assumptions, launch)
     unfused, unfused_bytes = _unfused(ops, traffic.cache_aware_bytes, bw)
@@ -151,18 +152,17 @@ def analyze_graph(
 def _fastest(ops, works, spec: HardwareSpec, a: Assumptions) -> tuple[float, ...] | None:
     """Each op's compute time under the `fastest` precision policy (for the precision
     opportunity, solar.insight); None when the analysis already uses it."""
-    if a.precision == "fastest":
+    if a.precision is Precision.FASTEST:
         return None
-    return tuple(
-        compute_time(total(works[i] for i in op.node_ids), spec, "fastest", a.clock_mhz).seconds for op in ops
-    )
+    fastest = replace(a, precision=Precision.FASTEST)
+    return tuple(compute_time(total(works[i] for i in op.node_ids), spec, fastest).seconds for op in ops)
 
 
 def _library_bound(lib: LibraryLevel, cache_aware: Bound, total_bytes: float, bw: float) -> Bound:
     """The library level (solar.backends.library): never below the cache-aware bound, which holds
     for every implementation."""
     if cache_aware.seconds >= lib.seconds:
-        return Bound("library", *[getattr(cache_aware, f) for f in Bound.__slots__[1:]])
+        return Bound(Level.LIBRARY, *[getattr(cache_aware, f) for f in Bound.__slots__[1:]])
     shares: dict[Bottleneck, float] = {"compute": lib.rest_seconds, "memory": lib.extra_seconds, "launch": 0.0}
     units: dict[str, float] = {}
     for k in lib.kernels:
@@ -171,7 +171,7 @@ def _library_bound(lib: LibraryLevel, cache_aware: Bound, total_bytes: float, bw
             units[k.binding_unit] = units.get(k.binding_unit, 0.0) + k.compute_seconds
     charged = sum(k.dram_bytes for k in lib.kernels)
     return Bound(
-        level="library",
+        level=Level.LIBRARY,
         seconds=lib.seconds,
         bottleneck=_dominant(shares),
         compute_seconds=sum(k.compute_seconds for k in lib.kernels) + lib.rest_compute_seconds,
@@ -181,7 +181,7 @@ def _library_bound(lib: LibraryLevel, cache_aware: Bound, total_bytes: float, bw
     )
 
 
-def _max_bound(level: str, ct: ComputeTime, memory_seconds: float, launch: float) -> Bound:
+def _max_bound(level: Level, ct: ComputeTime, memory_seconds: float, launch: float) -> Bound:
     """max(compute, memory, launch): each is a lower bound on the same execution."""
     terms: dict[Bottleneck, float] = {
         "compute": ct.seconds,
@@ -279,7 +279,7 @@ def _unfused(ops: tuple[OpCost, ...], total_bytes: float, bw: float) -> tuple[Bo
             units[op.binding_unit] = units.get(op.binding_unit, 0.0) + op.compute_seconds
     shares["memory"] += extra_seconds
     bound = Bound(
-        level="unfused",
+        level=Level.UNFUSED,
         seconds=sum(op.seconds for op in ops) + extra_seconds,
         bottleneck=_dominant(shares),
         compute_seconds=sum(op.compute_seconds for op in ops),

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
+from solar.backends.assumptions import Assumptions
 from solar.backends.work import MacKey, SimtKey, Work, simt_key
 from solar.errors import SolarError, SpecError
 from solar.hardware import HardwareSpec
@@ -186,13 +187,13 @@ def unit_rates(
 # ---- the linear program --------------------------------------------------------------------------
 
 
-def compute_time(
-    work: Work, spec: HardwareSpec, precision: str = "exact", clock_mhz: float | None = None
-) -> ComputeTime:
-    """Lower bound on the time to execute `work` on `spec` (see the module docstring)."""
+def compute_time(work: Work, spec: HardwareSpec, assumptions: Assumptions = Assumptions()) -> ComputeTime:
+    """Lower bound on the time to execute `work` on `spec` under `assumptions` (its precision
+    policy and locked clock; see the module docstring)."""
     if work.is_zero:
         return ComputeTime(0.0, {}, None)
-    scale = clock_scale(spec, clock_mhz)
+    precision = assumptions.precision
+    scale = clock_scale(spec, assumptions.clock_mhz)
     items = tuple((k, n) for k, n in work.macs + work.simt)
     table = tuple(
         (n, tuple(sorted(unit_rates(spec, k, precision, scale).items()))) for k, n in items

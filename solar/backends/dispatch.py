@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from solar.backends.bounds import Analysis, Bound
+from solar.backends.levels import Level
 
 
 # nn.Module calls, outermost first: (the call's key, the module's class name).
@@ -245,7 +246,7 @@ def eager_host(
     views = sum(not k for k in stages.launches[1:])
     u = analysis.unfused
     bound = Bound(
-        level="eager_host",
+        level=Level.EAGER_HOST,
         seconds=seconds,
         bottleneck="dispatch" if seconds > device_total * (1 + 1e-12) else u.bottleneck,  # type: ignore[arg-type]
         compute_seconds=u.compute_seconds,

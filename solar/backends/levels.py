@@ -1,87 +1,126 @@
-"""The levels built on the fused / cache-aware / unfused analysis: `recurrence` (critical path of
-in-order loops, solar.backends.recurrence) and `eager_host` (eager execution behind the host's
-dispatch, solar.backends.dispatch). Each is reported only where its inputs exist, with one
-assumption line saying where its numbers come from, or why it is absent."""
+"""The bound levels: one enum and one table of what each level claims (the executions it bounds,
+whether it is a speed-of-light level, where docs/BOUNDS.md derives it), and the two questions every
+consumer asks of a measurement: did it beat a bound that claims it (`violations`), and how far is it
+from a bound (`headroom`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import replace
-from typing import Any
-
-from solar.backends.assumptions import Assumptions
-from solar.backends.bounds import Analysis
-from solar.backends.dispatch import EagerCall, eager_host, floors_from_spec, floors_given
-from solar.backends.recurrence import GRID_SYNC_MARGIN, find_chains, recurrence_bound
-from solar.backends.work import graph_work
-from solar.hardware import HardwareSpec
-from solar.hardware.spec import calibrated_spec
-from solar.lift.einsum import EinsumGraph
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
 
 
-def with_levels(
-    analysis: Analysis,
-    graph: EinsumGraph,
-    spec: HardwareSpec,
-    assumptions: Assumptions,
-    calls: Iterable[EagerCall] | None = None,
-    dispatch_seconds: float | None = None,
-    grid_sync_seconds: float | None = None,
-    lead_seconds: float | None = None,
-) -> Analysis:
-    """`analysis` with the recurrence and eager_host levels added where they apply.
+class Level(str, Enum):
+    """A bound level; its value is the name reports and JSON use."""
 
-    calls: the program's ops as eager PyTorch runs them (None: not a traced PyTorch program).
-    dispatch_seconds / grid_sync_seconds: floors given by the user instead of the calibrated spec's
-    (hardware_specs/calibrated/NAME.yaml). lead_seconds: the host's head start (default: the
-    calibrated timing lead with calibrated floors, 0 with a given floor)."""
-    calibrated = calibrated_spec(spec.name)
-    measured = calibrated.dispatch if calibrated is not None else None
-    levels, notes = list(analysis.levels), list(analysis.notes)
-    floors_by_instance: dict = {}
-    rec = recurrence_level(analysis, graph, spec, assumptions, grid_sync_seconds)
-    if rec is not None:
-        levels.append(rec.bound)
-        notes.append(rec.describe())
-        floors_by_instance = rec.instance_floors
-    if calls is None:
-        notes.append("eager_host: not reported (not a traced PyTorch program)")
-    elif dispatch_seconds is None and measured is None:
-        notes.append(
-            f"eager_host: not reported: no calibrated dispatch floors for {spec.name} "
-            "(run `solar calibrate --dispatch-only` on that GPU's host, or pass --dispatch-us)"
-        )
-    else:
-        floors = (
-            floors_given(dispatch_seconds, lead_seconds or 0.0) if dispatch_seconds is not None
-            else floors_from_spec(spec.name, measured, lead_seconds)
-        )
-        eh = eager_host(analysis, calls, floors, floors_by_instance)
-        levels.append(eh.bound)
-        notes.append(eh.describe())
-    return replace(analysis, levels=tuple(levels), notes=tuple(notes))
+    FUSED = "fused"
+    CACHE_AWARE = "cache_aware"
+    LIBRARY = "library"
+    UNFUSED = "unfused"
+    RECURRENCE = "recurrence"
+    EAGER_HOST = "eager_host"
+
+    def __str__(self) -> str:
+        return self.value
 
 
-def recurrence_level(
-    analysis: Analysis,
-    graph: EinsumGraph,
-    spec: HardwareSpec,
-    assumptions: Assumptions,
-    grid_sync_seconds: float | None = None,
-) -> Any:
-    """The recurrence level of the program (solar.backends.recurrence), None without in-order loops."""
-    if not find_chains(graph):
+# Executions a measurement can be of: eager PyTorch (one kernel per op, dispatched by the host) and
+# torch.compile; measured variants of other names (a hand-written kernel) are "any" execution.
+EAGER = "eager"
+COMPILE = "compile"
+EXECUTIONS = (EAGER, COMPILE)  # the order reports show them in
+
+
+@dataclass(frozen=True, slots=True)
+class LevelFacts:
+    """bounds: the executions the level claims to bound (None: every implementation);
+    sol: a speed-of-light level, a max over whole-program resources that bounds every implementation
+    (what `provision` inverts, what benchmarks score against); calibrated: its floors come from
+    measurements of a host or device (not reproducible from the spec alone); section: where
+    docs/BOUNDS.md derives it."""
+
+    bounds: frozenset[str] | None
+    sol: bool
+    calibrated: bool
+    section: str
+
+
+# Insertion order is report order.
+LEVELS: dict[Level, LevelFacts] = {
+    Level.FUSED: LevelFacts(None, sol=True, calibrated=False, section="§5"),
+    Level.CACHE_AWARE: LevelFacts(None, sol=True, calibrated=False, section="§10"),
+    # library kernels (cuBLAS/cuDNN/SDPA boundaries): eager and torch.compile, not a hand-fused kernel
+    Level.LIBRARY: LevelFacts(frozenset(EXECUTIONS), sol=False, calibrated=False, section="§15"),
+    Level.UNFUSED: LevelFacts(frozenset({EAGER}), sol=False, calibrated=False, section="§6"),
+    Level.RECURRENCE: LevelFacts(None, sol=False, calibrated=True, section="§18"),
+    # valid on the host and framework whose dispatch floors it was computed with
+    Level.EAGER_HOST: LevelFacts(frozenset({EAGER}), sol=False, calibrated=True, section="§17"),
+}
+SOL_LEVELS: tuple[Level, ...] = tuple(lv for lv, f in LEVELS.items() if f.sol)
+SPEC_LEVELS: tuple[Level, ...] = tuple(lv for lv, f in LEVELS.items() if not f.calibrated)
+
+
+def level_of(name: str | Level) -> Level | None:
+    """The Level a name (from a report, a JSON row) means; None for a name solar does not know."""
+    try:
+        return Level(name)
+    except ValueError:
         return None
-    calibrated = calibrated_spec(spec.name)
-    measured = calibrated.dispatch if calibrated is not None else None
-    if grid_sync_seconds is not None:
-        sync, source = grid_sync_seconds, "given (--grid-sync-us)"
-    elif measured is not None:
-        sync = GRID_SYNC_MARGIN * measured.grid_sync_seconds
-        source = f"half the fastest measured, calibrated {measured.date}"
-    else:
-        sync, source = 0.0, f"none: {spec.name} has no calibrated grid-sync floor, 0 assumed"
-    return recurrence_bound(
-        graph, graph_work(graph), spec, assumptions,
-        analysis.cache_aware or analysis.fused, sync, source,
-    )
+
+
+def claims(level: str | Level, execution: str) -> bool:
+    """Whether a bound of `level` claims to bound a measured run of `execution` (an unknown level
+    claims nothing)."""
+    lv = level_of(level)
+    if lv is None:
+        return False
+    only = LEVELS[lv].bounds
+    return only is None or execution in only
+
+
+def ordered(names: Iterable[str | Level]) -> tuple[str, ...]:
+    """The level names in report order; names solar does not know follow alphabetically."""
+    names = set(map(str, names))
+    known = tuple(lv.value for lv in LEVELS if lv.value in names)
+    return known + tuple(sorted(names - set(known)))
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A measured run (its fastest time) below a bound that claims to bound that execution: a bug
+    in solar's bound model, never something to tune away."""
+
+    level: str
+    execution: str
+    bound_seconds: float
+    measured_seconds: float
+
+    @property
+    def ratio(self) -> float:
+        return self.measured_seconds / self.bound_seconds
+
+    def describe(self) -> str:
+        return (
+            f"{self.execution} ran in {self.measured_seconds * 1e6:.2f} µs, below the {self.level} "
+            f"bound of {self.bound_seconds * 1e6:.2f} µs"
+        )
+
+
+def violations(bounds: Mapping[str, float], measured: Mapping[str, float]) -> list[Violation]:
+    """Every (level, execution) where the fastest measured run (`measured`: execution -> seconds)
+    is below a bound (`bounds`: level -> seconds) that claims that execution; levels in report
+    order, executions in the order given."""
+    return [
+        Violation(level, execution, bounds[level], seconds)
+        for level in ordered(bounds)
+        for execution, seconds in measured.items()
+        if claims(level, execution) and seconds < bounds[level]
+    ]
+
+
+def headroom(measured_seconds: float | None, bound_seconds: float | None) -> float | None:
+    """measured / bound: how many times slower than the bound the run is (< 1: a violation, if the
+    level claims the run); None when either is missing or the bound is 0."""
+    if measured_seconds is None or not bound_seconds:
+        return None
+    return measured_seconds / bound_seconds

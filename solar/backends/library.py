@@ -245,9 +245,7 @@ def library_level(
     for k in plan.kernels:
         ids, in_bytes, out_bytes = k.node_ids, k.in_bytes, k.out_bytes
         nbytes = max(0.0, in_bytes - l2) + max(0.0, out_bytes - l2)
-        ct = compute_time(
-            total(works[i] for i in ids), spec, assumptions.precision, assumptions.clock_mhz
-        )
+        ct = compute_time(total(works[i] for i in ids), spec, assumptions)
         mem = nbytes / bw
         kernels.append(
             LibraryKernel(
@@ -268,9 +266,7 @@ def library_level(
     rest_compute = 0.0
     rest_seconds = 0.0
     if rest:
-        ct = compute_time(
-            total(works[i] for i in rest), spec, assumptions.precision, assumptions.clock_mhz
-        )
+        ct = compute_time(total(works[i] for i in rest), spec, assumptions)
         rest_compute = ct.seconds
         rest_seconds = max(ct.seconds, launch)
     charged = sum(k.dram_bytes for k in kernels)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import Bound
+from solar.backends.levels import Level
 from solar.backends.compute import compute_time
 from solar.backends.work import Work, total
 from solar.hardware import HardwareSpec
@@ -230,7 +231,7 @@ def recurrence_bound(
         return None
     t_steps = []
     for chain in chains:
-        ct = compute_time(total(works[i] for i in chain.stmt_ids), spec, assumptions.precision, assumptions.clock_mhz)
+        ct = compute_time(total(works[i] for i in chain.stmt_ids), spec, assumptions)
         t_steps.append(float(ct.seconds) / chain.steps)
     needs = _depends(graph, chains)
     f, path, best, best_steps = critical_path(
@@ -243,7 +244,7 @@ def recurrence_bound(
             floors[chain.instance] = max(floors.get(chain.instance, 0.0), path[c])
     seconds = max(floor.seconds, best)
     bound = Bound(
-        level="recurrence",
+        level=Level.RECURRENCE,
         seconds=seconds,
         bottleneck="steps" if best > floor.seconds else floor.bottleneck,  # type: ignore[arg-type]
         compute_seconds=floor.compute_seconds,

@@ -1,9 +1,8 @@
 """Joining result rows with measured times: headroom (measured / bound) and violations.
 
-A violation is a measured run faster than a bound that applies to what was measured: a bug in solar.
+A violation is a measured run faster than a bound that claims what was measured: a bug in solar.
 The fastest run is compared (as `solar validate` does); headroom uses the typical (median) time.
-Every bound bounds any implementation except `unfused`, which bounds one-kernel-per-op (eager)
-execution only, so a compiled run below it is no violation.
+Which variants each level claims is solar.backends.levels' table.
 """
 
 from __future__ import annotations
@@ -13,30 +12,14 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from solar.backends.levels import EXECUTIONS, Violation, claims, headroom, ordered, violations
 from solar.kernelbench.measured import Measurement
 from solar.kernelbench.results import Row
 
-#: bound level -> the only variants it bounds (levels not listed bound every implementation): the
-#: library level bounds library-kernel implementations (eager, torch.compile), not a hand-fused one;
-#: unfused and eager_host bound eager execution (one kernel per op, dispatched by the host).
-ONLY_FOR_VARIANT: dict[str, frozenset[str]] = {
-    "unfused": frozenset({"eager"}),
-    "library": frozenset({"eager", "compile"}),
-    "eager_host": frozenset({"eager"}),
-}
-#: bound levels in the order reports show them; others follow alphabetically.
-LEVEL_ORDER = ("fused", "unfused", "cache_aware", "library", "recurrence", "eager_host")
-#: variants in the order reports show them; others follow alphabetically.
-VARIANT_ORDER = ("eager", "compile")
 
-
-def bound_applies(level: str, variant: str) -> bool:
-    only = ONLY_FOR_VARIANT.get(level)
-    return only is None or variant in only
-
-
-def ordered(names: set[str], first: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(n for n in first if n in names) + tuple(sorted(names - set(first)))
+def ordered_variants(names: set[str]) -> tuple[str, ...]:
+    """Variants in the order reports show them (eager, compile), others alphabetically."""
+    return tuple(n for n in EXECUTIONS if n in names) + tuple(sorted(names - set(EXECUTIONS)))
 
 
 @dataclass(frozen=True)
@@ -52,27 +35,17 @@ class Entry:
 
     def headroom(self, variant: str, level: str) -> float | None:
         """measured / bound: how far the measured run is from the bound (< 1: a violation)."""
-        measured, bound = self.seconds(variant), self.row.bound_seconds(level)
-        if measured is None or not bound:
-            return None
-        return measured / bound
+        return headroom(self.seconds(variant), self.row.bound_seconds(level))
 
 
 @dataclass(frozen=True)
-class Violation:
-    """A measured run (its fastest time) below a bound that claims to bound it."""
+class RowViolation:
+    """A violation of one result row's bound (its problem and GPU) by a measured run from `source`."""
 
     problem: str
     arch: str
-    variant: str
-    level: str
-    measured_seconds: float
-    bound_seconds: float
     source: str
-
-    @property
-    def ratio(self) -> float:
-        return self.measured_seconds / self.bound_seconds
+    violation: Violation
 
 
 @dataclass(frozen=True)
@@ -82,7 +55,7 @@ class Joined:
     entries: tuple[Entry, ...]
     unmatched: tuple[Measurement, ...]
     ambiguous: tuple[Measurement, ...]
-    violations: tuple[Violation, ...]
+    violations: tuple[RowViolation, ...]
     variants: tuple[str, ...]
     levels: tuple[str, ...]
 
@@ -129,20 +102,19 @@ def join(rows: list[Row], measurements: list[Measurement] | tuple[Measurement, .
             continue
         matched.setdefault(key, {})[m.variant] = m
     entries = tuple(Entry(r, matched.get(r.key, {})) for r in rows)
-    levels = ordered(
-        {lvl for r in rows if r.status == "ok" for lvl in (r.bounds or {})}, LEVEL_ORDER
-    )
-    variants = ordered({v for e in entries for v in e.measured}, VARIANT_ORDER)
-    violations = tuple(
-        Violation(e.row.problem, e.row.arch, variant, level, m.fastest_seconds, bound, m.source)
+    levels = ordered({lvl for r in rows if r.status == "ok" for lvl in (r.bounds or {})})
+    variants = ordered_variants({v for e in entries for v in e.measured})
+    found = tuple(
+        RowViolation(e.row.problem, e.row.arch, e.measured[v.execution].source, v)
         for e in entries
-        for variant, m in e.measured.items()
-        for level in levels
-        if (bound := e.row.bound_seconds(level)) is not None
-        and bound_applies(level, variant)
-        and m.fastest_seconds < bound
+        for v in violations(_bounds(e.row, levels), {x: m.fastest_seconds for x, m in e.measured.items()})
     )
-    return Joined(entries, tuple(unmatched), tuple(ambiguous), violations, variants, levels)
+    return Joined(entries, tuple(unmatched), tuple(ambiguous), found, variants, levels)
+
+
+def _bounds(row: Row, levels: tuple[str, ...]) -> dict[str, float]:
+    seconds = {lvl: row.bound_seconds(lvl) for lvl in levels}
+    return {lvl: s for lvl, s in seconds.items() if s is not None}
 
 
 def geomean(values: list[float]) -> float:
@@ -158,7 +130,7 @@ def headroom_stats(joined: Joined) -> list[dict]:
         for variant in e.measured:
             for level in joined.levels:
                 h = e.headroom(variant, level)
-                if h is not None and bound_applies(level, variant):
+                if h is not None and claims(level, variant):
                     groups.setdefault((e.row.arch, variant, level, e.row.level), []).append(h)
     return [
         {

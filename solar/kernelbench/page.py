@@ -7,7 +7,8 @@ from html import escape
 from typing import Any
 
 from solar.kernelbench import plots
-from solar.kernelbench.headroom import Joined, bound_applies
+from solar.backends.levels import Level, claims
+from solar.kernelbench.headroom import Joined
 from solar.kernelbench.results import FINAL_STATUSES, Row
 from solar.kernelbench.summary import (
     Context,
@@ -152,16 +153,16 @@ def _violations(joined: Joined) -> str:
         )
     body = [
         (
-            v.problem,
-            v.arch,
-            v.variant,
-            v.level,
-            fmt_seconds(v.measured_seconds),
-            fmt_seconds(v.bound_seconds),
-            fmt_ratio(v.ratio),
-            v.source,
+            f.problem,
+            f.arch,
+            f.violation.execution,
+            f.violation.level,
+            fmt_seconds(f.violation.measured_seconds),
+            fmt_seconds(f.violation.bound_seconds),
+            fmt_ratio(f.violation.ratio),
+            f.source,
         )
-        for v in joined.violations
+        for f in joined.violations
     ]
     return out + (
         f"<div class='box bad'><b>{len(joined.violations)} VIOLATION(S)</b> — a measured run faster than a provable "
@@ -237,7 +238,7 @@ def _headroom(joined: Joined, archs: tuple[str, ...], summary: dict) -> str:
     out += "<p>1× is the bound itself; anything left of the dashed line is a violation.</p>"
     for arch in archs:
         for variant in joined.variants:
-            levels = [lvl for lvl in joined.levels if bound_applies(lvl, variant)]
+            levels = [lvl for lvl in joined.levels if claims(lvl, variant)]
             if not any(
                 e.row.arch == arch and e.headroom(variant, lvl) is not None
                 for e in joined.entries
@@ -308,7 +309,7 @@ def _assumptions(rows: list[Row]) -> str:
 
 def _problems(joined: Joined) -> str:
     levels = list(joined.levels)
-    violating = {(v.problem, v.arch, v.variant) for v in joined.violations}
+    violating = {(f.problem, f.arch, f.violation.execution) for f in joined.violations}
     head = [
         "problem",
         "level",
@@ -327,7 +328,7 @@ def _problems(joined: Joined) -> str:
         line += [fmt_count(r.total("flops"), "FLOP"), fmt_count(r.total("dram_bytes"), "B")]
         line += [fmt_seconds(r.bound_seconds(lvl)) for lvl in levels]
         for variant in joined.variants:
-            h = e.headroom(variant, "fused")
+            h = e.headroom(variant, Level.FUSED)
             mark = "viol" if (*r.key, variant) in violating else ""
             line += [
                 fmt_seconds(e.seconds(variant)),

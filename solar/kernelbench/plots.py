@@ -8,7 +8,8 @@ import io
 import math
 from typing import Any
 
-from solar.kernelbench.headroom import Entry, bound_applies
+from solar.backends.levels import Level, claims
+from solar.kernelbench.headroom import Entry
 from solar.kernelbench.results import Row
 from solar.usecases.plots import log_axes, pyplot
 
@@ -118,15 +119,15 @@ def unsupported_png(blocked: list[tuple[str, int]]) -> str:
 def sol_png(rows: list[Row], arch: str) -> str:
     """Bound-only views on one GPU: SOL distribution, what bounds it, and eager bound / SOL."""
     plt = pyplot()
-    ok = [r for r in rows if r.arch == arch and r.status == "ok" and r.bound_seconds("fused")]
+    ok = [r for r in rows if r.arch == arch and r.status == "ok" and r.bound_seconds(Level.FUSED)]
     fig, axes = plt.subplots(1, 3, figsize=(15, 3.6))
     _hist_by_level(
-        axes[0], [(r.level, r.bound_seconds("fused")) for r in ok], "SOL (fused bound), seconds"
+        axes[0], [(r.level, r.bound_seconds(Level.FUSED)) for r in ok], "SOL (fused bound), seconds"
     )
     axes[0].set_title(f"{arch}: speed of light")
     necks: dict[str, dict[int | None, int]] = {}
     for r in ok:
-        neck = str((r.bounds or {})["fused"].get("bottleneck", "?"))
+        neck = str((r.bounds or {})[Level.FUSED].get("bottleneck", "?"))
         necks.setdefault(neck, {}).setdefault(r.level, 0)
         necks[neck][r.level] += 1
     levels = sorted({r.level for r in ok}, key=lambda lv: (lv is None, lv or 0))
@@ -148,9 +149,9 @@ def sol_png(rows: list[Row], arch: str) -> str:
     if necks:
         axes[1].legend(fontsize=8)
     gain = [
-        (r.level, r.bound_seconds("unfused") / r.bound_seconds("fused"))
+        (r.level, r.bound_seconds(Level.UNFUSED) / r.bound_seconds(Level.FUSED))
         for r in ok
-        if r.bound_seconds("unfused")
+        if r.bound_seconds(Level.UNFUSED)
     ]
     _hist_by_level(axes[2], gain, "unfused bound / fused bound")
     axes[2].set_title("eager bound over SOL (fusion gain)")
@@ -162,7 +163,7 @@ def headroom_png(entries: list[Entry], variant: str, levels: tuple[str, ...], ar
     """One histogram of measured / bound per bound level, problems coloured by level; the line at 1
     is the bound itself (anything left of it is a violation)."""
     plt = pyplot()
-    shown = [lvl for lvl in levels if bound_applies(lvl, variant)]
+    shown = [lvl for lvl in levels if claims(lvl, variant)]
     fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 3.4), squeeze=False)
     for ax, level in zip(axes[0], shown):
         pairs = [
@@ -187,7 +188,7 @@ def roofline_png(rows: list[Row], entries: list[Entry], spec: Any, variant: str 
     xs: list[float] = []
     ys: list[float] = []
     for r in rows:
-        flops, dram, sol = r.total("flops"), r.total("dram_bytes"), r.bound_seconds("fused")
+        flops, dram, sol = r.total("flops"), r.total("dram_bytes"), r.bound_seconds(Level.FUSED)
         if r.arch != spec.name or r.status != "ok" or not flops or not dram or not sol:
             continue
         x, y_sol = flops / dram, flops / sol

@@ -144,16 +144,16 @@ def build_summary(rows: list[Row], joined: Joined, ctx: Context) -> dict[str, An
         "headroom": headroom_stats(joined),
         "violations": [
             {
-                "problem": v.problem,
-                "arch": v.arch,
-                "variant": v.variant,
-                "bound": v.level,
-                "measured_seconds": v.measured_seconds,
-                "bound_seconds": v.bound_seconds,
-                "ratio": v.ratio,
-                "source": v.source,
+                "problem": f.problem,
+                "arch": f.arch,
+                "variant": f.violation.execution,
+                "bound": f.violation.level,
+                "measured_seconds": f.violation.measured_seconds,
+                "bound_seconds": f.violation.bound_seconds,
+                "ratio": f.violation.ratio,
+                "source": f.source,
             }
-            for v in joined.violations
+            for f in joined.violations
         ],
     }
 

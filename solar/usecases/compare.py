@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from solar.backends.assumptions import Assumptions
 from solar.backends.compute import compute_time, tensor_path
 from solar.backends.work import Work, graph_work, total
 from solar.errors import UsageError
@@ -185,7 +186,7 @@ def build_comparison(
     rows = []
     for rep in reports:
         spec = get_spec(rep.arch)
-        path = compute_time(work, spec, precision, clock_mhz).binding_path
+        path = compute_time(work, spec, Assumptions(precision=precision, clock_mhz=clock_mhz)).binding_path
         levels = {}
         change = {}
         for level, b in rep.bounds.items():

@@ -344,7 +344,7 @@ def _dispatch_rows(
         floors_from_spec,
         floors_given,
     )
-    from solar.backends.levels import recurrence_level
+    from solar.backends.derived import recurrence_level
     from solar.hardware.spec import calibrated_spec
     from solar.usecases.dispatch_floor import largest_floor, makespan_curve
 

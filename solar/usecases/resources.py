@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solar.backends.assumptions import Assumptions
 from solar.backends.compute import (
     clock_scale,
     compute_time,
@@ -133,4 +134,4 @@ def least_rate(
 def compute_seconds(
     work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None
 ) -> float:
-    return compute_time(work, spec, precision, clock_mhz).seconds
+    return compute_time(work, spec, Assumptions(precision=precision, clock_mhz=clock_mhz)).seconds

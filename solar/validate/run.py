@@ -10,18 +10,8 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from solar.backends.levels import COMPILE, EAGER, Level, Violation, headroom, violations
 from solar.errors import SolarError
-
-# Which execution modes each bound level claims to bound: `unfused` bounds one-kernel-per-op
-# (eager) execution only; the others bound any implementation.
-LEVEL_MODES: dict[str, frozenset[str]] = {
-    "fused": frozenset({"eager", "compile"}),
-    "cache_aware": frozenset({"eager", "compile"}),
-    "library": frozenset({"eager", "compile"}),
-    "unfused": frozenset({"eager"}),
-    "recurrence": frozenset({"eager", "compile"}),
-    "eager_host": frozenset({"eager"}),  # valid on the host and framework it was calibrated on
-}
 
 
 class _Model(BaseModel):
@@ -32,19 +22,6 @@ class ModeTiming(_Model):
     median_seconds: float
     min_seconds: float
     reps: int
-
-
-class Violation(_Model):
-    mode: str
-    level: str
-    bound_seconds: float
-    measured_min_seconds: float
-
-    def describe(self) -> str:
-        return (
-            f"{self.mode} ran in {self.measured_min_seconds * 1e6:.2f} µs, below the {self.level} "
-            f"bound of {self.bound_seconds * 1e6:.2f} µs"
-        )
 
 
 class ValidationResult(_Model):
@@ -64,16 +41,6 @@ class ValidationResult(_Model):
         return self.model_dump_json()
 
 
-def find_violations(measured: dict[str, ModeTiming], bounds: dict[str, float]) -> list[Violation]:
-    """Every (mode, level) where the fastest measured run beat a bound that claims that mode."""
-    out = []
-    for level, seconds in bounds.items():
-        for mode, timing in measured.items():
-            if mode in LEVEL_MODES.get(level, frozenset()) and timing.min_seconds < seconds:
-                out.append(Violation(mode=mode, level=level, bound_seconds=seconds, measured_min_seconds=timing.min_seconds))
-    return out
-
-
 def assemble(
     problem: str,
     report: Any,
@@ -83,7 +50,7 @@ def assemble(
 ) -> ValidationResult:
     """A ValidationResult from an analysis report (solar.report.Report) and measured timings."""
     bounds = {level: b.seconds for level, b in report.bounds.items()}
-    fused = bounds.get("fused", 0.0)
+    fused = bounds.get(Level.FUSED)
     return ValidationResult(
         problem=problem,
         arch=report.arch,
@@ -93,8 +60,8 @@ def assemble(
         measured=measured,
         bounds=bounds,
         bottlenecks={level: b.bottleneck for level, b in report.bounds.items()},
-        headroom={m: t.median_seconds / fused for m, t in measured.items() if fused > 0},
-        violations=find_violations(measured, bounds),
+        headroom={m: h for m, t in measured.items() if (h := headroom(t.median_seconds, fused)) is not None},
+        violations=violations(bounds, {m: t.min_seconds for m, t in measured.items()}),
         error=error,
     )
 
@@ -119,13 +86,13 @@ def measure(
     l2 = query_device().l2_bytes
     model = model.cuda()
     args = _to_device(list(inputs), torch)
-    measured = {"eager": ModeTiming(**time_cuda(lambda: model(*args), l2, reps).__dict__)}
+    measured = {EAGER: ModeTiming(**time_cuda(lambda: model(*args), l2, reps).__dict__)}
     error = None
     if compile:
         try:
             compiled = torch.compile(model)
             t = time_cuda(lambda: compiled(*args), l2, reps, warmup=3)
-            measured["compile"] = ModeTiming(**t.__dict__)
+            measured[COMPILE] = ModeTiming(**t.__dict__)
         except Exception as exc:  # torch.compile failing is recorded, not fatal
             error = f"torch.compile failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return measured, error
@@ -179,13 +146,10 @@ def validate_file(path: str | Path, arch: str | None = None, compile: bool = Fal
 
 
 __all__ = [
-    "LEVEL_MODES",
     "ModeTiming",
     "ValidationResult",
-    "Violation",
     "assemble",
     "build_on_gpu",
-    "find_violations",
     "measure",
     "validate_file",
     "validate_module",

@@ -172,9 +172,9 @@ def test_tf32_flag_and_fastest_policy() -> None:
     work = Work.make({(F32, True): macs})
     # TF32 tensor cores and the FMA pipe share the MACs.
     tc, simt = H100.tensor_rate("tf32") / 2, H100.simt_rate("fp32") / 2
-    ct = compute_time(work, H100, "exact")
+    ct = compute_time(work, H100, Assumptions(precision="exact"))
     assert rel(ct.seconds, macs / (tc + simt)) < 1e-12 and ct.binding_unit == "tensor"
-    fastest = compute_time(Work.make({(F32, False): macs}), H100, "fastest")
+    fastest = compute_time(Work.make({(F32, False): macs}), H100, Assumptions(precision="fastest"))
     best = max(H100.tensor_rate(key) for key in ("tf32", "bf16", "fp16")) / 2
     assert rel(fastest.seconds, macs / (best + simt)) < 1e-12
     assert fastest.seconds < ct.seconds

@@ -130,7 +130,7 @@ def test_report_with_measured_times_shows_headroom_and_violations(tmp_path):
     assert "id='headroom'" in html and "No measured times were given" not in html
     assert "2 VIOLATION(S)" in html and "class='box bad'" in html
     assert len(_check_self_contained(html)) == 8  # + a headroom figure per GPU
-    assert [(v.problem, v.level) for v in written.joined.violations] == [
+    assert [(f.problem, f.violation.level) for f in written.joined.violations] == [
         ("level1/2_B.py", "fused"),
         ("level1/2_B.py", "unfused"),
     ]

@@ -12,7 +12,7 @@ import pytest
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import analyze_graph
 from solar.backends.dispatch import Floors, eager_host, pipeline_makespan
-from solar.backends.levels import with_levels
+from solar.backends.derived import with_levels
 from solar.backends.recurrence import critical_path, find_chains
 from solar.hardware import get_spec
 from solar.ir.parser import parse_program
