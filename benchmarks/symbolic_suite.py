@@ -45,7 +45,7 @@ def main() -> int:
         try:
             if g is None:
                 raise SolarError("no size global")
-            sp = trace_file(f, {g: "X"})
+            sp = trace_file(f, {g: "X"}, lambda p: load(p).program)
             sa = analyze_symbolic(sp, spec)
             bad = [
                 m for pt, prog in zip(sp.points, sp.traced) for m in mismatches(sa, pt, prog, spec)

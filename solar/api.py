@@ -332,9 +332,11 @@ def analyze(
     returns solar.symbolic.SymbolicAnalysis formulas instead of Reports (docs/BOUNDS.md §14).
     `measured_ops`: per-op measured times (see analyze_loaded); `share_layers`: see `load`."""
     if symbols is not None:
+        from solar.backends.assumptions import Assumptions
         from solar.symbolic import analyze_file
 
-        out = analyze_file(model_or_path, symbols, arch, precision, clock_mhz, cache, train)
+        a = Assumptions(precision=precision, cache=cache, clock_mhz=check_clock_mhz(clock_mhz))
+        out = analyze_file(model_or_path, symbols, lambda p: load(p, train=train).program, arch, a)
         return out[0] if isinstance(arch, str) else out
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer, share_layers=share_layers)
     reports = analyze_archs(

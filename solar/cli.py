@@ -154,9 +154,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
         get_spec(arch)
     if args.symbolic:
+        from solar.backends.assumptions import Assumptions
         from solar.symbolic.cli import run
 
-        return run(args)
+        a = Assumptions(precision=args.precision, cache=args.cache, clock_mhz=args.clock_mhz)
+        return run(args, a, lambda path: load(path, train=args.train).program)
     progress = _Progress()
     progress(f"tracing and lowering {args.file}")
     loaded = _load_hf(args) or load(

@@ -22,7 +22,6 @@ import matplotlib.pyplot as plt
 from study_output import markdown_table, microseconds, plot_path, write_report
 
 import solar
-from solar.symbolic import analyze_file
 from solar.symbolic.trace import with_values
 
 FILE = Path(__file__).resolve().parent / "llama_decode_step.py"
@@ -50,7 +49,7 @@ def _values(r) -> dict[str, float]:
 
 
 def main() -> None:
-    sa = analyze_file(FILE, {"BATCH": "B"}, arch=ARCH)[0]
+    sa = solar.analyze(FILE, symbols={"BATCH": "B"}, arch=ARCH)
     rows, curves = [], {"fused": [], "unfused": []}
     reports = {b: numeric(b) for b in NUMERIC}
     for b in BATCHES:

@@ -21,7 +21,6 @@ import matplotlib.pyplot as plt
 from study_output import markdown_table, microseconds, plot_path, write_report
 
 import solar.api
-from solar.symbolic import analyze_file
 
 FILE = Path(__file__).resolve().parents[1] / "jax" / "robot_mpc.py"
 ARCHS = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200")
@@ -96,7 +95,7 @@ def main() -> None:
             + "\n"
         )
 
-    sym = analyze_file(FILE, {"ROLLOUTS": "R"}, arch="L4")[0]
+    sym = solar.api.analyze(FILE, symbols={"ROLLOUTS": "R"}, arch="L4")
     body = (
         f"{FILE.name}: {reports[0].totals.flops / 1e6:.1f} MFLOP, "
         f"{reports[0].totals.dram_bytes / 1e6:.2f} MB compulsory DRAM traffic per plan.\n\n"

@@ -4,7 +4,7 @@ fused       = max(compute(all work), compulsory DRAM bytes / BW, t_launch)
 cache_aware = max(compute(all work), cache-aware DRAM bytes / BW, t_launch)   (>= fused)
 unfused     = Σ over op instances g of max(compute_g, bytes_g / BW, t_launch), plus any traffic
               every implementation moves (cache-aware bytes) that the per-kernel rules left
-              unattributed (see `_unfused`); >= cache_aware.
+              unattributed (see `unfused_seconds`); >= cache_aware.
 
 Each term is a lower bound (solar.backends.compute, solar.backends.memory); a kernel cannot
 finish before its slowest resource, so the max of lower bounds is one; eager kernels run one after
@@ -16,8 +16,9 @@ bound 0, so its fused bound never exceeds its unfused one."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from solar.backends.assumptions import Assumptions, Precision
 from solar.backends.cache import Traffic, cache_aware_traffic
@@ -118,8 +119,7 @@ def analyze_graph(
         graph.memo["total_work"] = total(works.values())
     work = graph.memo["total_work"]
     bw = spec.dram_bytes_per_s
-    runs_a_kernel = len(graph) > 0
-    launch = spec.min_kernel_seconds.value if assumptions.count_launch and runs_a_kernel else 0.0
+    launch = t_launch(spec, assumptions, len(graph) > 0)
 
     ct = _compute(work, spec, assumptions)
     traffic = cache_aware_traffic(graph, spec, assumptions.cache, assumptions.writeback)
@@ -190,7 +190,7 @@ def _max_bound(level: Level, ct: ComputeTime, memory_seconds: float, launch: flo
     }
     return Bound(
         level,
-        max(terms.values()),
+        slowest(ct.seconds, memory_seconds, launch),
         _dominant(terms),
         ct.seconds,
         memory_seconds,
@@ -231,7 +231,7 @@ def _op_costs(
         mem = nbytes / spec.dram_bytes_per_s
         # an op made only of in-place identity copies runs no kernel (they move nothing)
         runs = not copies.issuperset(group.node_ids)
-        terms = {"compute": ct.seconds, "memory": mem, "launch": launch if runs else 0.0}
+        terms = {"compute": ct.seconds, "memory": mem, "launch": kernel_launch(launch, runs)}
         bottleneck = _dominant(terms)
         origin = graph.node(group.node_ids[0]).origin
         rows.append(
@@ -243,7 +243,7 @@ def _op_costs(
                 flops=work.flops,
                 contraction_flops=work.contraction_flops,
                 dram_bytes=nbytes,
-                seconds=max(terms.values()),
+                seconds=slowest(ct.seconds, mem, terms["launch"]),
                 bottleneck=bottleneck,
                 compute_seconds=ct.seconds,
                 memory_seconds=mem,
@@ -257,20 +257,12 @@ def _op_costs(
 
 
 def _unfused(ops: tuple[OpCost, ...], total_bytes: float, bw: float) -> tuple[Bound, float]:
-    """Σ_g max(compute_g, bytes_g/BW, launch) plus the traffic no kernel was charged for.
-
-    `total_bytes` is a lower bound on the DRAM traffic of ANY implementation (the cache-aware
-    bytes: compulsory plus what finite on-chip storage forces), so also of the eager one. The
-    per-kernel byte rules may charge less in total (two ops reading disjoint halves of one input
-    that fits in L2: the second half is charged to nobody; a kernel that must re-read its input).
-    Any eager execution moves at least max(Σ bytes_g, total_bytes), and the unattributed
-    E = total_bytes − Σ bytes_g can hide only in the slack max(compute_g, launch) − bytes_g/BW of
-    the kernels; the smallest total time is therefore Σ_g max(...) + max(0, E/BW − Σ_g slack_g).
-    This keeps unfused >= cache_aware >= fused."""
-    charged = sum(op.dram_bytes for op in ops)
-    extra_bytes = max(0.0, total_bytes - charged)
-    slack = sum(op.seconds - op.memory_seconds for op in ops)
-    extra_seconds = max(0.0, extra_bytes / bw - slack)
+    """The unfused bound of the op rows (`unfused_seconds`), with its bottleneck and the DRAM bytes
+    it charges."""
+    seconds, nbytes, extra_seconds = unfused_seconds(
+        [op.seconds for op in ops], [op.memory_seconds for op in ops],
+        [op.dram_bytes for op in ops], total_bytes, bw,
+    )
     shares: dict[Bottleneck, float] = {t: 0.0 for t in TERMS}
     units: dict[str, float] = {}
     for op in ops:
@@ -280,11 +272,70 @@ def _unfused(ops: tuple[OpCost, ...], total_bytes: float, bw: float) -> tuple[Bo
     shares["memory"] += extra_seconds
     bound = Bound(
         level=Level.UNFUSED,
-        seconds=sum(op.seconds for op in ops) + extra_seconds,
+        seconds=seconds,
         bottleneck=_dominant(shares),
         compute_seconds=sum(op.compute_seconds for op in ops),
-        memory_seconds=(charged + extra_bytes) / bw,
+        memory_seconds=nbytes / bw,
         launch_seconds=sum(op.launch_seconds for op in ops),
         binding_unit=max(units, key=units.__getitem__) if units else None,
     )
-    return bound, charged + extra_bytes
+    return bound, nbytes
+
+
+# ---- the formulas: over floats here, over sympy formulas in solar.symbolic.bounds ----------------
+
+Num = TypeVar("Num")  # a float, or a sympy expression
+
+
+@dataclass(frozen=True, slots=True)
+class Algebra:
+    """What the formulas below compute with: `max` of several terms, `sum` of an iterable, and the
+    `zero` that clips a difference (max(zero, x))."""
+
+    max: Callable[..., Any]
+    sum: Callable[[Iterable[Any]], Any]
+    zero: Any
+
+
+FLOATS = Algebra(max, sum, 0.0)
+
+
+def t_launch(spec: HardwareSpec, a: Assumptions, runs_a_kernel: bool) -> float:
+    """t_launch of a program: the spec's minimum kernel time if the program runs at least one
+    kernel (has a statement) and launch is counted, else 0."""
+    return spec.min_kernel_seconds.value if a.count_launch and runs_a_kernel else 0.0
+
+
+def kernel_launch(launch: Num, runs: bool, alg: Algebra = FLOATS) -> Num:
+    """t_launch of one op instance: none for an op that runs no kernel (only in-place identity
+    copies)."""
+    return launch if runs else alg.zero
+
+
+def slowest(compute: Num, memory: Num, launch: Num, alg: Algebra = FLOATS) -> Num:
+    """max(compute, memory, launch): each is a lower bound on the same execution (a kernel, or the
+    whole program as one), which cannot finish before its slowest resource."""
+    return alg.max(compute, memory, launch)
+
+
+def unfused_seconds(
+    seconds: Sequence[Num], memory: Sequence[Num], nbytes: Sequence[Num], total_bytes: Num, bw: Num,
+    alg: Algebra = FLOATS,
+) -> tuple[Num, Num, Num]:
+    """Σ_g max(compute_g, bytes_g/BW, launch) plus the traffic no kernel was charged for, from each
+    eager kernel's `seconds` (its `slowest`), `memory` seconds and DRAM `nbytes`; returns (seconds,
+    DRAM bytes, seconds of the uncharged traffic).
+
+    `total_bytes` is a lower bound on the DRAM traffic of ANY implementation (the cache-aware
+    bytes: compulsory plus what finite on-chip storage forces), so also of the eager one. The
+    per-kernel byte rules may charge less in total (two ops reading disjoint halves of one input
+    that fits in L2: the second half is charged to nobody; a kernel that must re-read its input).
+    Any eager execution moves at least max(Σ bytes_g, total_bytes), and the unattributed
+    E = total_bytes − Σ bytes_g can hide only in the slack max(compute_g, launch) − bytes_g/BW of
+    the kernels; the smallest total time is therefore Σ_g max(...) + max(0, E/BW − Σ_g slack_g).
+    This keeps unfused >= cache_aware >= fused."""
+    charged = alg.sum(nbytes)
+    extra_bytes = alg.max(alg.zero, total_bytes - charged)
+    slack = alg.sum(s - m for s, m in zip(seconds, memory))
+    extra_seconds = alg.max(alg.zero, extra_bytes / bw - slack)
+    return alg.sum(seconds) + extra_seconds, charged + extra_bytes, extra_seconds

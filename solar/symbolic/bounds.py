@@ -14,19 +14,21 @@ in place of integers.
   the functionals of the optimal weightings at every traced size and of each class alone: a lower
   bound at every size, equal to the numeric one at the traced sizes;
 - fused = Max(compute, bytes / BW, launch), cache_aware likewise with the cache-aware bytes;
-  unfused = Σ_kernels Max(compute_g, bytes_g / BW, launch) + the uncharged remainder, as in
-  solar.backends.bounds._unfused."""
+  unfused = Σ_kernels Max(compute_g, bytes_g / BW, launch) + the uncharged remainder: the formulas
+  of solar.backends.bounds (`slowest`, `unfused_seconds`, ...) computed over sympy (`SYMPY`)."""
 
 from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import sympy
 
 from solar.backends.assumptions import Assumptions
+from solar.backends.bounds import Algebra, kernel_launch, slowest, t_launch, unfused_seconds
 from solar.backends.compute import UNITS, clock_scale, solve_lp, unit_rates, unit_weights
 from solar.backends.memory import (
     READ_ROLES,
@@ -37,16 +39,17 @@ from solar.backends.memory import (
 )
 from solar.backends.work import graph_work
 from solar.errors import SolarError
-from solar.hardware import HardwareSpec
+from solar.hardware import HardwareSpec, get_spec
 from solar.ir import polyhedral
 from solar.ir.dtypes import BLOCK_SCALES, DType
 from solar.ir.nodes import Program, Role
 from solar.lift.einsum import lift
 from solar.symbolic.counts import Counter
-from solar.symbolic.trace import SymbolicError, SymbolicProgram
+from solar.symbolic.trace import SymbolicError, SymbolicProgram, trace_file
 from solar.symbolic.traffic import cache_aware_bytes
 
-TERMS = ("compute", "memory", "launch")
+# solar.backends.bounds' formulas over sympy: Max, Add (one call: fast for many terms), Max(0, .)
+SYMPY = Algebra(sympy.Max, lambda terms: sympy.Add(*terms), sympy.Integer(0))
 
 
 @dataclass(frozen=True)
@@ -287,6 +290,20 @@ def _unfused_bytes(
 # ---- the analysis --------------------------------------------------------------------------------
 
 
+def analyze_file(
+    path: str | Path,
+    symbols: Mapping[str, str] | str,
+    load_program: Callable[[Path], Program],
+    arch: str | Sequence[str] = "H100-SXM",
+    assumptions: Assumptions = Assumptions(),
+) -> list[SymbolicAnalysis]:
+    """Formulas of the file's bounds on each GPU of `arch` under `assumptions` (`load_program`:
+    see solar.symbolic.trace.trace_file)."""
+    specs = [get_spec(a) for a in ([arch] if isinstance(arch, str) else arch)]
+    sp = trace_file(path, symbols, load_program)
+    return [analyze_symbolic(sp, spec, assumptions) for spec in specs]
+
+
 def analyze_symbolic(
     sp: SymbolicProgram, spec: HardwareSpec, a: Assumptions = Assumptions()
 ) -> SymbolicAnalysis:
@@ -302,7 +319,7 @@ def analyze_symbolic(
         2 * mac_total + sum((v for k, v in amounts.items() if not _is_mac(k)), sympy.Integer(0))
     )
     bw = sympy.Float(spec.dram_bytes_per_s)
-    launch = sympy.Float(spec.min_kernel_seconds.value if a.count_launch and program.stmts else 0.0)
+    launch = sympy.Float(t_launch(spec, a, bool(program.stmts)))
     reads, writes = _compulsory(program, counter)
     dram, dependency, capacity = cache_aware_bytes(
         sp, spec, reads, writes, lambda ts: _compulsory(program, counter, ts)[0], a.cache,
@@ -311,25 +328,23 @@ def analyze_symbolic(
     cab = dram + sympy.Max(dependency, capacity)
     compute = _compute(amounts, spec, a, sp.points, syms)
     memory = dram / bw
-    fused = sympy.Max(compute, memory, launch)
-    cache_aware = sympy.Max(compute, cab / bw, launch)
+    fused = slowest(compute, memory, launch, SYMPY)
+    cache_aware = slowest(compute, cab / bw, launch, SYMPY)
 
     groups = op_groups(graph)
     copies = inplace_copies(graph)
     group_bytes = _unfused_bytes(
         program, graph, groups, counter, spec.l2_bytes, a.cache == "warm", a.writeback
     )
-    ops, slack = [], []
+    op_seconds, op_memory = [], []
     for g, nbytes in zip(groups, group_bytes):
         ga = _classes(per_point, g.node_ids)
-        runs = not copies.issuperset(g.node_ids)
-        op = sympy.Max(_compute(ga, spec, a, sp.points, syms), nbytes / bw, launch if runs else 0)
-        ops.append(op)
-        slack.append(op - nbytes / bw)
-    # solar.backends.bounds._unfused: traffic any implementation moves that no kernel was charged
-    charged = sympy.Add(*group_bytes)
-    extra_bytes = sympy.Max(0, cab - charged)
-    extra = sympy.Max(0, extra_bytes / bw - sympy.Add(*slack))
+        op_launch = kernel_launch(launch, not copies.issuperset(g.node_ids), SYMPY)
+        op_memory.append(nbytes / bw)
+        op_seconds.append(
+            slowest(_compute(ga, spec, a, sp.points, syms), op_memory[-1], op_launch, SYMPY)
+        )
+    unfused, unfused_bytes, _ = unfused_seconds(op_seconds, op_memory, group_bytes, cab, bw, SYMPY)
     return SymbolicAnalysis(
         program.name,
         spec.name,
@@ -339,13 +354,13 @@ def analyze_symbolic(
         sympy.expand(2 * mac_total),
         dram,
         cab,
-        charged + extra_bytes,
+        unfused_bytes,
         compute,
         memory,
         launch,
         fused,
         cache_aware,
-        sympy.Add(*ops) + extra,
+        unfused,
         sp.points,
     )
 

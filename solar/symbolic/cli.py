@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from pathlib import Path
+
+from solar.backends.assumptions import Assumptions
+from solar.ir.nodes import Program
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
@@ -16,14 +21,16 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from solar.symbolic import analyze_file, parse_symbols
+def run(
+    args: argparse.Namespace, assumptions: Assumptions, load_program: Callable[[Path], Program]
+) -> int:
+    """The formulas of `args.file` on each GPU of `args.arch` (`load_program`: see
+    solar.symbolic.trace.trace_file), printed as tables or JSON."""
+    # sympy and isl load here, not when the CLI registers the flag
+    from solar.symbolic.bounds import analyze_file
     from solar.symbolic.report import print_symbolic, symbolic_report
 
-    names = parse_symbols(args.symbolic)
-    out = analyze_file(
-        args.file, names, args.arch, args.precision, args.clock_mhz, args.cache, args.train
-    )
+    out = analyze_file(args.file, args.symbolic, load_program, args.arch, assumptions)
     reports = [symbolic_report(sa) for sa in out]
     if args.json:
         data = [json.loads(r.to_json()) for r in reports]

@@ -23,9 +23,9 @@ from typing import Any
 import sympy
 
 from solar.errors import SolarError, UsageError
-from solar.frontends.llm.symbolic import rewrite
 from solar.ir.affine import Affine, FloorDiv, Mod
 from solar.ir.nodes import Const, Origin, Program
+from solar.ir.rewrite import rewrite
 
 PREFIX = "_z"  # fresh size symbols: _z0, _z1, ... (never a name a frontend emits)
 
@@ -71,6 +71,19 @@ def parse_symbols(text: str) -> dict[str, str]:
 
 
 _GLOBAL = r"^{name}[ \t]*=[ \t]*(\d+)[ \t]*(#.*)?$"
+
+
+def trace_file(
+    path: str | Path, symbols: Mapping[str, str] | str, load_program: Callable[[Path], Program]
+) -> SymbolicProgram:
+    """The model file's program with the named module globals (GLOBAL -> SYMBOL, or the text
+    `GLOBAL=SYMBOL,...`) as symbols; `load_program` lowers one copy of the file (the caller's
+    frontend: solar.api passes its `load`)."""
+    if isinstance(symbols, str):
+        symbols = parse_symbols(symbols)
+    if not isinstance(path, (str, Path)) or str(path).startswith("hf:"):
+        raise UsageError("symbolic sizes need a model file whose sizes are module-level integers")
+    return symbolic_program(path, dict(symbols), load_program)
 
 
 def file_values(source: str, names: Mapping[str, str], path: str) -> dict[str, int]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import sympy
 
+from solar.api import load
 from solar.backends.assumptions import Assumptions
 from solar.errors import UsageError
 from solar.hardware import get_spec
@@ -22,6 +23,11 @@ from solar.symbolic.check import mismatches
 
 SUITE = Path(__file__).resolve().parents[2] / "benchmarks" / "suite"
 H100 = get_spec("H100-SXM")
+
+
+def _program(path: Path):
+    return load(path).program
+
 
 # (problem, GLOBAL=SYMBOL): a cubic count, a guarded triangle with two symbols, strided rounding,
 # and an in-order recurrence.
@@ -35,7 +41,7 @@ CASES = [
 
 @functools.cache
 def _traced(path: Path, symbols: str):
-    return trace_file(path, symbols)
+    return trace_file(path, symbols, _program)
 
 
 def _check(path: Path, symbols: str, spec=H100, assumptions=Assumptions()):
@@ -95,7 +101,7 @@ def test_bad_symbols_are_one_line_errors(tmp_path):
     with pytest.raises(UsageError, match="named twice"):
         parse_symbols("A=X,B=X")
     with pytest.raises(UsageError, match="expected one module-level line `NOPE = <integer>`"):
-        trace_file(SUITE / "level1/1_Square_matmul.py", "NOPE=X")
+        trace_file(SUITE / "level1/1_Square_matmul.py", "NOPE=X", _program)
 
 
 def _model_file(tmp_path: Path, globals_: str, body: str, shape: str) -> Path:
@@ -116,14 +122,14 @@ def test_a_size_inside_a_flattened_index_is_refused(tmp_path):
         tmp_path, "SEQ = 8", "        return x.reshape(-1, 4).t() @ x.reshape(-1, 4)\n", "2, SEQ, 4"
     )
     with pytest.raises(SymbolicError, match="changes with the symbols"):
-        trace_file(f, "SEQ=S")
+        trace_file(f, "SEQ=S", _program)
 
 
 def test_a_structure_that_changes_with_the_size_is_refused(tmp_path):
     body = "        for _ in range(STEPS):\n            x = torch.relu(x) * 2\n        return x\n"
     f = _model_file(tmp_path, "STEPS = 2", body, "8, 8")
     with pytest.raises(SymbolicError, match="structure changes between"):
-        trace_file(f, "STEPS=T")
+        trace_file(f, "STEPS=T", _program)
 
 
 def _suite():
@@ -187,7 +193,6 @@ def test_cli_and_api(tmp_path, capsys):
 def test_cache_aware_reread_term_beyond_the_traced_sizes(tmp_path):
     """Train-mode batch norm re-reads x when a channel's slice exceeds on-chip storage: at the
     traced batches (16, 32, 48) it fits, at 512 it does not; the formula holds at both."""
-    from solar.api import load
     from solar.symbolic.trace import with_values
 
     path = SUITE / "level1/25_BatchNorm2d_batch_statistics.py"

@@ -35,8 +35,9 @@ def build() -> list[Example]:
     import torch
 
     from solar.frontends.llm.example_programs import EXAMPLES, NOTES
-    from solar.frontends.llm.symbolic import rewrite, symbolise
+    from solar.frontends.llm.symbolic import symbolise
     from solar.frontends.torch import lower_module
+    from solar.ir.rewrite import rewrite
 
     out = []
     for cls, init, shapes, names in EXAMPLES:

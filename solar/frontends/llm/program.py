@@ -11,9 +11,10 @@ from solar.frontends.llm import prompt
 from solar.frontends.llm.client import ChatClient
 from solar.frontends.llm.config import LLMConfig
 from solar.frontends.llm.reference import JaxFile, ModelFile
-from solar.frontends.llm.symbolic import bind, rewrite, solve
+from solar.frontends.llm.symbolic import bind, solve
 from solar.frontends.llm.synth import Provenance, Task, synthesise
 from solar.ir.nodes import Origin, Program, Stmt
+from solar.ir.rewrite import rewrite
 from solar.ir.verify import verify
 
 

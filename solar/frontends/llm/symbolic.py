@@ -8,42 +8,17 @@ that symbol."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from solar.errors import LLMError
 from solar.ir.affine import Affine, Constraint, const
 from solar.ir.nodes import Loop, Program, Role, TensorDecl
+from solar.ir.rewrite import rewrite, rewrite_children
 
 
 class BindError(LLMError):
     """The IR's declarations do not fit the program's data (rank, a fixed size, a free symbol)."""
-
-
-def rewrite(node: Any, fn: Callable[[Any], Any]) -> Any:
-    """Rebuild a tree of frozen dataclasses and tuples top-down, replacing every node for which
-    `fn` returns something other than None (that replacement is not walked further). Works for
-    every IR node type, including ones added later, since it walks dataclass fields generically."""
-    out = fn(node)
-    if out is not None:
-        return out
-    return rewrite_children(node, fn)
-
-
-def rewrite_children(node: Any, fn: Callable[[Any], Any]) -> Any:
-    if isinstance(node, tuple):
-        return tuple(rewrite(x, fn) for x in node)
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        changes = {}
-        for f in dataclasses.fields(node):
-            if not f.init:
-                continue
-            old = getattr(node, f.name)
-            new = rewrite(old, fn)
-            if new is not old:
-                changes[f.name] = new
-        return dataclasses.replace(node, **changes) if changes else node
-    return node
 
 
 def bind(program: Program, values: Mapping[str, int]) -> Program:
