@@ -5,7 +5,7 @@ T_b and the speed of light T_SOL of the same workload on the same GPU,
 
 (1 at the speed of light, 1/2 at the baseline, towards 0 for slower kernels), per workload and per
 definition (the mean over its scored workloads), with the headroom T_k / T_SOL. T_SOL is the tightest
-solar bound that bounds every implementation (SOL_LEVELS; `unfused` bounds eager execution only).
+solar bound that bounds every implementation (solar.backends.levels.SOL_LEVELS).
 
 A kernel faster than T_SOL is a **violation**: solar's bound is wrong (a bug to fix in solar). A kernel
 within `suspicious_ratio` of T_SOL is **suspicious**: a result that close to the speed of light is
@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from solar.backends.levels import SOL_LEVELS, headroom, violations
 from solar.errors import UsageError
 from solar.kernelbench.measured import json_records
 
-#: the bound levels that bound every implementation, tightest first wins (the max is taken).
-SOL_LEVELS = ("fused", "cache_aware")
+#: what a definition's measured kernel is: an implementation of any kind (not eager, not compiled)
+KERNEL = "kernel"
 #: (field, seconds per unit) for the kernel and the baseline time of a flat record.
 KERNEL_KEYS = (("kernel_seconds", 1.0), ("kernel_ms", 1e-3), ("latency_ms", 1e-3), ("T_k", 1.0))
 BASELINE_KEYS = (
@@ -124,7 +125,7 @@ def load_timings(path: str, arch: str | None = None) -> list[Timing]:
 
 def sol_of(bounds: dict[str, dict] | None) -> tuple[str, float] | None:
     """(level, seconds) of the tightest bound in SOL_LEVELS that a row has."""
-    found = [(float(bounds[lv]["seconds"]), lv) for lv in SOL_LEVELS if bounds and lv in bounds]
+    found = [(float(bounds[lv]["seconds"]), lv.value) for lv in SOL_LEVELS if bounds and lv in bounds]
     if not found:
         return None
     seconds, level = max(found)
@@ -160,7 +161,7 @@ def score_rows(
             continue
         level, t_sol = sol
         s = score(t.kernel_seconds, t.baseline_seconds, t_sol)
-        violation = t.kernel_seconds < t_sol
+        violation = bool(violations({level: t_sol}, {KERNEL: t.kernel_seconds}))
         notes = []
         if violation:
             notes.append(f"kernel {t.kernel_seconds:.3g} s is below the {level} bound {t_sol:.3g} s: a bug in solar")
@@ -173,7 +174,7 @@ def score_rows(
             notes.append("no score: the baseline is not slower than the speed of light")
         scores.append(Score(
             t.definition, t.workload, t.arch, level, t_sol, t.kernel_seconds, t.baseline_seconds, s,
-            t.kernel_seconds / t_sol, violation, suspicious, "; ".join(notes) or None,
+            headroom(t.kernel_seconds, t_sol), violation, suspicious, "; ".join(notes) or None,
         ))
     scores.sort(key=lambda s: (s.definition, s.arch, s.workload))
     return scores, unmatched
