@@ -23,9 +23,9 @@ _EXPORTS = {
     "write_report": "report",
     "Row": "results",
     "read_rows": "results",
-    "RunConfig": "runner",
-    "RunStats": "runner",
-    "resolve_archs": "runner",
+    "RunConfig": "plan",
+    "RunStats": "plan",
+    "resolve_archs": "plan",
     "run_analysis": "runner",
 }
 
