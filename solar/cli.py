@@ -1,7 +1,6 @@
-"""The `solar` command: its subcommands, each registered by its own module, and `main`, which runs
-one command line under the program's contract (solar.commands.entry: one-line errors, exit 2; Ctrl-C
-130; SIGTERM 143). The analysis commands run under a wall-clock limit (`--timeout`) and, with
-`--debug`, show what the user's code and torch/JAX print and the traceback of an error."""
+"""The `solar` command: the modules whose subcommands it has (each registers its own) and `main`,
+which runs one command line under the program's contract (solar.commands.entry: one-line errors,
+exit 2; Ctrl-C 130; SIGTERM 143)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""One `solar` command line under the program's contract: a parser built from command modules, and
-`run`, which parses and runs the command under the --timeout clock. Errors from the SolarError family
-print as one line and exit 2; Ctrl-C prints one line and exits 130, SIGTERM 143 (commands that run
-user code); a closed stdout ends quietly; anything else is a bug in solar and keeps its traceback."""
+"""One `solar` command line under the program's contract (`run`): a SolarError is one line and exit 2,
+Ctrl-C 130, SIGTERM 143 (commands that run user code, under the --timeout clock), a closed stdout 0;
+anything else is a bug in solar and keeps its traceback. `parser` builds `solar`'s from command modules."""
 
 from __future__ import annotations
 
