@@ -1,6 +1,6 @@
-"""One `solar` command line under the program's contract (`run`): a SolarError is one line and exit 2,
-Ctrl-C 130, SIGTERM 143 (commands that run user code, under the --timeout clock), a closed stdout 0;
-anything else is a bug in solar and keeps its traceback. `parser` builds `solar`'s from command modules."""
+"""One `solar` command line under the program's contract (`run`): a SolarError is one line, exit 2;
+Ctrl-C 130; SIGTERM 143 (commands that run user code, under the --timeout clock); a closed stdout 0;
+anything else is a bug in solar and keeps its traceback. `parser` builds one from modules."""
 
 from __future__ import annotations
 
