@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from solar.errors import TraceError, UnsupportedOpError, UsageError, message_line
 from solar.heap import settled
@@ -354,10 +354,11 @@ def analyze_archs(
     clock_mhz: float | None = None,
     cache: str = "cold",
     writeback: bool = True,
+    on_arch: Callable[[str], None] | None = None,
     **kwargs: Any,
 ) -> list[Report]:
     """One Report per GPU of a loaded program (its graph lifted once), every name checked before
-    any work; `kwargs` as analyze_loaded takes them."""
+    any work; `on_arch(name)` before each GPU is priced; `kwargs` as analyze_loaded takes them."""
     from solar.hardware import get_spec
 
     if not archs:
@@ -365,7 +366,12 @@ def analyze_archs(
     for a in archs:
         if isinstance(a, str):
             get_spec(a)
-    return [analyze_loaded(loaded, a, precision, clock_mhz, cache, writeback, **kwargs) for a in archs]
+    reports = []
+    for a in archs:
+        if on_arch is not None:
+            on_arch(a)
+        reports.append(analyze_loaded(loaded, a, precision, clock_mhz, cache, writeback, **kwargs))
+    return reports
 
 
 def ir_text(

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from solar import cli, render
+from solar.commands.args import Progress
 from solar.api import analyze, load
 from solar.errors import SolarError
 from solar.ir.parser import parse_program
@@ -190,7 +191,7 @@ def test_cli_rejects_an_unknown_grouping(model_file, capsys) -> None:
 
 
 def test_json_has_the_module_of_each_op_and_progress_stays_on_stderr(model_file, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(cli._Progress, "enabled", staticmethod(lambda: True))  # as on a terminal
+    monkeypatch.setattr(Progress, "enabled", staticmethod(lambda: True))  # as on a terminal
     assert cli.main(["analyze", model_file, "--json"]) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)

@@ -1,30 +1,39 @@
 """Bounds on runtime: work and compute time, DRAM bytes (compulsory and cache-aware), the fused,
-cache-aware and unfused bounds, assumptions."""
+cache-aware and unfused bounds, assumptions, the bound levels.
 
-from solar.backends.assumptions import Assumptions
-from solar.backends.bounds import Analysis, Bound, OpCost, Totals, analyze, analyze_graph
-from solar.backends.cache import Traffic, cache_aware_traffic
-from solar.backends.capacity import ContractionIO, contraction_io
-from solar.backends.compute import ComputeTime, compute_time
-from solar.backends.reread import Reread, find_rereads
-from solar.backends.work import Work, node_work
+The names below are imported on first use, so that a light submodule (the level table, the
+assumptions) does not bring in the LP solver."""
 
-__all__ = [
-    "Analysis",
-    "Assumptions",
-    "Bound",
-    "ComputeTime",
-    "ContractionIO",
-    "OpCost",
-    "Reread",
-    "Totals",
-    "Traffic",
-    "Work",
-    "analyze",
-    "analyze_graph",
-    "cache_aware_traffic",
-    "compute_time",
-    "contraction_io",
-    "find_rereads",
-    "node_work",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Assumptions": "assumptions",
+    "Analysis": "bounds",
+    "Bound": "bounds",
+    "OpCost": "bounds",
+    "Totals": "bounds",
+    "analyze": "bounds",
+    "analyze_graph": "bounds",
+    "Traffic": "cache",
+    "cache_aware_traffic": "cache",
+    "ContractionIO": "capacity",
+    "contraction_io": "capacity",
+    "ComputeTime": "compute",
+    "compute_time": "compute",
+    "Level": "levels",
+    "Reread": "reread",
+    "find_rereads": "reread",
+    "Work": "work",
+    "node_work": "work",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'solar.backends' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"solar.backends.{_EXPORTS[name]}"), name)

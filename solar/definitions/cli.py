@@ -9,7 +9,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from rich.console import Console
+
+from solar.commands.args import Parser
+from solar.definitions.report import definition_rows, write_definitions_report
+from solar.definitions.scores import DEFAULT_SUSPICIOUS_RATIO, load_timings
+from solar.definitions.suite import cases, find_definitions, write_problems
 from solar.errors import SolarError, UsageError
+from solar.kernelbench.cli import add_batch_flags, checked_batch_flags, run_config, stoppable
+from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
+from solar.kernelbench.runner import run_analysis
 
 EXAMPLES = """examples:
   solar definitions benchmarks/definitions --arch B200 --clock-mhz 1500 --out defs/
@@ -38,9 +47,7 @@ S = 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL)). Exit status 1 when a measured time 
 """
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from solar.kernelbench.cli import add_batch_flags
-
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "definitions",
         help="bound SOL-ExecBench / FlashInfer-Bench definitions and workloads, score kernels",
@@ -61,21 +68,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from solar.kernelbench.cli import stoppable
-
     return stoppable(_run, args)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from solar.definitions.report import definition_rows, write_definitions_report
-    from solar.definitions.scores import DEFAULT_SUSPICIOUS_RATIO, load_timings
-    from solar.definitions.suite import cases, find_definitions, write_problems
-    from solar.kernelbench.cli import checked_batch_flags, run_config
-    from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
-    from solar.kernelbench.runner import run_analysis
-
     console = Console(stderr=True, highlight=False)
     entries = find_definitions(args.root, args.definitions)  # every file is checked first
     all_cases = cases(entries)
@@ -101,12 +97,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main() -> int:  # pragma: no cover - `python -m solar.definitions.cli`
-    from solar.cli import _Parser
-
-    parser = _Parser(prog="solar")
-    add_parser(parser.add_subparsers(dest="command", parser_class=_Parser))
+    alone = Parser(prog="solar")
+    register(alone.add_subparsers(dest="command", parser_class=Parser))
     try:
-        args = parser.parse_args(["definitions", *sys.argv[1:]])
+        args = alone.parse_args(["definitions", *sys.argv[1:]])
         return args.fn(args)
     except SolarError as exc:
         print(f"solar: error: {' '.join(str(exc).split(chr(10))[0].split())}", file=sys.stderr)

@@ -1,8 +1,8 @@
 """KernelBench suites: bound every problem of a KernelBench-layout folder in isolated subprocesses,
 join measured run times, and report coverage, headroom (measured / bound) and violations.
 
-The names below are imported on first use, so that `solar`'s CLI can register the subcommand
-(solar.kernelbench.cli) without paying for pydantic or matplotlib at start-up."""
+The names below are imported on first use, so that a submodule run alone (`python -m
+solar.kernelbench.supervise`, every worker's supervisor) does not import them all."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ _EXPORTS = {
     "write_report": "report",
     "Row": "results",
     "read_rows": "results",
-    "RunConfig": "runner",
-    "RunStats": "runner",
-    "resolve_archs": "runner",
+    "RunConfig": "plan",
+    "RunStats": "plan",
+    "resolve_archs": "plan",
     "run_analysis": "runner",
 }
 

@@ -1,6 +1,6 @@
 """`solar kernelbench`: bound every problem of a KernelBench-layout folder, join measured times, and
-write a headroom report. `add_parser` registers the subcommand on `solar`'s subparsers; `main` runs
-it alone (`python -m solar.kernelbench ROOT ...`)."""
+write a headroom report. `register` adds the subcommand to `solar`'s subparsers; `main` runs it alone
+(`python -m solar.kernelbench ROOT ...`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,25 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.console import Console
+
+from solar.commands import analyze
+from solar.commands.args import Parser
+from solar.commands.entry import parser
 from solar.errors import SolarError, UsageError
+from solar.hardware import get_spec
+from solar.kernelbench.measure import MEASURED_FILE, measure_suite
+from solar.kernelbench.measured import load_measured
+from solar.kernelbench.plan import RunConfig, check_jobs, check_seconds, resolve_archs
+from solar.kernelbench.problems import find_problems
+from solar.kernelbench.procs import NOTE, TRACKING
+from solar.kernelbench.ray_runner import measure_on_ray
+from solar.kernelbench.report import write_report
+from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
+from solar.kernelbench.runner import run_analysis
+from solar.kernelbench.signals import Interrupted, signals_as_exceptions
+from solar.kernelbench.summary import Context
+from solar.kernelbench.zygote import stop_server
 
 EXAMPLES = """examples:
   solar kernelbench benchmarks/suite --level 1 2 3 --arch H100-SXM H200-SXM --out report/
@@ -50,8 +68,6 @@ ANALYSIS_FLAGS = (
 
 def _seconds(flag: str):
     def parse(text: str) -> float:
-        from solar.kernelbench.runner import check_seconds
-
         try:
             value = float(text)
         except ValueError:
@@ -62,8 +78,6 @@ def _seconds(flag: str):
 
 
 def _jobs(text: str) -> int:
-    from solar.kernelbench.runner import check_jobs
-
     try:
         value = int(text)
     except ValueError:
@@ -146,7 +160,7 @@ def add_batch_flags(p: argparse.ArgumentParser, unit: str) -> argparse._Argument
     return a
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "kernelbench",
         help="bound a KernelBench-layout suite and write a headroom report",
@@ -204,15 +218,11 @@ def analysis_flags(args: argparse.Namespace) -> tuple[str, ...]:
 
 def check_analysis_flags(flags: tuple[str, ...], archs: list[str]) -> None:
     """Parse the flags passed through with `solar analyze`'s own parser, as every worker will."""
-    from solar.cli import build_parser
-
-    build_parser().parse_args(["analyze", "problem.py", "--arch", *archs, "--json", *flags])
+    parser([analyze]).parse_args(["analyze", "problem.py", "--arch", *archs, "--json", *flags])
 
 
 def check_out(out: Path) -> None:
     """OUT must be a folder (or creatable as one) that can be written, its results file a file."""
-    from solar.kernelbench.results import RESULTS_FILE
-
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder; pass a folder for the report")
     existing = out
@@ -237,14 +247,10 @@ def run(args: argparse.Namespace) -> int:
 def stoppable(body, args: argparse.Namespace) -> int:
     """`body(args)`; a stop signal ends it with one line and 128 + the signal's number
     (solar.kernelbench.signals), the rows in args.out kept."""
-    from solar.kernelbench.signals import Interrupted, signals_as_exceptions
-
     with signals_as_exceptions():
         try:
             return body(args)
         except Interrupted as stop:
-            from solar.kernelbench.zygote import stop_server
-
             stop_server()
             print(f"solar: {_stopped_note(stop.name, args.out)}", file=sys.stderr)
             return stop.exit_code
@@ -253,9 +259,6 @@ def stoppable(body, args: argparse.Namespace) -> int:
 def checked_batch_flags(args: argparse.Namespace) -> tuple[dict, tuple[str, ...]]:
     """The flags every batch command shares, checked before anything starts: the GPUs (and
     --measured-arch), --out, and the analysis flags as each worker will parse them."""
-    from solar.hardware import get_spec
-    from solar.kernelbench.runner import resolve_archs
-
     archs = resolve_archs(args.arch)
     if args.measured_arch is not None:
         get_spec(args.measured_arch)
@@ -267,8 +270,6 @@ def checked_batch_flags(args: argparse.Namespace) -> tuple[dict, tuple[str, ...]
 
 def run_config(args: argparse.Namespace, problems, archs: dict, flags: tuple[str, ...]):
     """The suite runner's configuration from the shared batch flags."""
-    from solar.kernelbench.runner import RunConfig
-
     retry = (("timeout", args.retry_timeouts), ("error", args.retry_errors))
     return RunConfig(
         problems=tuple(problems),
@@ -285,8 +286,6 @@ def run_config(args: argparse.Namespace, problems, archs: dict, flags: tuple[str
 
 
 def _stopped_note(signal_name: str, out: Path) -> str:
-    from solar.kernelbench.results import RESULTS_FILE, read_rows
-
     path = out / RESULTS_FILE
     try:
         kept = len(read_rows(path)[0])
@@ -301,17 +300,6 @@ def _stopped_note(signal_name: str, out: Path) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from solar.kernelbench.measure import MEASURED_FILE, measure_suite
-    from solar.kernelbench.measured import load_measured
-    from solar.kernelbench.problems import find_problems
-    from solar.kernelbench.procs import NOTE, TRACKING
-    from solar.kernelbench.report import write_report
-    from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
-    from solar.kernelbench.runner import run_analysis
-    from solar.kernelbench.summary import Context
-
     console = Console(stderr=True, highlight=False)
     # every flag is checked before anything starts
     problems = find_problems(args.root, tuple(args.level), args.problems)
@@ -328,8 +316,6 @@ def _run(args: argparse.Namespace) -> int:
     measure_note = None
     if args.measure:
         if args.ray is not None:
-            from solar.kernelbench.ray_runner import measure_on_ray
-
             mstats = measure_on_ray(problems, args.out, args.measure_timeout, args.force, args.ray)
         else:
             mstats = measure_suite(problems, args.out, args.measure_timeout, args.force)
@@ -368,12 +354,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m solar.kernelbench ROOT ...`: the subcommand on its own, with `solar`'s error rules."""
-    from solar.cli import _Parser
-
-    parser = _Parser(prog="solar")
-    add_parser(parser.add_subparsers(dest="command", parser_class=_Parser))
+    alone = Parser(prog="solar")
+    register(alone.add_subparsers(dest="command", parser_class=Parser))
     try:
-        args = parser.parse_args(["kernelbench", *(sys.argv[1:] if argv is None else argv)])
+        args = alone.parse_args(["kernelbench", *(sys.argv[1:] if argv is None else argv)])
         return args.fn(args)
     except SolarError as exc:
         print(f"solar: error: {' '.join(str(exc).split(chr(10))[0].split())}", file=sys.stderr)

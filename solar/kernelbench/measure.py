@@ -13,7 +13,8 @@ from pathlib import Path
 
 from solar.kernelbench.measured import MEASURED_KEYS, first_value, seconds_of
 from solar.kernelbench.problems import Problem
-from solar.kernelbench.worker import WorkerSet, failure_message, parse_json, run_solar
+from solar.kernelbench.worker import failure_message, parse_json, run_solar
+from solar.kernelbench.workerset import WorkerSet
 
 MEASURED_FILE = "measured.jsonl"
 #: messages saying the machine cannot measure at all (rather than that one problem failed).

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from solar.errors import SolarError, UsageError
+from solar.hardware import get_spec
 
 PROBLEM_KEYS = ("problem", "file", "path", "program")
 ARCH_KEYS = ("arch", "gpu", "hardware", "device_name")
@@ -95,8 +96,6 @@ class MeasuredFileError(UsageError):
 @functools.cache
 def canonical_arch(name: str) -> str:
     """The spec name for a GPU name or alias (`NVIDIA H200` -> `H200-SXM`); unknown names as given."""
-    from solar.hardware import get_spec
-
     try:
         return get_spec(name).name
     except SolarError:
@@ -268,8 +267,6 @@ def load_measured(spec: str, arch: str | None = None) -> MeasuredFile:
             "(see `solar kernelbench --help` for the accepted shapes)"
         )
     if arch is not None:
-        from solar.hardware import get_spec
-
         canonical = get_spec(
             arch
         ).name  # given on the command line: unknown or ambiguous is an error

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any
 
+from solar.errors import SolarError
+from solar.hardware import get_spec
 from solar.kernelbench import plots
 from solar.backends.levels import Level, claims
 from solar.kernelbench.headroom import Joined
@@ -274,9 +276,6 @@ def _headroom(joined: Joined, archs: tuple[str, ...], summary: dict) -> str:
 
 
 def _roofline(rows: list[Row], joined: Joined, archs: tuple[str, ...]) -> str:
-    from solar.errors import SolarError
-    from solar.hardware import get_spec
-
     out = "<h2 id='roofline'>Roofline</h2><p>Arithmetic intensity (FLOP per compulsory DRAM byte) against "
     out += "throughput; hollow marks: at the SOL; filled marks: measured. Roofs from the GPU's spec.</p>"
     variant = joined.variants[0] if joined.variants else None

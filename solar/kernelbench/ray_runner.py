@@ -21,9 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from solar.errors import UsageError
+from solar.kernelbench.measure import MEASURED_FILE, MeasureStats, measured_problems
+from solar.kernelbench.plan import RunConfig, RunStats, progress_bar, resume, write_rows
 from solar.kernelbench.problems import Problem
 from solar.kernelbench.results import Row, RowWriter, compact
-from solar.kernelbench.runner import RunConfig, RunStats, _progress, resume, write_rows
+from solar.kernelbench.worker import analyze_problem, failure_message, parse_json, run_solar
+from solar.kernelbench.workerset import WorkerSet
 
 
 def _ray() -> Any:
@@ -60,8 +63,6 @@ def analyze_task(
     timeout_s: float, isolation: str,
 ) -> list[dict]:
     """One problem on a Ray worker: its own worker process with its timeout, as the local runner."""
-    from solar.kernelbench.worker import WorkerSet, analyze_problem
-
     with tempfile.TemporaryDirectory(prefix="solar-ray-") as tmp, WorkerSet() as workers:
         path = _materialise(rel, source, tmp)
         rows = analyze_problem(Problem(rel, level, path), archs, flags, timeout_s, isolation, workers)
@@ -119,7 +120,7 @@ def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     remote = ray.remote(num_cpus=1, max_retries=0)(analyze_task)
     start = time.perf_counter()
     written = 0
-    with _tasks(ray, started) as refs, _progress(show_progress) as progress, RowWriter(path) as writer:
+    with _tasks(ray, started) as refs, progress_bar(show_progress) as progress, RowWriter(path) as writer:
         task = progress.add_task("analyse", total=len(work), last="")
         for problem, archs in work:
             try:
@@ -149,8 +150,6 @@ def validate_task(rel: str, source: str, timeout_s: float) -> dict:
     """`solar validate FILE --json` on the GPU Ray gave this task, with where it ran."""
     import ray
 
-    from solar.kernelbench.worker import WorkerSet, failure_message, parse_json, run_solar
-
     context = ray.get_runtime_context()
     where = {
         "node": context.get_node_id(),
@@ -172,8 +171,6 @@ def validate_task(rel: str, source: str, timeout_s: float) -> dict:
 def measure_on_ray(problems: list[Problem], out: Path, timeout_s: float, force: bool, address: str):
     """measure_suite on a Ray cluster: problems already measured in OUT/measured.jsonl are skipped;
     every record gets `node`, `host` and `gpu_ids` of the task that timed it."""
-    from solar.kernelbench.measure import MEASURED_FILE, MeasureStats, measured_problems
-
     ray = _ray()
     started = connect(address)
     path = out / MEASURED_FILE

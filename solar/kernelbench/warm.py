@@ -1,11 +1,11 @@
 """Imported only by the kernelbench fork server (solar.kernelbench.zygote.PRELOAD): importing it runs
 `solar analyze` once on a tiny program so that the lazy imports of tracing and analysis are done
-before the server forks per-problem workers. It goes through the CLI, like the workers, and never
-raises: a failed warm-up only makes the workers slower.
+before the server forks per-problem workers. It goes through the workers' own entry
+(solar.kernelbench.zygote.run_cli), and never raises: a failed warm-up only makes the workers slower.
 
 It also hides the GPUs from the server and its children (CUDA_VISIBLE_DEVICES=""), before torch is
-imported: analysis never uses a GPU, and a fork server that had initialised CUDA would leave every
-child unable to trace ("Cannot re-initialize CUDA in forked subprocess").
+imported (nothing imported above that line imports torch): analysis never uses a GPU, and a fork
+server that had initialised CUDA would leave every child unable to trace ("Cannot re-initialize CUDA in forked subprocess").
 
 Its folder is named after the server's pid (solar.kernelbench.zygote.WARM_PREFIX), so that a server
 killed during the warm-up has its folder removed by whoever killed it."""
@@ -21,10 +21,12 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from solar.kernelbench.zygote import run_cli
+
 os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything in this process imports torch
 
 # Each forked worker re-runs the runner's main module (`python -m solar.cli`) as __mp_main__, as
-# multiprocessing does; this server has imported solar.cli already, so runpy warns once per worker
+# multiprocessing does; when this server has imported solar.cli already, runpy warns once per worker
 # that the module is in sys.modules. The re-run is harmless (the CLI's main is guarded): the
 # warning is hidden here, in the server, whose filters every worker inherits.
 warnings.filterwarnings("ignore", message=r".*found in sys\.modules after import of package", category=RuntimeWarning)
@@ -64,15 +66,13 @@ def warm_up() -> None:
     previous = signal.signal(signal.SIGALRM, _give_up)
     signal.alarm(LIMIT_S)
     try:
-        from solar.cli import main
-
         prefix = f"solar-kb-warm-{os.getpid()}@{socket.gethostname()}-"
         with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
             path = Path(tmp, "warm.py")
             path.write_text(TINY_PROGRAM)
             sink = io.StringIO()
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                main(["analyze", str(path), "--arch", "H100-SXM", "--json"])
+                run_cli(["analyze", str(path), "--arch", "H100-SXM", "--json"])
     except BaseException:  # noqa: BLE001, S110 - see the module docstring
         pass
     finally:

@@ -1,7 +1,8 @@
 """Per-problem workers forked from a warm interpreter: a multiprocessing fork server that has imported
 torch and solar and analysed a tiny program once (solar.kernelbench.warm) forks one child per problem.
 The child starts a session of its own and supervises (solar.kernelbench.supervise) a second fork,
-which runs `solar.cli.main(["analyze", FILE, ...])`.
+which runs `solar analyze FILE ...` in-process (`run_cli`: the analyze and validate commands under
+the program's contract, solar.commands.entry).
 
 Isolation is that of a fresh `python -m solar.cli analyze` (a crash or a hang costs one child; every
 child starts from the same warm state, never from a previous child), without paying the seconds of
@@ -20,25 +21,26 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from solar.commands import analyze, validate
+from solar.commands.entry import parser, run
 from solar.kernelbench.procs import MARKER_VAR, kill_tree
-
-if TYPE_CHECKING:
-    from solar.kernelbench.worker import Outcome, WorkerSet
+from solar.kernelbench.supervise import exit_as, supervise
+from solar.kernelbench.workerset import Outcome, WorkerSet, after_worker, read_output, stop_worker
 
 #: what the fork server imports before it forks anything; an ImportError there is ignored. `warm`
 #: comes first: it hides the GPUs before anything imports torch.
 PRELOAD = ["solar.kernelbench.warm"]
 #: the fork server's warm-up folder is `WARM_PREFIX<server pid>@<host>-...` (solar.kernelbench.warm).
 WARM_PREFIX = "solar-kb-warm-"
+#: the commands a worker runs (`solar analyze`; `solar validate` for --measure).
+COMMANDS = (analyze, validate)
 
 
-def _run_cli(argv: list[str]) -> int:
+def run_cli(argv: list[str]) -> int:
+    """`solar ARGV` in this process, as `python -m solar.cli ARGV` would run it; its exit status."""
     try:
-        from solar.cli import main
-
-        code = main(argv)
+        code = run(parser(COMMANDS), argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - a bug in solar: keep the traceback, like `python -m solar.cli`
@@ -51,8 +53,6 @@ def _run_cli(argv: list[str]) -> int:
 
 def _child(argv: list[str], out: str, err: str, marker: str) -> None:
     """Supervise the solar CLI run with stdout and stderr going to files; exit as it did."""
-    from solar.kernelbench.supervise import exit_as, supervise
-
     os.setsid()  # its own session and process group, away from the terminal's signals
     _release_server()
     for fd, path in ((1, out), (2, err)):
@@ -60,7 +60,7 @@ def _child(argv: list[str], out: str, err: str, marker: str) -> None:
         os.dup2(target, fd)
         os.close(target)
     os.environ[MARKER_VAR] = marker
-    exit_as(supervise(lambda: _run_cli(argv)))
+    exit_as(supervise(lambda: run_cli(argv)))
 
 
 def _release_server() -> None:
@@ -104,8 +104,6 @@ def stop_server() -> None:
 
 def run_forked(argv: list[str], timeout_s: float, workers: WorkerSet) -> Outcome:
     """The Outcome of `solar ARGV` in a forked child; its seconds and timeout count from the fork."""
-    from solar.kernelbench.worker import Outcome, after_worker, read_output, stop_worker
-
     marker = workers.marker()
     with workers.workdir() as tmp:
         out, err = tmp / "stdout", tmp / "stderr"

@@ -1,13 +1,19 @@
 """`solar compare` and `solar provision`, and the comparison table and `--plot` of `solar analyze`
-with several GPUs (registered from solar/cli.py)."""
+with several GPUs."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from rich.markup import escape
+
 from solar import render
+from solar.api import analyze_archs, load
+from solar.commands.args import add_mode_flags, add_run_flags, add_train_flags, clock_mhz
 from solar.errors import UsageError
+from solar.hardware import get_spec
+from solar.usecases import plots
 
 DEFAULT_ARCHS = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200")
 LEVEL_TITLES = {"fused": "fused (SOL)", "cache_aware": "cache-aware", "unfused": "unfused (eager)"}
@@ -24,10 +30,8 @@ PROVISION_EXAMPLES = """examples:
 
 
 def _plot_path(text: str) -> str:
-    from solar.usecases.plots import check_plot_path
-
     try:
-        return check_plot_path(text)
+        return plots.check_plot_path(text)
     except UsageError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -61,13 +65,11 @@ def show_analysis(args: argparse.Namespace, loaded: Any, reports: list) -> bool:
     several = len(reports) > 1
     comparison = None
     if several or args.plot:
-        from solar.usecases.compare import build_comparison
+        from solar.usecases.compare import build_comparison  # scipy.optimize
 
         comparison = build_comparison(loaded, reports, args.precision, args.clock_mhz, args.cache)
     if args.plot:
-        from solar.usecases.plots import roofline
-
-        roofline(comparison, args.plot)
+        plots.roofline(comparison, args.plot)
     if args.json or not several:
         return False
     if args.per_op or args.group_by:
@@ -78,8 +80,6 @@ def show_analysis(args: argparse.Namespace, loaded: Any, reports: list) -> bool:
 
 
 def print_comparison(c: Any) -> None:
-    from rich.markup import escape
-
     con = render.console()
     title = f"{c.program} on {len(c.rows)} GPUs (ratio: bound / {c.reference}'s)"
     levels = list(c.rows[0].levels)
@@ -108,8 +108,6 @@ def print_comparison(c: Any) -> None:
 
 
 def print_provision(p: Any) -> None:
-    from rich.markup import escape
-
     con = render.console()
     con.print(
         f"[bold]{escape(p.program)}[/bold]: target {render.fmt_seconds(p.target_seconds)}, {p.level} bound, "
@@ -176,8 +174,7 @@ def _amount(x: float, unit: str) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from solar.api import analyze_archs
-    from solar.usecases.compare import build_comparison
+    from solar.usecases.compare import build_comparison  # scipy.optimize
 
     loaded = _load(args)
     reports = analyze_archs(loaded, args.arch, args.precision, args.clock_mhz, args.cache)
@@ -186,8 +183,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_provision(args: argparse.Namespace) -> int:
-    from solar.hardware import get_spec
-    from solar.usecases.provision import provision_loaded
+    from solar.usecases.provision import provision_loaded  # scipy.optimize
 
     get_spec(args.like)
     loaded = _load(args)
@@ -200,8 +196,6 @@ def cmd_provision(args: argparse.Namespace) -> int:
 def _emit(args: argparse.Namespace, result: Any, plot: str, show: Any) -> int:
     """--plot (the solar.usecases.plots function named `plot`), then JSON or the table."""
     if args.plot:
-        from solar.usecases import plots
-
         getattr(plots, plot)(result, args.plot)
     if args.json:
         print(result.to_json())
@@ -211,11 +205,7 @@ def _emit(args: argparse.Namespace, result: Any, plot: str, show: Any) -> int:
 
 
 def _load(args: argparse.Namespace) -> Any:
-    from solar.api import load
-
     if getattr(args, "arch", None):
-        from solar.hardware import get_spec
-
         for arch in args.arch:
             get_spec(arch)
     return load(
@@ -228,9 +218,8 @@ def _load(args: argparse.Namespace) -> Any:
     )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register `solar compare` and `solar provision`."""
-    from solar.cli import _add_mode_flags, _add_run_flags, _add_train_flags, _clock_mhz
+def register(sub: argparse._SubParsersAction) -> None:
+    """`solar compare` and `solar provision`."""
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("file", help="KernelBench-format model file, a JAX file, or .ir text")
@@ -243,7 +232,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         )
         p.add_argument(
             "--clock-mhz",
-            type=_clock_mhz,
+            type=clock_mhz,
             default=None,
             metavar="MHZ",
             help="locked SM clock in MHz",
@@ -255,9 +244,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             metavar="FILE",
             help="write the plot (.svg, .png, .pdf)",
         )
-        _add_train_flags(p)
-        _add_mode_flags(p)
-        _add_run_flags(p)
+        add_train_flags(p)
+        add_mode_flags(p)
+        add_run_flags(p)
 
     c = sub.add_parser(
         "compare",

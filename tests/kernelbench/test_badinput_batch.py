@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import solar.kernelbench.measure as measure
-import solar.kernelbench.runner as runner
+import solar.kernelbench.cli as kernelbench_cli
 from solar.kernelbench.cli import main
 from solar.kernelbench.results import RESULTS_FILE, read_rows
 from tests.kernelbench.helpers import RELU, write_suite
@@ -128,8 +127,8 @@ def test_bad_flags_are_one_line_before_anything_starts(case, tmp_path, capsys, m
     def started(*args, **kwargs):
         raise AssertionError("the run started although a flag is bad")
 
-    monkeypatch.setattr(runner, "run_analysis", started)
-    monkeypatch.setattr(measure, "measure_suite", started)
+    monkeypatch.setattr(kernelbench_cli, "run_analysis", started)
+    monkeypatch.setattr(kernelbench_cli, "measure_suite", started)
     paths = _paths(tmp_path)
     code = main([_fill(case.root, paths), *(_fill(a, paths) for a in case.argv)])
     err = capsys.readouterr().err

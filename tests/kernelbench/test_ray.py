@@ -12,9 +12,10 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from solar.kernelbench import ray_runner  # noqa: E402
+from solar.kernelbench.plan import RunConfig, resolve_archs  # noqa: E402
 from solar.kernelbench.problems import find_problems  # noqa: E402
 from solar.kernelbench.results import RESULTS_FILE, RowWriter, read_rows  # noqa: E402
-from solar.kernelbench.runner import RunConfig, resolve_archs, run_analysis  # noqa: E402
+from solar.kernelbench.runner import run_analysis  # noqa: E402
 from tests.kernelbench.helpers import EXIT3, RELU, write_suite  # noqa: E402
 
 HANG = "import time\ntime.sleep(600)\n" + RELU

@@ -14,7 +14,8 @@ from solar.errors import UsageError
 from solar.kernelbench.measure import MEASURED_FILE, measure_suite, measured_problems
 from solar.kernelbench.problems import find_problems
 from solar.kernelbench.results import RESULTS_FILE, read_rows
-from solar.kernelbench.runner import RunConfig, pending, resolve_archs, run_analysis
+from solar.kernelbench.plan import RunConfig, pending, resolve_archs
+from solar.kernelbench.runner import run_analysis
 from tests.kernelbench.helpers import EXIT3, FFT, MATMUL, RELU, SEGFAULT, SVD, sleeper, write_suite
 
 ARCHS = ("H100-SXM", "H200")

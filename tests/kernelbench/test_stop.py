@@ -20,8 +20,10 @@ import pytest
 from solar.kernelbench.cli import main
 from solar.kernelbench.problems import find_problems
 from solar.kernelbench.results import RESULTS_FILE, Row, read_rows
-from solar.kernelbench.runner import RunConfig, resolve_archs, run_analysis
-from solar.kernelbench.worker import WorkerSet, run_command
+from solar.kernelbench.plan import RunConfig, resolve_archs
+from solar.kernelbench.runner import run_analysis
+from solar.kernelbench.worker import run_command
+from solar.kernelbench.workerset import WorkerSet
 from tests.kernelbench.helpers import (
     PARRICIDE,
     RELU,

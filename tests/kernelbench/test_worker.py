@@ -9,7 +9,8 @@ import pytest
 
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
-from solar.kernelbench.worker import Outcome, classify, parse_reports
+from solar.kernelbench.worker import classify, parse_reports
+from solar.kernelbench.workerset import Outcome
 
 PROBLEM = Problem("level1/1_A.py", 1, Path("level1/1_A.py"))
 ARCHS = ("H100-SXM", "L4")

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import argparse
 import datetime
+from pathlib import Path
+
+from solar.errors import UsageError
+from solar.frontends.llm.cache import Store
+from solar.frontends.llm.config import config_from, default_cache_dir
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
@@ -51,14 +56,13 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 
 def config(args: argparse.Namespace):
-    from solar.frontends.llm.config import config_from
-
     return config_from(
         args.llm_base_url, args.llm_model, args.llm_attempts, args.llm_cache, args.llm_timeout
     )
 
 
-def add_cache_parser(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
+    """`solar llm-cache list|show|clear`."""
     c = sub.add_parser(
         "llm-cache", help="list, show or clear the LLM frontend's accepted translations"
     )
@@ -74,12 +78,6 @@ def add_cache_parser(sub) -> None:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from solar.errors import UsageError
-    from solar.frontends.llm.cache import Store
-    from solar.frontends.llm.config import default_cache_dir
-
     store = Store(Path(args.llm_cache) if args.llm_cache else default_cache_dir())
     if args.action == "list":
         entries = store.entries()

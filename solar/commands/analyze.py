@@ -1,0 +1,113 @@
+"""`solar analyze`: bound a program on one or more GPUs (a report per GPU, or JSON; with several GPUs
+one comparison table; `--symbolic` for formulas)."""
+
+from __future__ import annotations
+
+import argparse
+
+from solar import render
+from solar.api import analyze_archs, load, load_hf
+from solar.backends.assumptions import Assumptions
+from solar.commands.args import (
+    Progress,
+    add_hf_flags,
+    add_level_flags,
+    add_mode_flags,
+    add_run_flags,
+    add_share_flag,
+    add_train_flags,
+    clock_mhz,
+    measured,
+)
+from solar.errors import UsageError
+from solar.frontends.llm import cli as llm_cli
+from solar.hardware import get_spec
+from solar.report import reports_to_json, with_insights
+from solar.symbolic import cli as symbolic_cli
+from solar.usecases import cli as usecases_cli
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    a = sub.add_parser("analyze", help="bound a program on one or more GPUs")
+    a.add_argument(
+        "file", help="KernelBench-format model file (Model, get_inputs, get_init_inputs), a JAX file, or .ir text"
+    )
+    a.add_argument("--arch", nargs="+", default=["H100-SXM"], metavar="NAME", help="GPU spec names (see `solar specs`)")
+    a.add_argument("--json", action="store_true", help="print JSON (one object per arch; a list when several)")
+    a.add_argument("--precision", choices=("exact", "fastest"), default="exact", help="tensor-core precision policy")
+    a.add_argument(
+        "--clock-mhz", type=clock_mhz, default=None, metavar="MHZ",
+        help="locked SM clock in MHz (scales compute rates, not DRAM)",
+    )
+    a.add_argument(
+        "--cache", choices=("cold", "warm"), default="cold",
+        help="cold: L2 flushed before the run (default); warm: inputs up to the L2 capacity may be resident",
+    )
+    a.add_argument(
+        "--measured", nargs="+", type=measured, default=[], metavar="MODE=SECONDS",
+        help="measured times (eager=0.0012 compile=8e-4): opportunities rank the time lost per level",
+    )
+    a.add_argument(
+        "--measured-ops", default=None, metavar="FILE",
+        help="per-op measured times (benchmarks/measure_ops.py JSON/JSONL): each op's time lost against its bound, ranked",
+    )
+    a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    add_level_flags(a)
+    a.add_argument(
+        "--group-by", choices=("module", "layer", "op"), default=None,
+        help="roll the op table up by module path, by layer (the path to its first index: "
+        "layers.3), or by op type",
+    )
+    add_hf_flags(a)
+    usecases_cli.add_analyze_flags(a)  # --plot
+    add_train_flags(a)
+    add_mode_flags(a)
+    add_share_flag(a)
+    add_run_flags(a)
+    llm_cli.add_flags(a)
+    symbolic_cli.add_flags(a)
+    a.set_defaults(fn=cmd_analyze)
+
+
+def _load_hf(args: argparse.Namespace):
+    """The `hf:` form of analyze; --scenario and its flags belong to it alone."""
+    hf_flags = (args.scenario, args.batch, args.seq, args.context)
+    if not args.file.startswith("hf:"):
+        if any(f is not None for f in hf_flags):
+            raise UsageError("--scenario, --batch, --seq and --context apply to hf:<model id or config.json>")
+        return None
+    if args.train or args.mode or args.infer_structure:
+        raise UsageError("hf: models are analysed for inference; drop --train, --mode and --infer-structure")
+    from solar.frontends.torch.hf import scenario  # torch
+
+    return load_hf(args.file, scenario(*hf_flags))
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
+        get_spec(arch)
+    assumptions = Assumptions(precision=args.precision, cache=args.cache, clock_mhz=args.clock_mhz)
+    if args.symbolic:
+        return symbolic_cli.run(args, assumptions, lambda path: load(path, train=args.train).program)
+    progress = Progress()
+    progress(f"tracing and lowering {args.file}")
+    loaded = _load_hf(args) or load(
+        args.file, mode=args.mode, infer_structure=args.infer_structure,
+        train=args.train, loss=args.loss, optimizer=args.optimizer,
+        frontend=args.frontend, llm=llm_cli.config(args), share_layers=args.share_layers,
+    )
+    reports = analyze_archs(
+        loaded, args.arch, args.precision, args.clock_mhz, args.cache,
+        on_arch=lambda a: progress(f"pricing {a}"),
+        dispatch_us=args.dispatch_us, grid_sync_us=args.grid_sync_us, measured_ops=args.measured_ops,
+    )
+    progress.done()
+    if args.measured:
+        reports = [with_insights(r, measured=dict(args.measured)) for r in reports]
+    if args.json:
+        print(reports_to_json(reports))
+    # several GPUs: one comparison table; --plot
+    if not usecases_cli.show_analysis(args, loaded, reports) and not args.json:
+        for r in reports:
+            render.print_report(r, args.per_op, args.group_by)
+    return 0

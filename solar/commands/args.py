@@ -1,0 +1,180 @@
+"""What `solar`'s subcommands share on the command line: the parser whose errors are one line, the
+argument types (a bad value is a one-line usage error before anything runs), the flag groups several
+commands take, and the progress lines of an analysis."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+from solar.api import check_clock_mhz
+from solar.errors import UsageError
+
+#: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
+DEFAULT_TIMEOUT_S = 600.0
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage + line)
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+# ---- argument types ------------------------------------------------------------------------------
+
+
+def finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def timeout(text: str) -> float:
+    value = finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a timeout is seconds >= 0 (0: no limit)")
+    return value
+
+
+def clock_mhz(text: str) -> float:
+    try:
+        return check_clock_mhz(finite(text))
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def count(lowest: int):
+    """The type of an integer flag of at least `lowest` (and below 2**32)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not lowest <= value < 2**32:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be an integer in {lowest}..{2**32 - 1}")
+        return value
+
+    return parse
+
+
+def new_file(text: str) -> str:
+    p = Path(text)
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; name the YAML file to write")
+    if not p.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: folder {str(p.parent)!r} does not exist")
+    return text
+
+
+def microseconds(text: str) -> float:
+    value = finite(text)
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r}: a floor is microseconds > 0 (e.g. 4.5)")
+    return value
+
+
+def measured(text: str) -> tuple[str, float]:
+    """MODE=SECONDS, a measured time of one execution mode."""
+    mode, _, value = text.partition("=")
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not mode or not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected MODE=SECONDS with SECONDS > 0 (eager=0.0012), got {text!r}")
+    return mode, seconds
+
+
+# ---- flag groups ---------------------------------------------------------------------------------
+
+
+def add_run_flags(p: argparse.ArgumentParser) -> None:
+    """--timeout and --debug (commands that run the user's program)."""
+    p.add_argument(
+        "--timeout", type=timeout, default=DEFAULT_TIMEOUT_S, metavar="S",
+        help=f"wall-clock limit of the analysis in seconds (default {DEFAULT_TIMEOUT_S:g}; 0: none)",
+    )
+    p.add_argument(
+        "--debug", action="store_true",
+        help="show what the program and torch/JAX print while it is traced, and tracebacks; "
+        "verify the IR after every pass",
+    )
+    p.set_defaults(runs_user_code=True)
+
+
+def add_mode_flags(p: argparse.ArgumentParser) -> None:
+    """--mode and --infer-structure (PyTorch model files)."""
+    p.add_argument(
+        "--mode", choices=("train", "eval"), default=None,
+        help="put the module in train or eval mode before tracing (default: as constructed, i.e. "
+        "training mode, no gradients, as KernelBench runs it)",
+    )
+    p.add_argument(
+        "--infer-structure", action="store_true",
+        help="sample get_inputs() once and use value structure found there (e.g. a triangular "
+        "input) as a stated assumption",
+    )
+
+
+def add_share_flag(p: argparse.ArgumentParser) -> None:
+    """--no-share-layers (PyTorch model files: solar.frontends.torch.share)."""
+    p.add_argument(
+        "--no-share-layers", dest="share_layers", action="store_false",
+        help="trace every layer of a stack of identical layers (default: trace 4 and stitch the rest)",
+    )
+
+
+def add_train_flags(p: argparse.ArgumentParser) -> None:
+    """--train, --loss, --optimizer: bound one training step instead of the forward pass."""
+    p.add_argument("--train", action="store_true", help="one training step: forward, loss, backward, optimizer")
+    p.add_argument("--loss", default="sum", help="with --train: sum | mean of the outputs, or FILE:function")
+    p.add_argument("--optimizer", choices=("sgd", "adamw", "none"), default="adamw", help="with --train")
+
+
+def add_level_flags(p: argparse.ArgumentParser) -> None:
+    """Floors of the eager_host and recurrence levels (default: the calibrated spec's)."""
+    p.add_argument("--dispatch-us", type=microseconds, default=None, metavar="US",
+                   help="host dispatch floor per eager op that launches a kernel (eager_host level; default: the calibrated spec's per-op floors)")
+    p.add_argument("--grid-sync-us", type=microseconds, default=None, metavar="US",
+                   help="grid-wide synchronisation floor per recurrence step (default: the calibrated spec's)")
+
+
+def add_hf_flags(p: argparse.ArgumentParser) -> None:
+    """--scenario, --batch, --seq, --context of an `hf:` model."""
+    g = p.add_argument_group("hf:<model id or config.json> (an LLM serving step built from its config)")
+    g.add_argument("--scenario", choices=("prefill", "decode"), default=None, help="one prefill of --seq tokens, or one decode step")
+    g.add_argument("--batch", type=count(1), default=None, help="sequences in the batch (default 1)")
+    g.add_argument("--seq", type=count(1), default=None, help="prefill: prompt tokens per sequence")
+    g.add_argument("--context", type=count(0), default=None, help="decode: tokens already in the KV cache")
+
+
+# ---- progress ------------------------------------------------------------------------------------
+
+
+class Progress:
+    """Stage lines on stderr ("solar: pricing H100-SXM...") while stderr is a terminal. Never when it
+    is not: a successful command's stderr stays empty for scripts (and the bad-input corpus), which a
+    wall-clock threshold ("print once it runs past 2 s") would break on a loaded machine."""
+
+    @staticmethod
+    def enabled() -> bool:
+        return sys.stderr.isatty()
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.on = self.enabled()
+
+    def __call__(self, stage: str) -> None:
+        if self.on:
+            print(f"solar: {stage}...", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.on:
+            print(f"solar: analysed in {time.monotonic() - self.start:.1f} s", file=sys.stderr, flush=True)

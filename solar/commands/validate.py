@@ -1,0 +1,69 @@
+"""`solar validate` and `solar calibrate`: time real CUDA kernels, check that no bound is beaten, and
+measure the achievable ceilings of a calibrated spec variant."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from solar import render
+from solar.commands.args import add_train_flags, count, new_file
+from solar.validate.calibrate import calibrate
+from solar.validate.run import validate_file
+from solar.validate.train import validate_train_file
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    val = sub.add_parser("validate", help="time the real CUDA kernels and check no bound is beaten")
+    val.add_argument("file")
+    val.add_argument("--arch", default=None, metavar="NAME", help="spec to use (default: detected from the GPU)")
+    val.add_argument("--compile", action="store_true", help="also time torch.compile of the model")
+    val.add_argument("--reps", type=count(1), default=50, help="timed calls per mode (median and min reported)")
+    val.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_train_flags(val)
+    val.set_defaults(fn=cmd_validate)
+    cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
+    cal.add_argument("--out", type=new_file, default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
+    cal.add_argument("--arch", default=None, metavar="NAME", help="spec to extend (default: detected)")
+    cal.add_argument("--dispatch-only", action="store_true", help="measure the host dispatch floors only; keep the existing calibrated ceilings")
+    cal.add_argument("--raw", type=new_file, default=None, metavar="FILE", help="also write the dispatch measurements as JSON")
+    cal.set_defaults(fn=cmd_calibrate)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    if args.train:
+        result = validate_train_file(args.file, args.arch, args.loss, args.optimizer, reps=min(args.reps, 20))
+    else:
+        result = validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
+    if args.json:
+        print(result.to_json())
+        return 1 if result.violations else 0
+    table = Table(title=f"validate {result.problem} on {result.environment.get('gpu')} (spec {result.arch})", title_justify="left")
+    for col in ("mode", "median", "min", *(f"{level} bound" for level in result.bounds), "headroom (median / fused)"):
+        table.add_column(col)
+    for mode, t in result.measured.items():
+        table.add_row(
+            mode, render.fmt_seconds(t.median_seconds), render.fmt_seconds(t.min_seconds),
+            *(render.fmt_seconds(b) for b in result.bounds.values()), f"{result.headroom.get(mode, 0):.2f}x",
+        )
+    render.console().print(table)
+    env = ", ".join(f"{k}={v}" for k, v in result.environment.items())
+    print(f"environment: {env}")
+    if result.error:
+        print(f"note: {result.error}")
+    for v in result.violations:
+        print(f"VIOLATION: {v.describe()} — a bug in solar's bound model")
+    print(f"{len(result.violations)} violations")
+    return 1 if result.violations else 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    measured = calibrate(args.out, args.arch, args.dispatch_only, args.raw)
+    dispatch = measured.pop("dispatch", {})
+    for key, m in measured.items():
+        print(f"{key}: {m['value']:.4g}")
+    for key, value in dispatch.items():
+        if isinstance(value, float):
+            print(f"dispatch.{key}: {value:.4g}")
+    return 0

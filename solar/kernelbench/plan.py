@@ -1,0 +1,145 @@
+"""What a suite run is asked to do and how far it got: its configuration (RunConfig, with the checks
+of its timeouts and job count), the (problem, GPU) pairs still pending in OUT/results.jsonl
+(resumption), its statistics, and the progress bar its rows are written under. Shared by the local
+runner (solar.kernelbench.runner) and the Ray runner (solar.kernelbench.ray_runner)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from solar.errors import UsageError
+from solar.hardware import get_spec
+from solar.kernelbench.problems import Problem
+from solar.kernelbench.results import FINAL_STATUSES, RESULTS_FILE, Row, RowWriter, read_rows
+
+#: the longest --timeout (a week): longer waits overflow the poll timeouts of the standard library.
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+#: statuses a run can be asked to redo (--retry-timeouts, --retry-errors).
+RETRYABLE = ("timeout", "error")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What to analyse and how: `archs` maps canonical spec names to the names as given."""
+
+    problems: tuple[Problem, ...]
+    archs: dict[str, str]
+    out: Path
+    flags: tuple[str, ...] = ()
+    jobs: int = 1
+    timeout_s: float = 300.0
+    force: bool = False
+    isolation: str = "fork"
+    retry: tuple[str, ...] = ()  # statuses redone although final (RETRYABLE)
+    ray: str | None = None  # run the workers as Ray tasks: a cluster address, "" for a local one
+
+    def __post_init__(self) -> None:
+        check_jobs(self.jobs)
+        check_seconds(self.timeout_s, "--timeout")
+        unknown = sorted(set(self.retry) - set(RETRYABLE))
+        if unknown:
+            raise UsageError(
+                f"cannot retry status {unknown[0]!r}; retryable: {', '.join(RETRYABLE)}"
+            )
+
+
+def check_seconds(value: float, flag: str) -> float:
+    """`value` if it is a usable timeout: a finite number of seconds in (0, MAX_TIMEOUT_S]."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (number and math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+        raise UsageError(
+            f"{flag} must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g} (a week), "
+            f"got {value!r}"
+        )
+    return float(value)
+
+
+def check_jobs(value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise UsageError(f"--jobs must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """What a run did: workers launched, (problem, arch) pairs skipped as done, rows written."""
+
+    launched: int
+    skipped: int
+    written: int
+    wall_seconds: float
+    unreadable_lines: int
+
+
+def resolve_archs(names: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """{canonical spec name: name as given}; an unknown GPU is a SpecError now, not per problem."""
+    archs: dict[str, str] = {}
+    for name in names:
+        archs.setdefault(get_spec(name).name, name)
+    if not archs:
+        raise UsageError("no GPU given; pass --arch NAME [NAME ...] (see `solar specs`)")
+    return archs
+
+
+def pending(
+    config: RunConfig, done: dict[tuple[str, str], Row]
+) -> list[tuple[Problem, dict[str, str]]]:
+    """Each problem with the GPUs it still needs (all of them under --force)."""
+    work = []
+    for problem in config.problems:
+        todo = {
+            name: given
+            for name, given in config.archs.items()
+            if config.force
+            or (row := done.get((problem.rel, name))) is None
+            or row.status not in FINAL_STATUSES
+            or row.status in config.retry
+            or row.flags != config.flags
+        }
+        if todo:
+            work.append((problem, todo))
+    return work
+
+
+def resume(config: RunConfig) -> tuple[Path, list[tuple[Problem, dict[str, str]]], int, int]:
+    """The results file, each problem with the GPUs it still needs (`pending`), how many (problem,
+    GPU) pairs the file already holds, and how many of its lines are unreadable (`read_rows`)."""
+    path = config.out / RESULTS_FILE
+    done, bad = read_rows(path)
+    work = pending(config, done)
+    skipped = len(config.problems) * len(config.archs) - sum(len(archs) for _, archs in work)
+    return path, work, skipped, bad
+
+
+def progress_bar(show: bool) -> Progress:
+    """The run's progress bar on stderr (a no-op unless `show`)."""
+    return Progress(
+        TextColumn("[bold]analyse[/bold]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=Console(stderr=True),
+        disable=not show,
+    )
+
+
+def _note(row: Row) -> str:
+    return f"{row.problem} [{row.arch}]: {row.status}" + (f" — {row.error}" if row.error else "")
+
+
+def write_rows(writer: RowWriter, progress, rows, last: str, task) -> int:
+    """Append one problem's rows (a note for each that is not ok) and advance the progress bar;
+    returns how many rows were written."""
+    for row in rows:
+        writer.write(row)
+        if row.status != "ok":
+            progress.console.print(escape(_note(row)), highlight=False)
+    progress.update(task, advance=1, last=last)
+    return len(rows)

@@ -1,0 +1,50 @@
+"""The CLI's shape: every subcommand is registered by a module of its own, nothing imports
+solar.cli, and `solar --help` (or a bad flag) runs without importing torch, JAX, sympy or
+matplotlib."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from solar import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLAR = ROOT / "solar"
+HEAVY = ("torch", "jax", "sympy", "matplotlib", "scipy.optimize", "ray")
+
+
+def _imports_cli(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import) and any(a.name == "solar.cli" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            if node.module == "solar.cli" or (node.module == "solar" and any(a.name == "cli" for a in node.names)):
+                return True
+    return False
+
+
+def test_no_module_of_solar_imports_the_cli():
+    importing = [p.relative_to(SOLAR).as_posix() for p in sorted(SOLAR.rglob("*.py")) if _imports_cli(p)]
+    assert importing == []
+
+
+def test_every_subcommand_comes_from_a_registered_module():
+    names = list(cli.build_parser()._subparsers._group_actions[0].choices)
+    assert names == [
+        "analyze", "verify", "validate", "calibrate", "ir", "einsum", "llm-cache", "kernelbench",
+        "definitions", "compare", "provision", "specs", "ops",
+    ]
+    assert all(callable(module.register) for module in cli.COMMANDS)
+
+
+def test_start_up_imports_no_heavy_dependency():
+    code = (
+        "import sys, solar.cli\n"
+        "solar.cli.build_parser()\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
