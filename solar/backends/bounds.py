@@ -16,10 +16,11 @@ bound 0, so its fused bound never exceeds its unfused one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
+from solar.backends.algebra import FLOATS, Algebra, Num
 from solar.backends.assumptions import Assumptions, Precision
 from solar.backends.cache import Traffic, cache_aware_traffic
 from solar.backends.compute import ComputeTime, compute_time
@@ -283,21 +284,6 @@ def _unfused(ops: tuple[OpCost, ...], total_bytes: float, bw: float) -> tuple[Bo
 
 
 # ---- the formulas: over floats here, over sympy formulas in solar.symbolic.bounds ----------------
-
-Num = TypeVar("Num")  # a float, or a sympy expression
-
-
-@dataclass(frozen=True, slots=True)
-class Algebra:
-    """What the formulas below compute with: `max` of several terms, `sum` of an iterable, and the
-    `zero` that clips a difference (max(zero, x))."""
-
-    max: Callable[..., Any]
-    sum: Callable[[Iterable[Any]], Any]
-    zero: Any
-
-
-FLOATS = Algebra(max, sum, 0.0)
 
 
 def t_launch(spec: HardwareSpec, a: Assumptions, runs_a_kernel: bool) -> float:

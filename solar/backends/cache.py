@@ -14,8 +14,10 @@ Each extra is a lower bound on its own; they are not added because one re-read c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from solar.backends.algebra import FLOATS, Algebra, Num
 from solar.backends.capacity import ContractionIO, contraction_io, onchip_words
 from solar.backends.memory import compulsory_bytes, written_back
 from solar.backends.reread import Reread, dependency_forced_bytes, find_rereads
@@ -44,7 +46,9 @@ class Traffic:
 
     @property
     def cache_aware_bytes(self) -> float:
-        return self.compulsory_bytes + max(self.dependency_forced_bytes, self.capacity_forced_bytes)
+        return cache_aware_total(
+            self.compulsory_bytes, self.dependency_forced_bytes, self.capacity_forced_bytes
+        )
 
     def describe(self) -> str:
         """The cache-aware bound's model, in one line (printed with the assumptions)."""
@@ -65,12 +69,10 @@ def cache_aware_traffic(
     that much; re-reads forced after a reduction are unaffected (they happen after the first reads,
     when at most S bytes are on chip whatever the cache held at the start)."""
     onchip = spec.onchip_bytes
-    resident = spec.l2_bytes if cache == "warm" else 0.0
     reads, all_writes = compulsory_bytes(graph)
-    # the rest may still be dirty in the write-back L2 when the last kernel ends
-    writes = written_back(all_writes, spec.l2_bytes) if writeback else all_writes
-    compulsory = max(0.0, reads - resident) + writes
-
+    resident, writes, compulsory = compulsory_traffic(
+        reads, all_writes, spec.l2_bytes, cache == "warm", writeback
+    )
     rereads = find_rereads(graph, onchip)
     ios = contraction_io(graph, onchip)
     dependency, capacity = _forced(graph, rereads, ios, reads, writes, resident, compulsory)
@@ -97,12 +99,48 @@ def _forced(
     writes: float, resident: float, compulsory: float,
 ) -> tuple[float, float]:
     """The dependency- and capacity-forced extra bytes of the patterns found."""
-    dependency = dependency_forced_bytes(rereads)
-    capacity_total = 0.0
-    for io in ios:
-        # I/O of A, B and C's partial sums (>= their compulsory reads), plus the compulsory bytes of
-        # every other tensor: distinct transfers, so they add.
-        ab_reads, _ = compulsory_bytes(graph, frozenset({io.a, io.b}))
-        total = max(io.bytes, ab_reads) + (reads - ab_reads) + writes - resident
-        capacity_total = max(capacity_total, total)
-    return dependency, max(0.0, capacity_total - compulsory)
+    ab_reads = [compulsory_bytes(graph, frozenset({io.a, io.b}))[0] for io in ios]
+    capacity = capacity_forced(
+        [io.bytes for io in ios], ab_reads, reads, writes, resident, compulsory
+    )
+    return dependency_forced_bytes(rereads), capacity
+
+
+# ---- the formulas: over floats here, over sympy formulas in solar.symbolic.traffic ---------------
+
+
+def compulsory_traffic(
+    reads: Num, all_writes: Num, l2_bytes: Num, warm: bool, writeback: bool, alg: Algebra = FLOATS
+) -> tuple[Num, Num, Num]:
+    """(input bytes a warm L2 may hold, output bytes that reach DRAM, compulsory bytes) from the
+    compulsory `reads` and `all_writes`: under a warm cache up to the L2 capacity of the reads is
+    free (a cold L2 holds nothing, and the reads count in full); with `writeback` only the output
+    bytes beyond the L2 capacity count (the rest may still be dirty in the write-back L2 when the
+    last kernel ends)."""
+    resident = l2_bytes if warm else alg.zero
+    writes = written_back(all_writes, l2_bytes, alg) if writeback else all_writes
+    return resident, writes, (alg.max(alg.zero, reads - resident) if warm else reads) + writes
+
+
+def capacity_forced(
+    io_bytes: Sequence[Num], ab_reads: Sequence[Num], reads: Num, writes: Num, resident: Num,
+    compulsory: Num, alg: Algebra = FLOATS,
+) -> Num:
+    """The capacity-forced extra bytes of contractions whose I/O bounds are `io_bytes` and whose
+    operands A and B have the compulsory reads `ab_reads`: for each, the I/O of A, B and C's
+    partial sums (>= their compulsory reads) plus the compulsory bytes of every other tensor
+    (distinct transfers, so they add); the largest, beyond the compulsory bytes."""
+    totals = [
+        alg.max(io, ab) + (reads - ab) + writes - resident for io, ab in zip(io_bytes, ab_reads)
+    ]
+    if not totals:
+        return alg.zero
+    return alg.max(alg.zero, alg.max_of([alg.zero, *totals]) - compulsory)
+
+
+def cache_aware_total(
+    compulsory: Num, dependency: Num, capacity: Num, alg: Algebra = FLOATS
+) -> Num:
+    """compulsory + max(dependency-forced extra, capacity-forced extra): each extra is a lower
+    bound on its own, and one re-read could serve both."""
+    return compulsory + alg.max(dependency, capacity)

@@ -22,10 +22,10 @@ m·n reads and m·n writes, so per batch element
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 from solar.backends.access import extent_product, is_box, plain_load, plain_store
+from solar.backends.algebra import FLOATS, Algebra, Num
 from solar.lift.einsum import EinsumGraph, EinsumNode, contraction_loads
 
 
@@ -46,26 +46,38 @@ class ContractionIO:
 
     @property
     def words_per_batch(self) -> int:
-        return max(0, smith_words(self.m, self.n, self.k, self.onchip_words) - 2 * self.m * self.n)
+        return words_per_batch(self.m, self.n, self.k, self.onchip_words)
 
     @property
     def bytes(self) -> float:
         """Lower bound on the DRAM bytes moved for A, B and C's partial sums (the final values of C
         excluded): batch × words × word width."""
-        return self.batch * self.words_per_batch * self.word_bits / 8
+        return contraction_bytes(
+            self.batch, self.m, self.n, self.k, self.word_bits, self.onchip_words
+        )
 
 
-def ceil_sqrt(x: int) -> int:
-    """The smallest integer r with r*r >= x (x >= 0)."""
-    r = math.isqrt(x)
-    return r if r * r == x else r + 1
+# ---- the formulas: over Python integers here, over sympy formulas in solar.symbolic.traffic ------
 
 
-def smith_words(m: int, n: int, k: int, s_words: int) -> int:
+def smith_words(m: Num, n: Num, k: Num, s_words: int, alg: Algebra = FLOATS) -> Num:
     """ceil(2mnk / sqrt(S)) − 2S in exact integer arithmetic: the smallest integer q with
     q >= 2mnk/sqrt(S) is the smallest q with q*q*S >= (2mnk)^2."""
     top = 2 * m * n * k
-    return ceil_sqrt(-(-(top * top) // s_words)) - 2 * s_words
+    return alg.ceil_sqrt(alg.ceil_div(top * top, s_words)) - 2 * s_words
+
+
+def words_per_batch(m: Num, n: Num, k: Num, s_words: int, alg: Algebra = FLOATS) -> Num:
+    """max(0, ceil(2mnk / sqrt(S_w)) − 2·S_w − 2·m·n) words of one batch element (the module
+    docstring)."""
+    return alg.max(0, smith_words(m, n, k, s_words, alg) - 2 * m * n)
+
+
+def contraction_bytes(
+    batch: Num, m: Num, n: Num, k: Num, word_bits: int, s_words: int, alg: Algebra = FLOATS
+) -> Num:
+    """batch × words per batch element × word width: the DRAM bytes of A, B and C's partial sums."""
+    return batch * words_per_batch(m, n, k, s_words, alg) * word_bits / 8
 
 
 def onchip_words(onchip_bytes: float, word_bits: int) -> int:

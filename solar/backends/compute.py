@@ -16,12 +16,14 @@ is below the time of any schedule."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
 
+from solar.backends.algebra import FLOATS, Algebra, Num
 from solar.backends.assumptions import Assumptions
 from solar.backends.work import MacKey, SimtKey, Work, simt_key
 from solar.errors import SolarError, SpecError
@@ -184,6 +186,46 @@ def unit_rates(
     return {u: r * scale for u, r in rates.items() if r > 0}
 
 
+def rate_table(
+    items: Iterable[tuple[MacKey | SimtKey, Num]], spec: HardwareSpec, a: Assumptions
+) -> tuple[tuple[Num, tuple[tuple[str, float], ...]], ...]:
+    """The LP's rows: (amount, ((unit, rate), ...)) of each work class of `items` (class, amount),
+    its units in name order, at the precision policy and clock of `a`."""
+    scale = clock_scale(spec, a.clock_mhz)
+    table = tuple(
+        (n, tuple(sorted(unit_rates(spec, k, a.precision, scale).items()))) for k, n in items
+    )
+    if any(not rates for _, rates in table):
+        raise SolarError("a work class has no unit that can run it")
+    return table
+
+
+# ---- the bound: over floats here, over sympy formulas in solar.symbolic.bounds -------------------
+
+
+def alone_seconds(n: Num, rates: tuple[tuple[str, float], ...]) -> Num:
+    """n / Σ_u r_u: one work class spread over every unit that can run it."""
+    return n / sum(r for _, r in rates)
+
+
+def dual_seconds(table: Sequence[tuple[Num, tuple]], y: Sequence[float]) -> Num:
+    """Σ_i n_i min_u (y_u / r_iu) for unit weights y (y_u >= 0, Σ y_u = 1, in UNITS order): by weak
+    duality every assignment of the work takes at least this long, at every amounts n."""
+    return sum(n * min(y[UNITS.index(u)] / r for u, r in rates) for n, rates in table)
+
+
+def dual_bound(
+    table: Sequence[tuple[Num, tuple]], weightings: Iterable[Sequence[float]], alg: Algebra = FLOATS
+) -> Num:
+    """The compute time's lower bound from unit weightings: the largest of each weighting's
+    `dual_seconds` and each class alone (`alone_seconds`). With the LP's optimal weighting it
+    equals the LP optimum (solar computes T this way, so that no solver tolerance can push it
+    above the optimum); with the weightings found at several sizes it holds at every size."""
+    return alg.max_of(
+        [*(dual_seconds(table, y) for y in weightings), *(alone_seconds(n, r) for n, r in table)]
+    )
+
+
 # ---- the linear program --------------------------------------------------------------------------
 
 
@@ -193,12 +235,8 @@ def compute_time(work: Work, spec: HardwareSpec, assumptions: Assumptions = Assu
     if work.is_zero:
         return ComputeTime(0.0, {}, None)
     precision = assumptions.precision
-    scale = clock_scale(spec, assumptions.clock_mhz)
     items = tuple((k, n) for k, n in work.macs + work.simt)
-    table = tuple(
-        (n, tuple(sorted(unit_rates(spec, k, precision, scale).items()))) for k, n in items
-    )
-    seconds, busy, cells = _solve(table)
+    seconds, busy, cells = _solve(rate_table(items, spec, assumptions))
     by_unit = {u: b for u, b in zip(UNITS, busy) if b > 0}
     # Several units may be saturated at the optimum; name the first of them in UNITS order.
     busiest = max(by_unit.values(), default=0.0)
@@ -221,13 +259,10 @@ def _solve(
     push it above the true optimum: for unit weights y_u >= 0 with Σ y_u = 1, every assignment has
     T >= Σ_u y_u busy_u >= Σ_i n_i min_u (y_u / r_iu). The solver's dual values give the y that
     makes this tight. Each class alone also needs n_i / Σ_u r_iu; the larger of the two bounds is
-    returned."""
-    for n, rates in table:
-        if not rates:
-            raise SolarError("a work class has no unit that can run it")
-    alone = max(n / sum(r for _, r in rates) for n, rates in table)
+    returned (`dual_bound`)."""
     if len(table) == 1:  # one class spread over its units: T = n / Σ rates, exactly
-        n, rates = table[0]
+        alone = dual_bound(table, ())
+        rates = table[0][1]
         cells = tuple((0, u, alone) for u, _ in rates)
         return alone, tuple(alone if u in dict(rates) else 0.0 for u in UNITS), cells
     cols, res = solve_lp(table)
@@ -236,10 +271,8 @@ def _solve(
     for v, (i, u, t) in enumerate(cols):
         busy[UNITS.index(u)] += res.x[v] * t
     y = unit_weights(res)
-    dual = 0.0
-    if y is not None:
-        dual = sum(n * min(y[UNITS.index(u)] / r for u, r in rates) for n, rates in table)
-    return max(dual, alone), tuple(float(b) for b in busy), cells
+    seconds = dual_bound(table, () if y is None else (y,))
+    return seconds, tuple(float(b) for b in busy), cells
 
 
 def solve_lp(table) -> tuple[list[tuple[int, str, float]], Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from solar.backends.algebra import FLOATS, Algebra, Num
 from solar.ir.nodes import Cast, Load, Role
 from solar.ir.scalar_ops import Update
 from solar.lift.einsum import EinsumGraph
@@ -89,48 +90,59 @@ def inplace_bytes(
     return max(read_source, read_output - written_most), written
 
 
-def compulsory_by_tensor(graph: EinsumGraph) -> dict[str, tuple[float, float]]:
+def compulsory_by_tensor(
+    graph: EinsumGraph, footprint: Callable | None = None, alg: Algebra = FLOATS
+) -> dict[str, tuple[Num, Num]]:
     """(read, write) compulsory bytes of each input/parameter and output, in declaration order; an
     output that updates an input in place carries the bytes of both (`inplace_bytes`), and that
-    input none of its own."""
-    if "compulsory" not in graph.memo:
-        kept = priced_stmts(graph)
-        updated = {t.updates for t in graph.tensors if t.updates}
-        out: dict[str, tuple[float, float]] = {}
-        for t in graph.tensors:
-            if t.role in READ_ROLES and t.name not in updated:
-                out[t.name] = (footprint_bytes(graph, t.name, "read"), 0.0)
-            elif t.role is Role.OUTPUT and t.updates:
-                out[t.name] = inplace_bytes(graph, t.name, kept)
-            elif t.role is Role.OUTPUT:
-                out[t.name] = (0.0, footprint_bytes(graph, t.name, "write"))
+    input none of its own. `footprint(graph, tensor, kind, ids)`: as in `unfused_charges` (the
+    symbolic analysis passes formulas, and refuses in-place updates before)."""
+    if footprint is None and "compulsory" in graph.memo:
+        return graph.memo["compulsory"]
+    footprint_of = footprint_bytes if footprint is None else footprint
+    kept = priced_stmts(graph)
+    updated = {t.updates for t in graph.tensors if t.updates}
+    out: dict[str, tuple[Num, Num]] = {}
+    for t in graph.tensors:
+        if t.role in READ_ROLES and t.name not in updated:
+            out[t.name] = (footprint_of(graph, t.name, "read", None), alg.zero)
+        elif t.role is Role.OUTPUT and t.updates:
+            out[t.name] = inplace_bytes(graph, t.name, kept)
+        elif t.role is Role.OUTPUT:
+            out[t.name] = (alg.zero, footprint_of(graph, t.name, "write", None))
+    if footprint is None:
         graph.memo["compulsory"] = out
-    return graph.memo["compulsory"]
+    return out
 
 
 def compulsory_bytes(
-    graph: EinsumGraph, tensors: frozenset[str] | None = None
-) -> tuple[float, float]:
+    graph: EinsumGraph,
+    tensors: frozenset[str] | None = None,
+    per: dict[str, tuple[Num, Num]] | None = None,
+    alg: Algebra = FLOATS,
+) -> tuple[Num, Num]:
     """(read, write) compulsory bytes: the read footprint of every input/parameter and the write
     footprint of every output (restricted to `tensors` when given); an output that updates an
-    input in place and that input are priced together (`inplace_bytes`)."""
-    per = compulsory_by_tensor(graph)
+    input in place and that input are priced together (`inplace_bytes`). `per`: the table of
+    `compulsory_by_tensor` (default the graph's own, in bytes)."""
+    if per is None:
+        per = compulsory_by_tensor(graph)
     if tensors is None:
         names: list[str] = list(per)
     else:  # in declaration order, as the whole sum
         order = graph.memo.setdefault("compulsory_order", {n: k for k, n in enumerate(per)})
         names = sorted((n for n in tensors if n in per), key=order.__getitem__)
-    reads = writes = 0.0
+    reads = writes = alg.zero
     for name in names:
         r, w = per[name]
         reads, writes = reads + r, writes + w
     return reads, writes
 
 
-def written_back(write_bytes: float, l2_bytes: float) -> float:
+def written_back(write_bytes: Num, l2_bytes: Num, alg: Algebra = FLOATS) -> Num:
     """Output bytes that must reach DRAM before the last kernel ends: what does not fit in the
     write-back L2 (docs/BOUNDS.md §3)."""
-    return max(0.0, write_bytes - l2_bytes)
+    return alg.max(alg.zero, write_bytes - l2_bytes)
 
 
 def fused_dram_bytes(graph: EinsumGraph, l2_resident: float = 0.0, l2_bytes: float = 0.0) -> float:
@@ -263,9 +275,10 @@ def unfused_dram_bytes(
     )
 
 
-def charged_bytes(charges, l2_bytes, warm: bool, writeback: bool, clip=lambda x: max(0.0, x)):
-    """One kernel's DRAM bytes from its charges (the rules of `unfused_dram_bytes`); `clip` is
-    max(0, ·) (sympy.Max for formulas)."""
+def charged_bytes(
+    charges: tuple[Charge, ...], l2_bytes: Num, warm: bool, writeback: bool, alg: Algebra = FLOATS
+) -> Num:
+    """One kernel's DRAM bytes from its charges (the rules of `unfused_dram_bytes`)."""
     total = outliving = 0
     for how, fp in charges:
         if how == "full" or (how == "dram_first" and not warm):
@@ -275,5 +288,5 @@ def charged_bytes(charges, l2_bytes, warm: bool, writeback: bool, clip=lambda x:
         elif how == "output":
             total += fp
         else:
-            total += clip(fp - l2_bytes)
-    return total + clip(outliving - l2_bytes)
+            total += alg.max(alg.zero, fp - l2_bytes)
+    return total + alg.max(alg.zero, outliving - l2_bytes)

@@ -32,6 +32,7 @@ from solar.backends.access import (
     plain_load,
     plain_store,
 )
+from solar.backends.algebra import FLOATS, Algebra, Num
 from solar.ir.nodes import Cast, Role, walk
 from solar.lift.einsum import EinsumGraph, EinsumNode
 
@@ -62,8 +63,7 @@ class Reread:
 
     @property
     def bytes(self) -> float:
-        """Σ over slices of max(0, slice bytes − S)."""
-        return self.groups * max(0.0, self.group_bytes - self.onchip_bytes)
+        return reread_bytes(self.groups, self.group_elements, self.hold_bits, self.onchip_bytes)
 
 
 class _Analysis:
@@ -195,7 +195,23 @@ def _find_rereads(graph: EinsumGraph) -> tuple[Reread, ...]:
 
 
 def dependency_forced_bytes(rereads: tuple[Reread, ...]) -> float:
-    """Extra DRAM bytes every implementation moves: the largest single pattern. Patterns are not
-    added: two of them may be served by the same re-reads (layer norm's mean and variance both
-    need x again; one pass after both statistics serves both)."""
-    return max((r.bytes for r in rereads), default=0.0)
+    """Extra DRAM bytes every implementation moves (`largest_pattern` of the patterns' bytes)."""
+    return largest_pattern([r.bytes for r in rereads])
+
+
+# ---- the formulas: over floats here, over sympy formulas in solar.symbolic.traffic ---------------
+
+
+def reread_bytes(
+    groups: Num, group_elements: Num, hold_bits: int, onchip_bytes: Num, alg: Algebra = FLOATS
+) -> Num:
+    """Σ over the `groups` slices of max(0, slice bytes − S), a slice being `group_elements`
+    elements of `hold_bits` bits."""
+    return groups * alg.max(alg.zero, group_elements * hold_bits / 8 - onchip_bytes)
+
+
+def largest_pattern(pattern_bytes: list, alg: Algebra = FLOATS) -> Num:
+    """The largest single pattern's bytes (0 without one). Patterns are not added: two of them may
+    be served by the same re-reads (layer norm's mean and variance both need x again; one pass
+    after both statistics serves both)."""
+    return alg.max_of([alg.zero, *pattern_bytes])

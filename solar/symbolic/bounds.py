@@ -1,21 +1,22 @@
 """Symbolic bounds: FLOPs, DRAM bytes and the compute, memory, fused, cache-aware and unfused bounds
 of a SymbolicProgram as sympy formulas in the user's size symbols, from the same structure the
-numeric backends read (solar.backends.work / memory / cache / bounds) with isl's parametric counts
-in place of integers.
+numeric backends read with isl's parametric counts in place of integers. Every formula is the
+numeric backends' own function computed over sympy (`SYMPY`, solar.symbolic.algebra):
 
 - work per class: Σ over einsum nodes of (work per domain point) × |D|(symbols); the work per point
   is the numeric node work at the traced size divided by its domain size (an integer: it is the op
   count of the statement's value, which does not depend on sizes);
-- bytes: footprints(symbols) × dtype width, with the L2 rules of the numeric backend as Max(0, ·);
-  the cache-aware extras from solar.symbolic.traffic;
+- bytes: footprints(symbols) × dtype width, summed and charged by solar.backends.memory
+  (`compulsory_bytes`, `unfused_charges`, `charged_bytes`); the cache-aware extras by
+  solar.backends.cache / reread / capacity (solar.symbolic.traffic);
 - compute: the LP of solar.backends.compute is convex, piecewise linear and homogeneous in the work
   amounts n. Any unit weighting y (Σ y = 1) gives T >= Σ_i n_i min_u y_u / r_iu for EVERY n (weak
-  duality), and the weighting the LP finds at one size is tight there. The formula is the Max of
-  the functionals of the optimal weightings at every traced size and of each class alone: a lower
-  bound at every size, equal to the numeric one at the traced sizes;
+  duality), and the weighting the LP finds at one size is tight there. The formula is
+  `dual_bound`: the Max of the functionals of the optimal weightings at every traced size and of
+  each class alone, a lower bound at every size, equal to the numeric one at the traced sizes;
 - fused = Max(compute, bytes / BW, launch), cache_aware likewise with the cache-aware bytes;
-  unfused = Σ_kernels Max(compute_g, bytes_g / BW, launch) + the uncharged remainder: the formulas
-  of solar.backends.bounds (`slowest`, `unfused_seconds`, ...) computed over sympy (`SYMPY`)."""
+  unfused = Σ_kernels Max(compute_g, bytes_g / BW, launch) + the uncharged remainder
+  (solar.backends.bounds: `slowest`, `unfused_seconds`, ...)."""
 
 from __future__ import annotations
 
@@ -27,12 +28,14 @@ from pathlib import Path
 
 import sympy
 
-from solar.backends.assumptions import Assumptions
-from solar.backends.bounds import Algebra, kernel_launch, slowest, t_launch, unfused_seconds
-from solar.backends.compute import UNITS, clock_scale, solve_lp, unit_rates, unit_weights
+from solar.backends.assumptions import Assumptions, CacheState
+from solar.backends.bounds import kernel_launch, slowest, t_launch, unfused_seconds
+from solar.backends.cache import cache_aware_total
+from solar.backends.compute import dual_bound, rate_table, solve_lp, unit_weights
 from solar.backends.memory import (
-    READ_ROLES,
     charged_bytes,
+    compulsory_by_tensor,
+    compulsory_bytes,
     inplace_copies,
     op_groups,
     unfused_charges,
@@ -42,14 +45,12 @@ from solar.errors import SolarError
 from solar.hardware import HardwareSpec, get_spec
 from solar.ir import polyhedral
 from solar.ir.dtypes import BLOCK_SCALES, DType
-from solar.ir.nodes import Program, Role
-from solar.lift.einsum import lift
+from solar.ir.nodes import Program
+from solar.lift.einsum import EinsumGraph, lift
+from solar.symbolic.algebra import SYMPY
 from solar.symbolic.counts import Counter
 from solar.symbolic.trace import SymbolicError, SymbolicProgram, trace_file
 from solar.symbolic.traffic import cache_aware_bytes
-
-# solar.backends.bounds' formulas over sympy: Max, Add (one call: fast for many terms), Max(0, .)
-SYMPY = Algebra(sympy.Max, lambda terms: sympy.Add(*terms), sympy.Integer(0))
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,9 @@ def _classes(per_point, ids) -> dict:
 # ---- compute -------------------------------------------------------------------------------------
 
 
+# The LP itself has no symbolic twin (scipy's HiGHS solves it at numbers, as
+# solar.backends.compute._solve does): it is solved at each traced size for its optimal unit
+# weights, and the bound those weights give (solar.backends.compute.dual_bound) is the formula.
 @functools.lru_cache(maxsize=65536)
 def _weights(
     table: tuple[tuple[float, tuple[tuple[str, float], ...]], ...],
@@ -225,21 +229,14 @@ def _weights(
 def _compute(amounts: dict, spec: HardwareSpec, a: Assumptions, points, syms) -> sympy.Expr:
     if not amounts:
         return sympy.Float(0.0)
-    scale = clock_scale(spec, a.clock_mhz)
-    rates = {k: tuple(sorted(unit_rates(spec, k, a.precision, scale).items())) for k in amounts}
-    if any(not r for r in rates.values()):
-        raise SolarError("a work class has no unit that can run it")
-    terms = {amounts[k] / sum(v for _, v in rates[k]) for k in amounts}  # each class alone
+    table = rate_table(amounts.items(), spec, a)
+    weightings = []
     for p in points:
         subs = {syms[s]: v for s, v in p.items()}
-        table = tuple((float(amounts[k].subs(subs)), rates[k]) for k in amounts)
-        y = _weights(table)
-        if y is None:
-            continue
-        terms.add(
-            sum(amounts[k] * min(y[UNITS.index(u)] / r for u, r in rates[k]) for k in amounts)
-        )
-    return sympy.Max(*terms)
+        y = _weights(tuple((float(n.subs(subs)), rates) for n, rates in table))
+        if y is not None:
+            weightings.append(y)
+    return dual_bound(table, weightings, SYMPY)
 
 
 # ---- bytes ---------------------------------------------------------------------------------------
@@ -252,37 +249,23 @@ def _bytes(program: Program, tensor: str, elements: sympy.Expr) -> sympy.Expr:
     return elements * sympy.Rational(dtype.bits, 8)
 
 
-def _compulsory(
-    program: Program, c: Counter, tensors: frozenset[str] | None = None
-) -> tuple[sympy.Expr, sympy.Expr]:
-    """(read, write) compulsory bytes, as solar.backends.memory.compulsory_bytes."""
-    if any(t.updates for t in program.tensors):
-        raise SymbolicError(
-            "in-place updates (an output that updates an input) are not symbolic yet"
-        )
-    reads = writes = sympy.Integer(0)
-    for t in program.tensors:
-        if tensors is not None and t.name not in tensors:
-            continue
-        if t.role in READ_ROLES:
-            reads += _bytes(program, t.name, c.footprint(t.name, "read"))
-        elif t.role is Role.OUTPUT:
-            writes += _bytes(program, t.name, c.footprint(t.name, "write"))
-    return reads, writes
+def _footprints(program: Program, c: Counter):
+    """`footprint(graph, tensor, kind, ids)` of solar.backends.memory with formulas: the bytes of
+    the footprint of the statements `ids` (None: all of them), counted by `c`."""
+
+    def footprint(graph: EinsumGraph, name: str, kind: str, ids) -> sympy.Expr:
+        stmts = None if ids is None else [graph.node(i).stmt for i in sorted(ids)]
+        return _bytes(program, name, c.footprint(name, kind, stmts))
+
+    return footprint
 
 
 def _unfused_bytes(
-    program: Program, graph, groups, c: Counter, l2: float, warm: bool, writeback: bool
+    graph: EinsumGraph, groups, footprint, l2: float, warm: bool, writeback: bool
 ) -> list[sympy.Expr]:
-    """solar.backends.memory.unfused_dram_bytes with formulas: its charges and rules, the
-    footprints counted by `c`."""
-
-    def footprint(graph, name: str, kind: str, ids) -> sympy.Expr:
-        stmts = [graph.node(i).stmt for i in sorted(ids)]
-        return _bytes(program, name, c.footprint(name, kind, stmts))
-
+    """solar.backends.memory.unfused_dram_bytes with formulas: its charges and rules."""
     return [
-        charged_bytes(charges, sympy.Float(l2), warm, writeback, lambda x: sympy.Max(0, x))
+        charged_bytes(charges, sympy.Float(l2), warm, writeback, SYMPY)
         for charges in unfused_charges(graph, groups, footprint)
     ]
 
@@ -320,12 +303,17 @@ def analyze_symbolic(
     )
     bw = sympy.Float(spec.dram_bytes_per_s)
     launch = sympy.Float(t_launch(spec, a, bool(program.stmts)))
-    reads, writes = _compulsory(program, counter)
+    if any(t.updates for t in program.tensors):
+        raise SymbolicError(
+            "in-place updates (an output that updates an input) are not symbolic yet"
+        )
+    footprint = _footprints(program, counter)
+    per_tensor = compulsory_by_tensor(graph, footprint, SYMPY)
+    reads, writes = compulsory_bytes(graph, None, per_tensor, SYMPY)
     dram, dependency, capacity = cache_aware_bytes(
-        sp, spec, reads, writes, lambda ts: _compulsory(program, counter, ts)[0], a.cache,
-        a.writeback,
+        sp, spec, reads, writes, lambda ts: compulsory_bytes(graph, ts, per_tensor, SYMPY)[0], a
     )
-    cab = dram + sympy.Max(dependency, capacity)
+    cab = cache_aware_total(dram, dependency, capacity, SYMPY)
     compute = _compute(amounts, spec, a, sp.points, syms)
     memory = dram / bw
     fused = slowest(compute, memory, launch, SYMPY)
@@ -334,7 +322,7 @@ def analyze_symbolic(
     groups = op_groups(graph)
     copies = inplace_copies(graph)
     group_bytes = _unfused_bytes(
-        program, graph, groups, counter, spec.l2_bytes, a.cache == "warm", a.writeback
+        graph, groups, footprint, spec.l2_bytes, a.cache == CacheState.WARM, a.writeback
     )
     op_seconds, op_memory = [], []
     for g, nbytes in zip(groups, group_bytes):

@@ -3,20 +3,24 @@ the capacity-forced contraction I/O are products of loop extents (slice counts a
 batch, m, n, k of a contraction) found by the numeric pattern search. Run on the symbolic program
 with every size symbol bound to a distinct large prime, each such product factors uniquely into
 those primes (no constant extent shares a factor with them), which gives it as a monomial of the
-size symbols; the byte rules of solar.backends.reread / capacity / cache are then written with
-sympy (Max, ceiling, sqrt), exact at integer sizes."""
+size symbols; the byte rules of solar.backends.reread / capacity / cache are then computed over
+sympy (`SYMPY`: Max, ceiling, sqrt), exact at integer sizes."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import sympy
 
-from solar.backends.capacity import contraction_io, onchip_words
-from solar.backends.reread import find_rereads
+from solar.backends.assumptions import Assumptions, CacheState
+from solar.backends.cache import capacity_forced, compulsory_traffic
+from solar.backends.capacity import contraction_bytes, contraction_io
+from solar.backends.reread import find_rereads, largest_pattern, reread_bytes
 from solar.hardware import HardwareSpec
 from solar.ir.nodes import Program
 from solar.lift.einsum import lift
+from solar.symbolic.algebra import SYMPY
 from solar.symbolic.trace import SymbolicProgram
 
 FIRST_PRIME = 10**9  # above any constant extent of a program solar can analyse
@@ -55,38 +59,36 @@ def cache_aware_bytes(
     sp: SymbolicProgram,
     spec: HardwareSpec,
     reads: sympy.Expr,
-    writes: sympy.Expr,
-    footprint_reads,
-    cache: str,
-    writeback: bool = True,
+    all_writes: sympy.Expr,
+    footprint_reads: Callable[[frozenset[str]], sympy.Expr],
+    a: Assumptions,
 ) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr]:
-    """(compulsory, dependency-forced extra, capacity-forced extra) bytes as formulas, by the rules
-    of solar.backends.cache.cache_aware_traffic. `footprint_reads(tensors)` gives the compulsory
-    read bytes of a set of tensors; with `writeback`, output bytes up to the L2 capacity need not
-    reach DRAM (solar.backends.memory.written_back)."""
+    """(compulsory, dependency-forced extra, capacity-forced extra) bytes as formulas, by the
+    functions of solar.backends.cache.cache_aware_traffic; `footprint_reads(tensors)` gives the
+    compulsory read bytes of a set of tensors."""
     m = Monomials(sp)
     graph = lift(m.program)
     onchip = spec.onchip_bytes
-    resident = sympy.Float(spec.l2_bytes) if cache == "warm" else sympy.Integer(0)
-    if writeback:
-        writes = sympy.Max(0, writes - sympy.Float(spec.l2_bytes))
-    compulsory = sympy.Max(0, reads - resident) + writes if cache == "warm" else reads + writes
+    resident, writes, compulsory = compulsory_traffic(
+        reads, all_writes, sympy.Float(spec.l2_bytes), a.cache == CacheState.WARM, a.writeback,
+        SYMPY,
+    )
     s_bytes = sympy.Float(onchip)
-    dependency = [
-        m.expr(r.groups)
-        * sympy.Max(0, m.expr(r.group_elements) * sympy.Rational(r.hold_bits, 8) - s_bytes)
-        for r in find_rereads(graph, onchip)
+    dependency = largest_pattern(
+        [
+            reread_bytes(m.expr(r.groups), m.expr(r.group_elements), r.hold_bits, s_bytes, SYMPY)
+            for r in find_rereads(graph, onchip)
+        ],
+        SYMPY,
+    )
+    ios = contraction_io(graph, onchip)
+    io_bytes = [
+        contraction_bytes(
+            *(m.expr(x) for x in (io.batch, io.m, io.n, io.k)), io.word_bits, io.onchip_words,
+            SYMPY,
+        )
+        for io in ios
     ]
-    capacity = []
-    for io in contraction_io(graph, onchip):
-        sw = onchip_words(onchip, io.word_bits)
-        mm, nn, kk, bb = (m.expr(x) for x in (io.m, io.n, io.k, io.batch))
-        top = 2 * mm * nn * kk
-        smith = sympy.ceiling(sympy.sqrt(sympy.ceiling(top**2 / sw))) - 2 * sw
-        words = sympy.Max(0, smith - 2 * mm * nn)
-        io_bytes = bb * words * sympy.Rational(io.word_bits, 8)
-        ab = footprint_reads(frozenset({io.a, io.b}))
-        capacity.append(sympy.Max(io_bytes, ab) + (reads - ab) + writes - resident)
-    dep = sympy.Max(0, *dependency) if dependency else sympy.Integer(0)
-    cap = sympy.Max(0, sympy.Max(0, *capacity) - compulsory) if capacity else sympy.Integer(0)
-    return compulsory, dep, cap
+    ab_reads = [footprint_reads(frozenset({io.a, io.b})) for io in ios]
+    capacity = capacity_forced(io_bytes, ab_reads, reads, writes, resident, compulsory, SYMPY)
+    return compulsory, dependency, capacity

@@ -10,7 +10,8 @@ import math
 import pytest
 
 from solar.backends import Assumptions, analyze
-from solar.backends.capacity import ceil_sqrt, smith_words
+from solar.backends.algebra import ceil_sqrt
+from solar.backends.capacity import smith_words
 from solar.backends.reread import find_rereads
 from solar.hardware import get_spec
 from solar.ir.affine import const, ge, var
