@@ -17,7 +17,8 @@ aten = torch.ops.aten
 
 
 class Unsupported(Exception):
-    """The direct path does not handle this node: decompose the whole graph instead."""
+    """The direct path does not handle this node or graph (the message, where given, says why):
+    decompose the whole graph by the re-trace instead."""
 
 
 def expand(x: Any, n: int) -> list[int]:
@@ -27,6 +28,7 @@ def expand(x: Any, n: int) -> list[int]:
 
 
 def value_of(x: Any) -> Any:
+    """The (fake) value of a graph node as traced; a constant argument as it is."""
     return x.meta["val"] if isinstance(x, torch.fx.Node) else x
 
 
@@ -140,6 +142,7 @@ def reshape(e: Emit, x, shape):
 
 
 def is_view(node: torch.fx.Node) -> bool:
+    """Whether the node's value shares another node's storage (a view op, or an item of one)."""
     if node.target is operator.getitem:
         return is_view(node.args[0])  # type: ignore[arg-type]
     return returns_view(node.target)
