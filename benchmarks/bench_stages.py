@@ -40,6 +40,7 @@ from benchmarks.suite_tools import list_problems  # noqa: E402
 STAGES = ("trace", "lower", "passes", "stitch", "lift", "analysis")
 IMPORT = "import"  # the file's own top-level imports (recorded, not counted in the totals)
 SHARE = True  # --no-share-layers: False
+RETRACE = False  # --retrace: True
 WARMUP = ROOT / "benchmarks" / "suite" / "level1" / "1_Square_matmul.py"
 
 
@@ -68,18 +69,19 @@ def stages_of(path: Path, arch: str, notes: list | None = None) -> dict[str, tup
     if framework_of(str(path)) != "torch":
         loaded = timed("load", load, str(path))
     else:
-        from solar.frontends.torch import share, trace_file
+        from solar.frontends.torch import Decomposition, TraceOptions, share, trace_file
         from solar.frontends.torch.convert import convert_returning
         from solar.passes import optimize
 
+        options = TraceOptions(Decomposition.RETRACE if RETRACE else Decomposition.DIRECT)
         if SHARE:
-            attempt = timed("trace", share.start_file, str(path))
+            attempt = timed("trace", share.start_file, str(path), None, False, options)
             outcome = timed("stitch", share.finish, attempt) if attempt.stacks else share.finish(attempt)
             traced, program = outcome.traced, outcome.program
             if notes is not None and outcome.note:
                 notes.append(outcome.note)
         else:
-            traced, program = timed("trace", trace_file, str(path)), None
+            traced, program = timed("trace", lambda: trace_file(str(path), options=options)), None
         if program is None:
             raw = timed("lower", lambda: convert_returning(traced, False)[0])  # before the passes
             program = timed("passes", optimize, raw)
@@ -120,11 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--retrace", action="store_true", help="always run_decompositions (no direct lowering)")
     ap.add_argument("--no-share-layers", dest="share", action="store_false", help="trace every layer")
     args = ap.parse_args(argv)
-    global SHARE
-    SHARE = args.share
-    from solar.frontends.torch import loader
-
-    loader.DIRECT = not args.retrace
+    global SHARE, RETRACE
+    SHARE, RETRACE = args.share, args.retrace
 
     files: list[Path] = []
     for p in args.paths:

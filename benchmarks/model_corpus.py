@@ -73,22 +73,18 @@ def flop_counter_flops(path: Path) -> int:
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.utils.flop_counter import FlopCounterMode
 
-    from solar.frontends.torch.loader import (
-        _as_tuple,
-        _fakeify,
-        _fakeify_module,
-        building,
-        import_model_file,
-    )
+    from solar.frontends.files import import_model_file
+    from solar.frontends.torch.fake import fakeify, fakeify_module
+    from solar.frontends.torch.loader import as_tuple, building
 
     module = import_model_file(path)
     with building():
         model = module.Model(*getattr(module, "get_init_inputs", lambda: [])())
-        inputs = _as_tuple(module.get_inputs())
+        inputs = as_tuple(module.get_inputs())
     model.requires_grad_(False)  # FlopCounterMode's module tracker wants grad_fns otherwise
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
-        model = _fakeify_module(model, fake)
-        inputs = tuple(_fakeify(x, fake) for x in inputs)
+        model = fakeify_module(model, fake)
+        inputs = tuple(fakeify(x, fake) for x in inputs)
         # The math form of scaled_dot_product_attention (matmuls FlopCounterMode prices) rather than
         # the CPU flash kernel, which it has no rule for.
         # nn.MultiheadAttention's fused fast path is off for the same reason.

@@ -56,22 +56,24 @@ def _built(spec: str, seq: int, batch: int, layers: int | None):
     return model, inputs, Path(spec).stem, path
 
 
-def _trace(model, inputs, path, st: Stages):
-    """What loader._export does, stage by stage."""
+def _trace(model, inputs, path, st: Stages, decomposition=None):
+    """What loader.export_decomposed does, stage by stage."""
     import warnings
 
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from solar.frontends.torch import loader
+    from solar.frontends.torch import Decomposition, loader
+    from solar.frontends.torch.fake import fakeify, fakeify_module
 
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
-        model = st.time("fakeify", loader._fakeify_module, model, fake)
-        inputs = tuple(loader._fakeify(x, fake) for x in inputs)
+        model = st.time("fakeify", fakeify_module, model, fake)
+        inputs = tuple(fakeify(x, fake) for x in inputs)
         with torch.no_grad(), warnings.catch_warnings(), loader.Redirect(), loader.CpuFunctions(copy=False):
             warnings.simplefilter("ignore")
             ep = st.time("export", lambda: torch.export.export(model, inputs, strict=False))
-            ep = st.time("decompose", loader.decompose, ep)  # direct where it can, else the re-trace
+            # direct where it can, else the re-trace
+            ep, _ = st.time("decompose", loader.decompose, ep, decomposition or Decomposition.DIRECT)
     return ep
 
 
@@ -91,10 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     import torch  # noqa: F401
 
     import solar.api  # noqa: F401
-    from solar.frontends.torch import convert, loader
+    from solar.frontends.torch import Decomposition, Traced, convert, loader
     from solar.passes import optimize
 
-    loader.DIRECT = not args.retrace
+    decomposition = Decomposition.RETRACE if args.retrace else Decomposition.DIRECT
 
     if args.spec.startswith("hf:"):  # the imports transformers makes on first use, and torch's lazy ones
         m, x, _, _ = _built(args.spec, 8, 1, 0)
@@ -105,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     if prof:
         prof.enable()
     model, inputs, name, path = st.time("build", _built, args.spec, args.seq, args.batch, args.layers)
-    ep = _trace(model, inputs, path, st)
-    traced = loader.Traced(ep, name, path, loader.framework_flags())
+    ep = _trace(model, inputs, path, st, decomposition)
+    traced = Traced(ep, name, path, loader.framework_flags())
     nodes = sum(1 for n in ep.graph.nodes if n.op == "call_function")
     for _ in range(args.repeat):  # the best of the runs, by CPU time
         one = Stages()

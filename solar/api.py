@@ -405,7 +405,7 @@ def _load_torch_file(
     layer is traced: the model's rules are asked per traced op)."""
     from solar.frontends.torch import lower_traced, share, trace_file
 
-    if share_layers and share.ENABLED and llm is None:
+    if share_layers and llm is None:
         return _shared_loaded(share.trace_file(path, mode, infer_structure))
     traced = trace_file(path, mode, infer_structure)
     fallback = None
@@ -484,7 +484,7 @@ def _load_torch_module(
     by default: the `hf:` steps decide sharing themselves and call this for a full trace)."""
     from solar.frontends.torch import lower_traced, share, trace_module
 
-    if share_layers and share.ENABLED:
+    if share_layers:
         return _shared_loaded(share.trace_module(model, inputs, mode=mode, infer_structure=infer_structure))
     traced = trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
     return Loaded(lower_traced(traced), traced.flags, None, traced, tuple(traced.notes()))

@@ -136,7 +136,7 @@ def test_verify_in_place_models(model, inputs):
 
 def test_verify_compares_mutations():
     """A mutation the IR got wrong is a mismatch (the model's updated input is compared)."""
-    from solar.frontends.torch.check import _check_whole
+    from solar.frontends.torch.check import check_whole
     from solar.frontends.torch.convert import convert_returning
     from solar.frontends.torch import loader
 
@@ -149,7 +149,7 @@ def test_verify_compares_mutations():
             x.mul_(3)
             return x
 
-    c = _check_whole(program, bindings, returned, Triple(), [x])
+    c = check_whole(program, bindings, returned, Triple(), [x])
     assert c.error > c.tolerance
 
 

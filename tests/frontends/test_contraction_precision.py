@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import torch
 
-from solar.frontends.torch.check import _lower_node
-from solar.frontends.torch.convert import dtype_of
+from solar.frontends.torch.check import lower_node
+from solar.frontends.torch.context import dtype_of
 from solar.frontends.torch.lowerings import LOWERINGS
 from solar.lift.einsum import lift
 from tests.frontends.lowering_cases import T
-from tests.frontends.test_torch_lowerings import CASES, _realise
+from tests.frontends.test_torch_lowerings import CASES, realise
 
 aten = torch.ops.aten
 HALF = (torch.bfloat16, torch.float16)
@@ -84,15 +84,15 @@ def _priced(op: Any, args: tuple, kwargs: dict, dtype: torch.dtype) -> set[tuple
     """(dtype text, TF32 allowed) of every contraction of the lowering, None when the real op
     rejects these inputs."""
     gen = torch.Generator().manual_seed(0)
-    real = _realise(list(_to_half(args, dtype)), gen)
-    kw = _realise(_to_half(kwargs, dtype), gen)
+    real = realise(list(_to_half(args, dtype)), gen)
+    kw = realise(_to_half(kwargs, dtype), gen)
     try:
         with torch.no_grad():
             ref = op(*real, **kw)
     except (RuntimeError, NotImplementedError, TypeError, ValueError):
         return None
     node = SimpleNamespace(target=op, name=str(op).split(".")[1], kwargs=kw)
-    program, *_ = _lower_node(node, real, ref)
+    program, *_ = lower_node(node, real, ref)
     return {
         (n.contraction_dtype.text, bool(n.origin and n.origin.allow_tf32))
         for n in lift(program).nodes()

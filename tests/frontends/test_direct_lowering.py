@@ -12,6 +12,9 @@ import torch.nn.functional as F
 
 import solar  # noqa: F401  (op schemas torchvision needs)
 from solar.frontends.torch import convert, direct, loader
+from solar.frontends.torch.direct_graph import Unsupported
+from solar.frontends.torch.lowerings import preserved_ops
+from solar.frontends.torch.traced import Decomposition, Route, TraceOptions
 from solar.ir.printer import format_program
 
 
@@ -20,13 +23,12 @@ def _graph(ep) -> list[str]:
     return nodes + [str(ep.graph_signature)]
 
 
+def _options(direct_path: bool) -> TraceOptions:
+    return TraceOptions(Decomposition.DIRECT if direct_path else Decomposition.RETRACE)
+
+
 def _trace(model, inputs, direct_path: bool):
-    saved = loader.DIRECT
-    loader.DIRECT = direct_path
-    try:
-        traced = loader.trace_module(model, inputs)
-    finally:
-        loader.DIRECT = saved
+    traced = loader.trace_module(model, inputs, options=_options(direct_path))
     return traced, format_program(convert.convert(traced))
 
 
@@ -417,6 +419,10 @@ def test_direct_matches_retrace(name, model, inputs, takes):
     assert not _took_direct(ref)
     assert _graph(got.exported) == _graph(ref.exported)
     assert got_ir == ref_ir
+    assert ref.route == Route(Decomposition.RETRACE)
+    assert got.route.decomposition is (Decomposition.DIRECT if takes else Decomposition.RETRACE)
+    assert (got.route.refused is None) is takes
+    assert got.notes()[-1] == got.route.describe()
 
 
 @pytest.mark.parametrize("kind", ["llama", "bert", "gpt2"])
@@ -445,8 +451,9 @@ def test_linear_flattened_form():
 def test_unknown_op_falls_back():
     """An op with no lowering and no rewrite leaves the whole graph to the re-trace."""
     ep = torch.export.export(Logit(), (torch.rand(2, 3, 4),), strict=False)
-    keep = loader.preserved_ops() | frozenset(convert_lowerings())
-    assert direct.direct(ep, keep) is None
+    keep = preserved_ops() | frozenset(convert_lowerings())
+    with pytest.raises(Unsupported, match="no rewrite of aten.logit.default"):
+        direct.direct(ep, keep)
 
 
 class Logit(nn.Module):
@@ -459,14 +466,17 @@ def test_reserved_placeholder_name_falls_back():
     leaves the graph to the re-trace."""
     got, _ = _trace(nn.Linear(4, 3), (torch.randn(2, 4),), True)
     assert not _took_direct(got)
+    assert got.notes()[-1] == (
+        "route: run_decompositions re-trace (direct path refused: input name 'input' is reserved by torch.fx)"
+    )
 
 
 def test_twin_of_in_place_ops():
     aten = torch.ops.aten
-    assert direct._twin(aten.relu_.default) is aten.relu.default
-    assert direct._twin(aten.add_.Tensor) is aten.add.Tensor
-    assert direct._twin(aten.relu.default) is None
-    assert direct._twin(aten.__iand__.Tensor) is None
+    assert direct.functional_twin(aten.relu_.default) is aten.relu.default
+    assert direct.functional_twin(aten.add_.Tensor) is aten.add.Tensor
+    assert direct.functional_twin(aten.relu.default) is None
+    assert direct.functional_twin(aten.__iand__.Tensor) is None
 
 
 def convert_lowerings():
@@ -485,12 +495,7 @@ DIRECT_CORPUS = (
 
 
 def _trace_file(path, direct_path: bool):
-    saved = loader.DIRECT
-    loader.DIRECT = direct_path
-    try:
-        traced = loader.trace_file(path)
-    finally:
-        loader.DIRECT = saved
+    traced = loader.trace_file(path, options=_options(direct_path))
     return traced, format_program(convert.convert(traced))
 
 

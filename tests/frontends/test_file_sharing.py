@@ -16,6 +16,7 @@ import torch
 from solar.api import analyze_loaded, load
 from solar.frontends.torch import share
 from solar.frontends.torch.stitch import Stitched
+from solar.frontends.torch.traced import TraceOptions
 from solar.report import group_ops
 from tests.frontends.test_stitch import canonical, canonical_calls
 
@@ -280,9 +281,9 @@ def test_root_sequential_module():
 
 
 def test_switch_and_small_stacks(tmp_path):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(share, "ENABLED", False)
-        assert not isinstance(load(plain(tmp_path)).traced, Stitched)
+    outcome = share.trace_file(plain(tmp_path), options=TraceOptions(share_layers=False))
+    assert outcome.program is None and outcome.note is None and not isinstance(outcome.traced, Stitched)
+    assert not isinstance(load(plain(tmp_path), share_layers=False).traced, Stitched)
     path = write(tmp_path, PLAIN.replace("{init}", "").replace("{loop}", LOOP).replace("n=6", "n=4"), "four.py")
     loaded = load(path)
     assert not isinstance(loaded.traced, Stitched) and not any(n.startswith("layers ") for n in loaded.notes)

@@ -23,15 +23,15 @@ import solar
 import solar.frontends.torch.lowerings as lowerings_pkg
 from solar.errors import SolarError
 from solar.frontends.torch import loader
-from solar.frontends.torch.check import _lower_node, check_module, check_ops
+from solar.frontends.torch.check import lower_node, check_module, check_ops
 from solar.frontends.torch.convert import convert_with_bindings
-from solar.frontends.torch.lowerings.shape_extra import RANDOM_PERIOD
+from solar.frontends.torch.lowerings.dropout import RANDOM_PERIOD
 from solar.ir.interp import run
 from solar.ir.nodes import Seq
 
 aten = torch.ops.aten
 
-OWN_MODULES = ("losses", "norms", "reductions_extra", "shape_extra")
+OWN_MODULES = ("losses", "norms", "reductions", "index_maps")
 PRESERVED = frozenset().union(
     *(importlib.import_module(f"{lowerings_pkg.__name__}.{m}").PRESERVE for m in OWN_MODULES)
 )
@@ -351,7 +351,7 @@ def test_batch_norm_training_with_running_statistics():
 def lower_alone(op: Any, *args: Any) -> tuple[Any, list[str], dict]:
     """Lower one op on real arguments as the output checks do: (program, output names, feed)."""
     node = type("Node", (), {"target": op, "name": str(op).split(".")[1], "kwargs": {}})
-    program, names, feed, _ = _lower_node(node, list(args), op(*args))
+    program, names, feed, _ = lower_node(node, list(args), op(*args))
     return program, names, feed
 
 

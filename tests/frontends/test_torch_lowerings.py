@@ -15,8 +15,8 @@ import torch
 
 import tests.frontends.lowering_cases as cases_pkg
 from solar.frontends.compare import relative_error, tolerance
-from solar.frontends.torch.check import _lower_node, _to_numpy
-from solar.frontends.torch.convert import dtype_of
+from solar.frontends.torch.check import lower_node, to_numpy
+from solar.frontends.torch.context import dtype_of
 from solar.frontends.torch.lowerings import LOWERINGS
 from solar.ir.interp import run
 from solar.ir.verify import verify
@@ -37,7 +37,7 @@ CASES = _collect("CASES")
 DRAWS: dict[Any, Draw] = _collect("DRAWS")
 
 
-def _realise(x: Any, gen: torch.Generator) -> Any:
+def realise(x: Any, gen: torch.Generator) -> Any:
     if isinstance(x, T):
         shape = tuple(reversed(x.shape)) if x.transpose else x.shape
         if x.dtype == torch.bool:
@@ -47,11 +47,11 @@ def _realise(x: Any, gen: torch.Generator) -> Any:
             t = (t.abs() + 0.1 if x.positive else t).to(x.dtype)
         return t.t() if x.transpose else t
     if isinstance(x, list):
-        return [_realise(v, gen) for v in x]
+        return [realise(v, gen) for v in x]
     if isinstance(x, tuple):
-        return tuple(_realise(v, gen) for v in x)
+        return tuple(realise(v, gen) for v in x)
     if isinstance(x, dict):
-        return {k: _realise(v, gen) for k, v in x.items()}
+        return {k: realise(v, gen) for k, v in x.items()}
     return x
 
 
@@ -68,12 +68,12 @@ def test_every_lowering_has_a_case():
 @pytest.mark.parametrize("seed", [0, 1])
 def test_lowering_matches_real_op(op, args, kwargs, seed):
     gen = torch.Generator().manual_seed(1000 + seed)
-    real = _realise(list(args), gen)
-    kwargs = _realise(kwargs, gen)
+    real = realise(list(args), gen)
+    kwargs = realise(kwargs, gen)
     with torch.no_grad():
         ref = op(*real, **kwargs)
     node = SimpleNamespace(target=op, name=str(op).split(".")[1], kwargs=kwargs)
-    program, names, feed, _ = _lower_node(node, real, ref)
+    program, names, feed, _ = lower_node(node, real, ref)
     verify(program)
     outs = run(program, feed)
     refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
@@ -82,7 +82,7 @@ def test_lowering_matches_real_op(op, args, kwargs, seed):
         if op in DRAWS:
             _check_draw(DRAWS[op], outs[name], r)
             continue
-        error = relative_error(outs[name], _to_numpy(r))
+        error = relative_error(outs[name], to_numpy(r))
         assert error <= max(tolerance([dtype_of(r.dtype)]), 1e-6), (op, name, str(program))
 
 

@@ -340,9 +340,9 @@ def test_linear_interpolate_is_three_flops_per_lerp() -> None:
 def test_bilinear_picks_the_cheaper_schedule() -> None:
     from fractions import Fraction
 
-    from solar.frontends.torch.lowerings.resample import _passes
+    from solar.frontends.torch.lowerings.resample import pass_schedule
 
     up = [(2, 16, 32, Fraction(1, 2)), (3, 16, 32, Fraction(1, 2))]
-    assert _passes((2, 3, 16, 16), up) == [[up[0]], [up[1]]]  # separable: 1.5 lerps per output
+    assert pass_schedule((2, 3, 16, 16), up) == [[up[0]], [up[1]]]  # separable: 1.5 lerps per output
     down = [(2, 16, 5, Fraction(16, 5)), (3, 16, 5, Fraction(16, 5))]
-    assert _passes((2, 3, 16, 16), down) == [down]  # all at once: 3 lerps per output
+    assert pass_schedule((2, 3, 16, 16), down) == [down]  # all at once: 3 lerps per output

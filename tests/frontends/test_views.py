@@ -67,7 +67,7 @@ def test_chains_of_window_partitions_do_not_grow_their_indices():
 
 def test_shifted_windows_keep_small_indices():
     """A roll by (-3, -3) then a partition: four pieces (the roll's), each index small."""
-    from solar.frontends.torch.lowerings.shape_extra import roll_view
+    from solar.frontends.torch.lowerings.index_maps import roll_view
 
     x = views.tensor("x", (1, 56, 56, 96), F32)
     shifted = roll_view(roll_view(x, -3, 1), -3, 2)

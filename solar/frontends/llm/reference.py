@@ -317,14 +317,14 @@ class OpCall:
         size above the cap becomes the cap, in shapes and integer arguments alike)."""
         import torch
 
-        from solar.frontends.torch.check import _realise, _shrink_by_value
+        from solar.frontends.torch.check import realise, shrink_by_value
 
         numel = sum(math.prod(t.shape) for t in self.inputs())
         caps = ((None,) if numel <= 1 << 14 else ()) + (6, 4, 3)
         seen: set[str] = set()
         for cap in caps:
-            shrunk = self.args if cap is None else _shrink_by_value(self.args, cap)
-            real = _realise(shrunk, torch.Generator().manual_seed(seed))
+            shrunk = self.args if cap is None else shrink_by_value(self.args, cap)
+            real = realise(shrunk, torch.Generator().manual_seed(seed))
             label = ", ".join(_describe(t) for t in _tensors(list(real)))
             if label in seen:
                 continue

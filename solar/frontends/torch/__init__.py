@@ -6,17 +6,17 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from solar.frontends.torch.libraries import prepare_torchvision
-from solar.frontends.torch.loader import Traced, trace_file, trace_module
+from solar.frontends.torch.convert import FallbackRules, convert_with_bindings
+from solar.frontends.torch.loader import trace_file, trace_module
+from solar.frontends.torch.traced import Decomposition, TraceOptions, Traced
 
 prepare_torchvision()  # before any user code imports torchvision (see libraries.py)
 from solar.ir.nodes import Program
 
 
-def lower_traced(traced: Traced, fallback: Any = None) -> Program:
-    """`fallback`: rules for ops without a lowering (a convert.FallbackRules), e.g. the LLM's."""
-    from solar.frontends.torch.convert import convert
-
-    return convert(traced, fallback=fallback)
+def lower_traced(traced: Traced, fallback: FallbackRules | None = None) -> Program:
+    """`fallback`: rules for ops without a lowering, e.g. the LLM's."""
+    return convert_with_bindings(traced, fallback=fallback)[0]
 
 
 def lower_file(path: str | Path) -> tuple[Program, Traced]:
@@ -29,4 +29,7 @@ def lower_module(model: Any, inputs: Sequence[Any], name: str | None = None) -> 
     return lower_traced(traced), traced
 
 
-__all__ = ["Traced", "lower_file", "lower_module", "lower_traced", "trace_file", "trace_module"]
+__all__ = [
+    "Decomposition", "TraceOptions", "Traced", "lower_file", "lower_module", "lower_traced", "trace_file",
+    "trace_module",
+]

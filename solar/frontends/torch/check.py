@@ -7,8 +7,6 @@ lowering module's RANDOM_OPS) are never compared."""
 from __future__ import annotations
 
 import math
-import pkgutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,14 +28,14 @@ from solar.frontends.compare import (
     relative_error,
 )
 from solar.frontends.builder import ProgramBuilder
+from solar.frontends.files import import_model_file
 from solar.frontends.torch import loader
-from solar.frontends.torch.convert import (
-    LowerCtx,
-    _materialise_outputs,
-    convert_returning,
-    dtype_of,
-    source_line,
-)
+from solar.frontends.torch.context import LowerCtx, dtype_of
+from solar.frontends.torch.convert import convert_returning, materialise_outputs, source_line
+from solar.frontends.torch.lowerings import LOWERINGS, merged, random_ops
+from solar.frontends.torch.lowerings.recurrent import CELLS
+from solar.frontends.torch.lowerings.registry import resolve_library
+from solar.frontends.torch.traced import Traced
 from solar.frontends import views
 from solar.ir.interp import program_cost, run
 from solar.ir.nodes import Role
@@ -51,7 +49,7 @@ def _random_like(shape: tuple[int, ...], dtype: torch.dtype, gen: torch.Generato
     return torch.randint(0, 8, shape, generator=gen, dtype=dtype)
 
 
-def _to_numpy(t: torch.Tensor) -> np.ndarray:
+def to_numpy(t: torch.Tensor) -> np.ndarray:
     t = t.detach()
     if t.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
         t = t.float()
@@ -66,28 +64,7 @@ def _flat_tensors(x: Any) -> list[torch.Tensor]:
     return []
 
 
-def _tables(attr: str) -> dict:
-    """The union of the `attr` tables of the lowering modules (op -> function)."""
-    from solar.frontends.torch import lowerings
-
-    out: dict = {}
-    for info in pkgutil.iter_modules(lowerings.__path__):
-        out.update(getattr(sys.modules.get(f"{lowerings.__name__}.{info.name}"), attr, {}))
-    return out
-
-
-def random_ops() -> frozenset:
-    """Ops whose outputs are random draws (each lowering module's RANDOM_OPS): never compared."""
-    from solar.frontends.torch import lowerings
-
-    out: set = set()
-    for info in pkgutil.iter_modules(lowerings.__path__):
-        module = sys.modules.get(f"{lowerings.__name__}.{info.name}")
-        out |= set(getattr(module, "RANDOM_OPS", ()))
-    return frozenset(out)
-
-
-def _whole_affordable(traced: loader.Traced, program) -> bool:
+def _whole_affordable(traced: Traced, program) -> bool:
     randoms = random_ops()
     if any(n.target in randoms for n in traced.exported.graph.nodes):
         return False  # random draws: compare op by op, the random ones skipped
@@ -102,14 +79,14 @@ def check_file(
     traced = loader.trace_file(path, mode, infer_structure)
     converted = convert_returning(traced)
     if _whole_affordable(traced, converted[0]):
-        module = loader.import_model_file(path)
+        module = import_model_file(path)
         torch.manual_seed(seed)
         with loader.on_cpu():
             init = getattr(module, "get_init_inputs", lambda: [])()
             model = module.Model(*init)
             loader.set_mode(model, mode)
             inputs = list(module.get_inputs())
-        return CheckResult(converted[0].name, (_check_whole(*converted, model, inputs),))
+        return CheckResult(converted[0].name, (check_whole(*converted, model, inputs),))
     return CheckResult(traced.name, check_ops(traced, seed))
 
 
@@ -120,7 +97,7 @@ def check_module(
     traced = loader.trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
     converted = convert_returning(traced)
     if _whole_affordable(traced, converted[0]):
-        return CheckResult(converted[0].name, (_check_whole(*converted, model, list(inputs)),))
+        return CheckResult(converted[0].name, (check_whole(*converted, model, list(inputs)),))
     return CheckResult(traced.name, check_ops(traced, seed))
 
 
@@ -132,7 +109,7 @@ def _state(model: torch.nn.Module, key: str) -> torch.Tensor | None:
     return obj if isinstance(obj, torch.Tensor) else None
 
 
-def _check_whole(program, bindings, returned, model: torch.nn.Module, inputs: list[Any]) -> Check:
+def check_whole(program, bindings, returned, model: torch.nn.Module, inputs: list[Any]) -> Check:
     """Run the IR on copies of the inputs and state (an in-place model changes its own), then the
     model; compare every returned tensor and every input or buffer it updates in place. A returned
     alias of an input is compared with that input's data as the IR leaves it (unchanged)."""
@@ -148,8 +125,8 @@ def _check_whole(program, bindings, returned, model: torch.nn.Module, inputs: li
         if value is None:
             note = f"no data for {binding[1]}"
             return Check("whole program", "", "", "unchecked", math.inf, 0.0, note)
-        feed[name] = np.array(_to_numpy(value), copy=True)
-    before = {r.alias: np.array(_to_numpy(data(r.alias)), copy=True) for r in returned if r.alias}
+        feed[name] = np.array(to_numpy(value), copy=True)
+    before = {r.alias: np.array(to_numpy(data(r.alias)), copy=True) for r in returned if r.alias}
     outs = run(program, feed)
     with torch.no_grad(), loader.on_cpu():
         ref = _flat_tensors(model(*inputs))
@@ -159,15 +136,13 @@ def _check_whole(program, bindings, returned, model: torch.nn.Module, inputs: li
         if r.reordered:
             continue  # a permuted or sliced view: its tensor's elements are checked in order only
         got = outs[r.tensor] if r.tensor is not None else before[r.alias]
-        error = max(error, relative_error(got.reshape(tuple(expect.shape)), _to_numpy(expect)))
+        error = max(error, relative_error(got.reshape(tuple(expect.shape)), to_numpy(expect)))
     shapes = ", ".join(str(tuple(t.shape)) for t in tensors_in)
     return Check("whole program", "", shapes, "full", error, program_tolerance(program))
 
 
-def check_ops(traced: loader.Traced, seed: int = 0) -> tuple[Check, ...]:
+def check_ops(traced: Traced, seed: int = 0) -> tuple[Check, ...]:
     """Check every distinct op instance (op, input shapes, other arguments) on its own."""
-    from solar.frontends.torch.lowerings import LOWERINGS
-
     seen: set[str] = set()
     checks: list[Check] = []
     randoms = random_ops()
@@ -193,14 +168,12 @@ def _describe(x: Any) -> str:
     return repr(x)
 
 
-def _lower_node(
+def lower_node(
     node, args: Any, out: Any
 ) -> tuple[Any, list[str], dict[str, np.ndarray], int]:
     """Lower one node on its own: its tensor arguments become program inputs (fed with their data
     when they are real tensors). Also returns how many statements the op itself emitted (0 for a
     pure view, whose outputs are then copies made only for the check)."""
-    from solar.frontends.torch.lowerings import LOWERINGS
-    from solar.frontends.torch.lowerings.registry import resolve_library
 
     resolve_library()
     b = ProgramBuilder.new(str(node.name))
@@ -211,7 +184,7 @@ def _lower_node(
             return t
         shape = tuple(int(s) for s in t.shape)
         name = b.declare(f"in{len(feed)}", shape, dtype_of(t.dtype), Role.INPUT)
-        feed[name] = None if isinstance(t, torch._subclasses.fake_tensor.FakeTensor) else _to_numpy(t)
+        feed[name] = None if isinstance(t, torch._subclasses.fake_tensor.FakeTensor) else to_numpy(t)
         return views.tensor(name, shape, dtype_of(t.dtype))
 
     ir_args = _map_tensors(args, declare)
@@ -219,31 +192,31 @@ def _lower_node(
     result = LOWERINGS[node.target](ctx, *ir_args, **node.kwargs)
     own = len(b.stmts)
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
-    names = _materialise_outputs(b, outs)
+    names = materialise_outputs(b, outs)
     return b.program(list(dict.fromkeys(names))), names, feed, own
 
 
 def _check_node(node, args_meta, traced, seed: int) -> Check | None:
     src = source_line(node, traced.source_file)
-    program, _, _, own = _lower_node(node, args_meta, node.meta.get("val"))
+    program, _, _, own = lower_node(node, args_meta, node.meta.get("val"))
     if own == 0:
         return None  # a pure view: checked by the lowering-table tests and every program using it
-    shrink = SHRINKERS.get(node.target, _shrink_by_value)
+    shrink = SHRINKERS.get(node.target, shrink_by_value)
 
     def attempt(cap: int | None) -> Attempt | str:
         gen = torch.Generator().manual_seed(seed)
-        real_args = _realise(args_meta if cap is None else shrink(args_meta, cap), gen)
+        real_args = realise(args_meta if cap is None else shrink(args_meta, cap), gen)
         # CHECK_ARGUMENTS: random data an op needs to be valid (a grouped GEMM's offsets);
         # CHECK_REFERENCES: the op with the order the IR defines where PyTorch leaves it open (ties)
-        real_args = _tables("CHECK_ARGUMENTS").get(node.target, lambda a, g: a)(real_args, gen)
-        reference = _tables("CHECK_REFERENCES").get(node.target, node.target)
+        real_args = merged("CHECK_ARGUMENTS").get(node.target, lambda a, g: a)(real_args, gen)
+        reference = merged("CHECK_REFERENCES").get(node.target, node.target)
         try:
             with torch.no_grad():
                 ref = reference(*real_args, **node.kwargs)
         except Exception as exc:  # reduced shapes this op does not accept
             return one_line(exc)
-        program, names, feed, _ = _lower_node(node, real_args, ref)
-        refs = [_to_numpy(r) for r in _flat_tensors(ref) if r.numel() > 0]  # empty: not outputs
+        program, names, feed, _ = lower_node(node, real_args, ref)
+        refs = [to_numpy(r) for r in _flat_tensors(ref) if r.numel() > 0]  # empty: not outputs
         return Attempt(program, feed, names, refs, _describe(real_args))
 
     return check_instance(str(node.target), src, _describe(args_meta), program_cost(program), attempt)
@@ -257,7 +230,7 @@ class _Shape:
     dtype: torch.dtype
 
 
-def _shrink_by_value(args: Any, cap: int) -> Any:
+def shrink_by_value(args: Any, cap: int) -> Any:
     """Every size above `cap` mapped to `cap`, in tensor shapes and integer arguments alike."""
 
     def tensor(x: Any) -> _Shape | None:
@@ -307,14 +280,8 @@ def _shrink_recurrent(args: Any, cap: int) -> Any:
     return (xs, hs if isinstance(hx, (list, tuple)) else hs[0], ps, has_biases, layers, dropout, train, bidirectional, batch_first)
 
 
-def _recurrent_ops() -> list:
-    from solar.frontends.torch.lowerings.recurrent import CELLS
-
-    return list(CELLS)
-
-
 SHRINKERS = {torch.ops.aten.convolution.default: _shrink_convolution}
-SHRINKERS.update({op: _shrink_recurrent for op in _recurrent_ops()})
+SHRINKERS.update({op: _shrink_recurrent for op in CELLS})
 
 
 @dataclass
@@ -329,14 +296,14 @@ class _FakeNode:
         return {"val": self.val}
 
 
-def _realise(x: Any, gen: torch.Generator) -> Any:
+def realise(x: Any, gen: torch.Generator) -> Any:
     """Random real tensors for every tensor (or _Shape) in an argument structure."""
     if isinstance(x, torch.Tensor):
         return _random_like(tuple(int(s) for s in x.shape), x.dtype, gen)
     if isinstance(x, _Shape):
         return _random_like(x.shape, x.dtype, gen)
     if isinstance(x, (list, tuple)):
-        return type(x)(_realise(v, gen) for v in x)
+        return type(x)(realise(v, gen) for v in x)
     return x
 
 

@@ -18,7 +18,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 from torch.export.graph_signature import InputKind
 
-from solar.frontends.torch.known import REPLAY_LIMIT, _numpy
+from solar.frontends.torch.known import REPLAY_LIMIT, as_numpy
 from solar.frontends.views import Band, detect_band
 
 aten = torch.ops.aten
@@ -89,7 +89,7 @@ def constant_bands(ep: torch.export.ExportedProgram) -> dict[str, Band]:
     for n in frontier:
         v = values.get(n.name)
         if isinstance(v, torch.Tensor) and not v.is_complex() and not v.is_meta:  # meta: no values
-            band = detect_band(_numpy(v), constant_inside=True)
+            band = detect_band(as_numpy(v), constant_inside=True)
             if band is not None:
                 out[n.name] = band
     return out

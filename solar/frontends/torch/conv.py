@@ -17,9 +17,9 @@ def convolution(
 ) -> View:
     out_shape = ctx.shape
     nd = x.rank - 2
-    stride = _per_dim(stride, nd)
-    padding = _per_dim(padding, nd)
-    dilation = _per_dim(dilation, nd)
+    stride = per_dim(stride, nd)
+    padding = per_dim(padding, nd)
+    dilation = per_dim(dilation, nd)
     kernel = w.shape[2:]
     spatial = x.shape[2:]
     if transposed:
@@ -68,7 +68,7 @@ def convolution(
     )
 
 
-def _per_dim(values: Sequence[int] | int, nd: int) -> list[int]:
+def per_dim(values: Sequence[int] | int, nd: int) -> list[int]:
     if isinstance(values, int):
         return [values] * nd
     values = list(values)

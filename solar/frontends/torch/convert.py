@@ -13,75 +13,27 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import torch
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, OutputKind
 
 from solar.errors import SolarError, UnsupportedOpError
 from solar.frontends import views
-from solar.frontends.builder import ProgramBuilder
+from solar.frontends.builder import ProgramBuilder, copy
 from solar.frontends.torch.constants import constant_bands
-from solar.frontends.torch.loader import Traced
+from solar.frontends.torch.context import LowerCtx, dtype_of
+from solar.frontends.torch.lowerings import LOWERINGS, unsupported_reasons
+from solar.frontends.torch.lowerings.registry import resolve_library
+from solar.frontends.torch.traced import Traced
 from solar.frontends.views import View
 from solar.heap import settled
-from solar.ir.dtypes import DType
 from solar.ir.nodes import Origin, Program, Role
 from solar.ir.verify import verify
-
-DTYPES: dict[torch.dtype, DType] = {
-    torch.float64: DType.F64,
-    torch.float32: DType.F32,
-    torch.float16: DType.F16,
-    torch.bfloat16: DType.BF16,
-    torch.float8_e4m3fn: DType.F8E4M3,
-    torch.float8_e5m2: DType.F8E5M2,
-    torch.int64: DType.I64,
-    torch.int32: DType.I32,
-    torch.int16: DType.I16,
-    torch.int8: DType.I8,
-    torch.uint8: DType.U8,
-    torch.bool: DType.BOOL,
-}
+from solar.passes import optimize as run_passes
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
 
 # Ops whose TF32 use PyTorch governs with cuDNN's flag; every other contraction follows the
 # matmul flag (torch.backends.cuda.matmul.allow_tf32).
 CUDNN_OPS = {"aten.convolution.default", "aten.convolution_backward.default"}
-
-
-def dtype_of(t: torch.dtype) -> DType:
-    try:
-        return DTYPES[t]
-    except KeyError:
-        raise SolarError(f"tensors of dtype {t} are not supported yet") from None
-
-
-@dataclass
-class LowerCtx:
-    """What a lowering rule sees: the builder, and the node being lowered and its output metadata."""
-
-    b: ProgramBuilder
-    node: torch.fx.Node
-
-    @property
-    def val(self) -> Any:
-        return self.node.meta.get("val")
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(int(s) for s in self.val.shape)
-
-    @property
-    def dtype(self) -> DType:
-        return dtype_of(self.val.dtype)
-
-    @property
-    def hint(self) -> str:
-        return self.node.name
-
-    def meta(self, k: int) -> tuple[tuple[int, ...], DType]:
-        """Shape and dtype of output k of a multi-output op."""
-        v = self.val[k]
-        return tuple(int(s) for s in v.shape), dtype_of(v.dtype)
 
 
 def source_line(node: torch.fx.Node, source_file: str | None) -> str:
@@ -217,10 +169,6 @@ def convert_returning(
     fallback: FallbackRules | None = None,
 ) -> tuple[Program, dict[str, Binding], tuple[Returned, ...]]:
     """`convert_with_bindings`, plus what the program returns and mutates (see Returned)."""
-    from solar.frontends.torch.lowerings import LOWERINGS
-    from solar.frontends.torch.lowerings.registry import resolve_library
-    from solar.passes import optimize as run_passes
-
     resolve_library()  # ops a model library defined on import (transformers' MoE fallback)
 
     ep = traced.exported
@@ -303,7 +251,7 @@ def convert_returning(
     program = b.program(list(dict.fromkeys(r.tensor for r in returned if r.tensor)))
     if optimize:
         program = run_passes(program)
-    program = _drop_unread(program)
+    program = drop_unread(program)
     verify(program)
     kept = {t.name for t in program.tensors}
     return program, {k: v for k, v in bindings.items() if k in kept}, returned
@@ -357,11 +305,9 @@ def _returned(
     """What each graph output is: an alias of an input/param (no statement), or a program output.
     A view of a computed tensor that shows all of it (a permutation: eager returns it without a
     kernel) makes that tensor the output (`reordered`); any other value is materialised by
-    `_materialise_outputs` (a slice of a computed tensor is copied: a fused kernel may write just
+    `materialise_outputs` (a slice of a computed tensor is copied: a fused kernel may write just
     the slice). torch.export lists the new values of mutated inputs and buffers first (their specs
     say which), then the user's outputs."""
-    from torch.export.graph_signature import OutputKind
-
     out: list[Returned] = []
     copied: dict[str | None, list[str]] = {}
     position = 0
@@ -391,22 +337,16 @@ def _returned(
         else:
             key = arg.name if isinstance(arg, torch.fx.Node) else None
             if key not in copied:  # a value returned twice (a mutation and an output) is one tensor
-                copied[key] = _materialise_outputs(b, [value])  # none for an empty value
+                copied[key] = materialise_outputs(b, [value])  # none for an empty value
             out.extend(Returned(kind, pos, target, name) for name in copied[key])
             if key is None:
                 del copied[key]
     return tuple(out)
 
 
-def _returned_values() -> frozenset:
-    from torch.export.graph_signature import OutputKind
-
-    # The loss and the gradients are outputs of a joint (training-step) graph: solar.frontends.torch.train.
-    return frozenset({OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT,
-                      OutputKind.GRADIENT_TO_PARAMETER, OutputKind.GRADIENT_TO_USER_INPUT})
-
-
-RETURNED_VALUES = _returned_values()
+# The loss and the gradients are outputs of a joint (training-step) graph: solar.frontends.torch.train.
+RETURNED_VALUES = frozenset({OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT,
+                             OutputKind.GRADIENT_TO_PARAMETER, OutputKind.GRADIENT_TO_USER_INPUT})
 
 
 def _computed(b: ProgramBuilder, value: Any) -> bool:
@@ -422,16 +362,6 @@ def _mutation_target(spec: Any, placeholders: dict[str, Binding]) -> Binding:
     return ("param", spec.target)
 
 
-def unsupported_reasons() -> dict[Any, str]:
-    """Ops known to be unsupported, with the reason (each lowering module's UNSUPPORTED table)."""
-    from solar.frontends.torch.loader import _lowering_tables
-
-    out: dict[Any, str] = {}
-    for table in _lowering_tables("UNSUPPORTED"):
-        out.update(table)
-    return out
-
-
 def _mark_updates(b: ProgramBuilder, returned: tuple[Returned, ...], bindings: dict[str, Binding]) -> None:
     """A mutated input or buffer and the output holding its new value share one storage: mark the
     output as updating that input (TensorDecl.updates), so pricing charges only what changes."""
@@ -445,7 +375,7 @@ def _mark_updates(b: ProgramBuilder, returned: tuple[Returned, ...], bindings: d
             b.tensors[r.tensor] = replace(out, updates=source)
 
 
-def _drop_unread(program: Program) -> Program:
+def drop_unread(program: Program) -> Program:
     """Leave out inputs and params no statement reads (e.g. a mask buffer used as structure); an
     output that updates a dropped input in place (it overwrites every element) no longer does."""
     read = {ld.tensor for s in program.stmts for ld in s.loads()}
@@ -457,7 +387,7 @@ def _drop_unread(program: Program) -> Program:
     return program if keep == program.tensors else replace(program, tensors=keep)
 
 
-def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
+def materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
     """Each program output must be a tensor written by the program. A temp returned as is, or as a
     row-major reshape of itself, becomes the output (its elements in the same order), also when it
     is returned twice (eager returns the same tensor twice; a mutated input returned is one). Any
@@ -465,8 +395,6 @@ def _materialise_outputs(b: ProgramBuilder, outputs: list[Any]) -> list[str]:
     make: at most one trivial kernel in the unfused bound); the torch frontend never gets here with
     an input or a view of one (those are aliases, see Returned). Each copy is an op instance of its
     own (a negative id, unique: the number of statements before it)."""
-    from solar.frontends.builder import copy
-
     names: list[str] = []
     for k, v in enumerate(outputs):
         if not isinstance(v, View) or v.numel == 0:  # an empty output holds nothing to write

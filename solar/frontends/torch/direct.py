@@ -3,8 +3,8 @@
 `ExportedProgram.run_decompositions` re-traces the whole graph through fake tensors and
 functionalization, even when nearly every node reaches the lowering table as it is (a ResNet's
 training IR is conv2d, batch_norm, relu_, add_, ...: 1:1 with its decomposed form). `direct`
-rebuilds the decomposed graph node by node instead, and returns None (the caller then runs the
-full decomposition, which is always correct) unless every call is one of:
+rebuilds the decomposed graph node by node instead, and raises Unsupported with the reason (the
+caller then runs the full decomposition, which is always correct) unless every call is one of:
 
   * a functional op the lowering table lowers whole (it is left as it is, as the re-trace leaves it);
   * an in-place op (relu_, add_, ...) on an intermediate that no view shares, or on a buffer or
@@ -30,7 +30,6 @@ changes a statement."""
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -43,9 +42,9 @@ from torch.export.graph_signature import (
 )
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.export.exported_program import _detect_fake_mode_from_gm
-from torch.fx.traceback import NodeSource, NodeSourceAction
 
-from solar.frontends.torch.direct_masks import MASK_REWRITES, Unsupported, _expand, _val
+from solar.frontends.torch.direct_graph import Emit, Unsupported, expand, is_view, mutated, reshape, value_of
+from solar.frontends.torch.direct_masks import MASK_REWRITES
 from solar.frontends.torch.direct_ops import OP_REWRITES, linear_by_matmul
 from solar.frontends.torch.lowerings.norms import batch_norm as solar_batch_norm
 from solar.frontends.torch.lowerings.norms import batch_norm_value
@@ -53,110 +52,21 @@ from solar.frontends.torch.lowerings.norms import batch_norm_value
 aten = torch.ops.aten
 
 
-@dataclass
-class Emit:
-    """Building the new graph: `env` maps each training-IR node to its value there (a new node or
-    a constant), `current` a mutated placeholder to the node holding its latest value."""
-
-    graph: torch.fx.Graph
-    fake: Any
-    env: dict[torch.fx.Node, Any]
-    current: dict[torch.fx.Node, torch.fx.Node]
-    keep: frozenset
-    origin: torch.fx.Node | None = None
-    mutated: set = field(default_factory=set)  # values written in place (new-graph nodes)
-    readers: dict = field(default_factory=dict)  # new-graph node -> the training nodes bound to it
-
-    def bind(self, old: torch.fx.Node, value: Any) -> None:
-        self.env[old] = value
-        if isinstance(value, torch.fx.Node):
-            self.readers.setdefault(value, []).append(old)
-
-    def call(self, target: Any, args: tuple, kwargs: dict | None = None, val: Any = None) -> torch.fx.Node:
-        """A new node for target(*args, **kwargs) (args already in the new graph), with the value
-        fake-computed (or `val`, the value the same call had in the training IR) and the origin's
-        metadata."""
-        kwargs = kwargs or {}
-        if target is not operator.getitem and target not in self.keep:
-            raise Unsupported  # the re-trace would decompose it further
-        if _returns_view(target) and any(a in self.mutated for a in args if isinstance(a, torch.fx.Node)):
-            raise Unsupported  # functionalization regenerates views of a mutated tensor (other names, order)
-        name = target.__name__.split(".")[0] if isinstance(target, torch._ops.OpOverload) else None
-        node = self.graph.create_node("call_function", target, *_normalised(target, args, kwargs), name)
-        if val is not None:
-            node.meta["val"] = val
-        else:
-            vals = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
-            with unset_fake_temporarily(), self.fake:  # the graph's own mode, not the caller's
-                node.meta["val"] = target(*vals[0], **vals[1])
-        origin = self.origin
-        if origin is not None:
-            for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "torch_fn"):
-                if key in origin.meta:
-                    node.meta[key] = origin.meta[key]
-            node.meta["from_node"] = [NodeSource(origin, "solar.direct", NodeSourceAction.CREATE)]
-        return node
-
-    def items(self, node: torch.fx.Node) -> list[torch.fx.Node]:
-        """getitem nodes of every output of a multi-output node (the unused ones are dropped)."""
-        return [self.call(operator.getitem, (node, k)) for k in range(len(node.meta["val"]))]
-
-
-def _same(value: Any, default: Any) -> bool:
-    if isinstance(default, (list, tuple)) and isinstance(value, (list, tuple)):
-        return list(default) == list(value)
-    if default is None or value is None:
-        return default is value
-    return default is not _NONE and type(default) is type(value) and default == value
-
-
-def _normalised(target: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """args and kwargs as a trace records them: positional arguments given by position, trailing
-    ones equal to the schema's defaults left out, keyword-only ones only where not the default."""
-    schema = getattr(target, "_schema", None)
-    if schema is None:
-        return args, kwargs
-    positional = [a for a in schema.arguments if not a.kwarg_only]
-    kwargs = dict(kwargs)
-    full = list(args)
-    for a in positional[len(args):]:
-        if a.name in kwargs:
-            full.append(kwargs.pop(a.name))
-        else:
-            full.append(a.default_value if a.has_default_value() else _NONE)
-    while full and positional:
-        a = positional[len(full) - 1]
-        if full[-1] is not _NONE and not _same(full[-1], a.default_value if a.has_default_value() else _NONE):
-            break
-        full.pop()
-    if any(v is _NONE for v in full):
-        raise Unsupported  # an argument left out that has no default
-    only = {a.name: a for a in schema.arguments if a.kwarg_only}
-    kept = {
-        k: v for k, v in kwargs.items()
-        if k not in only or not only[k].has_default_value() or not _same(v, only[k].default_value)
-    }
-    return tuple(full), kept
-
-
-_NONE = object()
-
-
 # ---- the rewrites: what the re-trace makes of an op ----------------------------------------------
 
 
 def _conv(n: int) -> Callable:
     def rule(e: Emit, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
-        if isinstance(padding, str) or _val(x).dim() != n + 2:
+        if isinstance(padding, str) or value_of(x).dim() != n + 2:
             raise Unsupported  # "same"/"valid" padding and unbatched inputs decompose differently
-        args = (x, w, b, _expand(stride, n), _expand(padding, n), _expand(dilation, n), False, [0] * n, groups)
+        args = (x, w, b, expand(stride, n), expand(padding, n), expand(dilation, n), False, [0] * n, groups)
         return e.call(aten.convolution.default, args)
 
     return rule
 
 
 def _linear(e: Emit, x, w, b=None):
-    xv = _val(x)
+    xv = value_of(x)
     if xv.dim() < 2:
         raise Unsupported  # a vector input
     if xv.dim() > 2 and not xv.is_contiguous():
@@ -171,24 +81,24 @@ def _linear(e: Emit, x, w, b=None):
         rows *= s
     flat = e.call(aten.view.default, (x, [rows, shape[-1]]))
     out = e.call(aten.addmm.default, (b, flat, e.call(aten.t.default, (w,))))
-    return e.call(aten.view.default, (out, shape[:-1] + [int(_val(w).shape[0])]))
+    return e.call(aten.view.default, (out, shape[:-1] + [int(value_of(w).shape[0])]))
 
 
 def _linear_no_bias(e: Emit, x, w):
     """matmul(x, w.t()): mm, with a contiguous input folded to two dims and the result unfolded."""
     t = e.call(aten.t.default, (w,))
-    shape = list(_val(x).shape)
+    shape = list(value_of(x).shape)
     if len(shape) == 2:
         return e.call(aten.mm.default, (x, t))
     rows = 1
     for s in shape[:-1]:
         rows *= s
     out = e.call(aten.mm.default, (e.call(aten.view.default, (x, [rows, shape[-1]])), t))
-    return e.call(aten._unsafe_view.default, (out, shape[:-1] + [int(_val(w).shape[0])]))
+    return e.call(aten._unsafe_view.default, (out, shape[:-1] + [int(value_of(w).shape[0])]))
 
 
 def _flatten(e: Emit, x, start=0, end=-1):
-    shape = list(_val(x).shape)
+    shape = list(value_of(x).shape)
     if not shape:
         raise Unsupported
     start, end = start % len(shape), end % len(shape)
@@ -197,8 +107,8 @@ def _flatten(e: Emit, x, start=0, end=-1):
     size = 1
     for s in shape[start : end + 1]:
         size *= s
-    if not _val(x).is_contiguous():
-        return _reshape(e, x, shape[:start] + [size] + shape[end + 1 :])  # a view, or a copy
+    if not value_of(x).is_contiguous():
+        return reshape(e, x, shape[:start] + [size] + shape[end + 1 :])  # a view, or a copy
     return e.call(aten.view.default, (_restrided(e, x), shape[:start] + [size] + shape[end + 1 :]))
 
 
@@ -229,17 +139,17 @@ def _layer_norm(e: Emit, x, shape, w=None, b=None, eps=1e-5, cudnn=True):
 def _batch_norm(e: Emit, x, w, b, mean, var, training, momentum, eps, cudnn=True):
     if mean is None or var is None:
         raise Unsupported
-    val = batch_norm_val(e.fake, _val(x), training)
+    val = batch_norm_val(e.fake, value_of(x), training)
     if not training:
         node = e.call(aten._native_batch_norm_legit_no_training.default, (x, w, b, mean, var, momentum, eps), val=val)
         return e.items(node)[0]
     node = e.call(aten._native_batch_norm_legit_functional.default, (x, w, b, mean, var, True, momentum, eps), val=val)
     out = e.items(node)
     for k, buf in ((3, mean), (4, var)):  # the updated running statistics
-        new, dtype = out[k], _val(buf).dtype
-        if _val(new).dtype != dtype:  # float32 statistics of a 16-bit input, cast as the re-trace casts them
+        new, dtype = out[k], value_of(buf).dtype
+        if value_of(new).dtype != dtype:  # float32 statistics of a 16-bit input, cast as the re-trace casts them
             new = e.call(aten._to_copy.default, (new,), {"dtype": dtype, "layout": torch.strided})
-        _mutated(e, buf, new)
+        mutated(e, buf, new)
     return out[0]
 
 
@@ -270,23 +180,23 @@ def _dropout_in_place(e: Emit, x, p, train):
 def _to_dtype(e: Emit, x, dtype, non_blocking=False, copy=False, memory_format=None):
     if copy or memory_format is not None:
         raise Unsupported
-    if _val(x).dtype == dtype:
+    if value_of(x).dtype == dtype:
         return x
     return e.call(aten._to_copy.default, (x,), {"dtype": dtype})
 
 
 def _max_pool2d(e: Emit, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
-    if _val(x).dim() != 4:
+    if value_of(x).dim() != 4:
         raise Unsupported
     stride = list(stride) if isinstance(stride, (list, tuple)) and stride else stride
-    args = (x, _expand(kernel, 2), _expand(stride or kernel, 2), _expand(padding, 2), _expand(dilation, 2), ceil_mode)
+    args = (x, expand(kernel, 2), expand(stride or kernel, 2), expand(padding, 2), expand(dilation, 2), ceil_mode)
     return e.items(e.call(aten.max_pool2d_with_indices.default, args))[0]
 
 
 def _contiguous(e: Emit, x, memory_format=torch.contiguous_format):
     if memory_format != torch.contiguous_format:
         raise Unsupported
-    if _val(x).is_contiguous():
+    if value_of(x).is_contiguous():
         return x
     return e.call(aten.clone.default, (x,), {"memory_format": torch.contiguous_format})
 
@@ -300,28 +210,8 @@ def _softmax(op: Any) -> Callable:
     return rule
 
 
-def _reshape(e: Emit, x, shape):
-    """ATen's reshape: a view to the shape as given where x is contiguous, else a view to the
-    shape with its -1 resolved where the strides allow one, else a contiguous clone and an
-    _unsafe_view of it (a GQA's expanded keys)."""
-    xv = _val(x)
-    if xv.is_contiguous():
-        return e.call(aten.view.default, (x, shape))
-    known = 1
-    for s in shape:
-        known *= s if s != -1 else 1
-    shape = [xv.numel() // known if s == -1 else s for s in shape]
-    try:
-        with unset_fake_temporarily(), e.fake:
-            xv.view(shape)
-    except (RuntimeError, ValueError):
-        copy = e.call(aten.clone.default, (x,), {"memory_format": torch.contiguous_format})
-        return e.call(aten._unsafe_view.default, (copy, shape))
-    return e.call(aten.view.default, (x, shape))
-
-
 REWRITES: dict[Any, Callable] = {
-    aten.reshape.default: _reshape,
+    aten.reshape.default: reshape,
     aten.contiguous.default: _contiguous,
     aten.softmax.int: _softmax(aten._softmax.default),
     aten.log_softmax.int: _softmax(aten._log_softmax.default),
@@ -350,7 +240,7 @@ REWRITES: dict[Any, Callable] = {
 NOT_TWINNED = frozenset({aten.detach_.default, aten.requires_grad_.default, aten.copy_.default})
 
 
-def _twin(op: Any) -> Any:
+def functional_twin(op: Any) -> Any:
     """The functional op of an in-place one (aten.relu_.default -> aten.relu.default), or None."""
     name = op._schema.name.split("::")[-1]
     if not name.endswith("_") or name.endswith("__"):
@@ -359,38 +249,16 @@ def _twin(op: Any) -> Any:
     return getattr(packet, op._overloadname, None) if packet is not None else None
 
 
-def _is_view(node: torch.fx.Node) -> bool:
-    if node.target is operator.getitem:
-        return _is_view(node.args[0])  # type: ignore[arg-type]
-    return _returns_view(node.target)
-
-
-def _returns_view(op: Any) -> bool:
-    """Whether op's result shares its argument's storage without writing it (view, t, expand...)."""
-    schema = getattr(op, "_schema", None)
-    info = schema.returns[0].alias_info if schema is not None and schema.returns else None
-    return info is not None and not info.is_write
-
-
-def _mutated(e: Emit, target: Any, value: torch.fx.Node) -> None:
-    """`target` (a new-graph node) now holds `value`: later readers read `value`."""
-    e.mutated.add(value)
-    for old in e.readers.pop(target, []):
-        e.bind(old, value)
-        if old.op == "placeholder":
-            e.current[old] = value
-
-
 def _in_place(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
     if torch.Tag.inplace_view in node.target.tags or node.target in NOT_TWINNED:
         raise Unsupported  # a mutation of the tensor's shape or autograd state; copy_
-    twin = _twin(node.target)
+    twin = functional_twin(node.target)
     if twin is None or twin not in keep or not node.args:
         raise Unsupported
     self = node.args[0]
-    if not isinstance(self, torch.fx.Node) or self.op not in ("placeholder", "call_function") or _is_view(self):
+    if not isinstance(self, torch.fx.Node) or self.op not in ("placeholder", "call_function") or is_view(self):
         raise Unsupported
-    if any(_is_view(u) for u in self.users):
+    if any(is_view(u) for u in self.users):
         raise Unsupported  # a view shares the mutated storage
     args = torch.fx.node.map_arg(node.args, lambda n: e.env[n])
     kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: e.env[n])
@@ -398,7 +266,7 @@ def _in_place(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
     val, old = new.meta["val"], node.meta["val"]
     if val.shape != old.shape or val.dtype != old.dtype:
         raise Unsupported  # type promotion: functionalization casts back
-    _mutated(e, e.env[self], new)
+    mutated(e, e.env[self], new)
     return new
 
 
@@ -410,48 +278,50 @@ def _functional(op: Any) -> bool:
     return schema is not None and not schema.is_mutable
 
 
-def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.ExportedProgram | None:
+def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.ExportedProgram:
     """The decomposed form of a training-IR program built node by node (see the module
-    docstring), or None where a node needs the full re-trace. `keep`: the ops lowered whole."""
-    if ep.graph_signature.backward_signature is not None or not _may_take(ep, keep):
-        return None
+    docstring); raises Unsupported, saying why, where the program needs the full re-trace.
+    `keep`: the ops lowered whole."""
+    if ep.graph_signature.backward_signature is not None:
+        raise Unsupported("a graph with a backward")
+    _check_ops(ep, keep)
     graph = torch.fx.Graph()
     holders = [n for n in ep.graph.nodes if n.op == "placeholder"]
     with unset_fake_temporarily():  # the mode of the graph's values, as the re-trace picks it
         fake = _detect_fake_mode_from_gm(ep.graph_module)
     if fake is None:
-        return None
+        raise Unsupported("no fake mode in the graph's values")
     e = Emit(graph, fake, {}, {}, keep)
     outputs: list[Any] = []
-    try:
-        for node in ep.graph.nodes:
-            e.origin = node
-            if node.op == "placeholder":
-                new = graph.placeholder(node.name)
-                if new.name != node.name:
-                    return None  # a name fx reserves (`input`): the signature names the original
-                new.meta.update(node.meta)
-                e.bind(node, new)
-            elif node.op == "call_function":
+    for node in ep.graph.nodes:
+        e.origin = node
+        if node.op == "placeholder":
+            new = graph.placeholder(node.name)
+            if new.name != node.name:  # a name fx reserves (`input`): the signature names the original
+                raise Unsupported(f"input name {node.name!r} is reserved by torch.fx")
+            new.meta.update(node.meta)
+            e.bind(node, new)
+        elif node.op == "call_function":
+            try:
                 e.bind(node, _node(e, node, keep))
-            elif node.op == "output":
-                outputs = list(node.args[0])
-            else:
-                return None  # get_attr, call_module: not in an exported training IR here
-    except Unsupported:
-        return None
+            except Unsupported:
+                raise Unsupported(f"no exact rewrite of {node.target} at node {node.name}") from None
+        elif node.op == "output":
+            outputs = list(node.args[0])
+        else:  # get_attr, call_module: not in an exported training IR here
+            raise Unsupported(f"a {node.op} node ({node.name})")
     return _program(ep, e, holders, outputs)
 
 
-def _may_take(ep: torch.export.ExportedProgram, keep: frozenset) -> bool:
-    """Whether every call's op is one the direct path may handle (a cheap look before building)."""
+def _check_ops(ep: torch.export.ExportedProgram, keep: frozenset) -> None:
+    """Raises Unsupported unless every call's op is one the direct path may handle (a cheap look
+    before building)."""
     for node in ep.graph.nodes:
         t = node.target
         if node.op != "call_function" or t is operator.getitem or t in keep or t in REWRITES:
             continue
-        if not isinstance(t, torch._ops.OpOverload) or _functional(t) or _twin(t) not in keep:
-            return False
-    return True
+        if not isinstance(t, torch._ops.OpOverload) or _functional(t) or functional_twin(t) not in keep:
+            raise Unsupported(f"no rewrite of {t} (node {node.name})")
 
 
 def _node(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
@@ -492,7 +362,7 @@ def _node(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
 
 def _program(
     ep: torch.export.ExportedProgram, e: Emit, holders: list[torch.fx.Node], outputs: list[Any]
-) -> torch.export.ExportedProgram | None:
+) -> torch.export.ExportedProgram:
     sig = ep.graph_signature
     specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
     mutation_kind = {InputKind.BUFFER: OutputKind.BUFFER_MUTATION, InputKind.USER_INPUT: OutputKind.USER_INPUT_MUTATION}
@@ -504,7 +374,7 @@ def _program(
         spec = specs[holder.name]
         kind = mutation_kind.get(spec.kind)
         if kind is None:
-            return None  # a mutated parameter or constant
+            raise Unsupported(f"a mutated {spec.kind.name.lower()} ({holder.name})")
         value = e.current[holder]
         target = spec.target if kind is OutputKind.BUFFER_MUTATION else holder.name
         out_nodes.append(value)
@@ -512,9 +382,9 @@ def _program(
     for arg, spec in zip(outputs, sig.output_specs):
         value = e.env[arg] if isinstance(arg, torch.fx.Node) else arg
         if isinstance(arg, torch.fx.Node) != isinstance(value, torch.fx.Node):
-            return None
+            raise Unsupported(f"output {arg} became a constant")
         if spec.kind is not OutputKind.USER_OUTPUT:
-            return None
+            raise Unsupported(f"a {spec.kind.name} output")
         if isinstance(value, torch.fx.Node):
             spec = OutputSpec(spec.kind, TensorArgument(value.name), spec.target)
         out_nodes.append(value)

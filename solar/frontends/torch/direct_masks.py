@@ -11,21 +11,9 @@ from typing import Any, Callable
 
 import torch
 
+from solar.frontends.torch.direct_graph import Unsupported, value_of
+
 aten = torch.ops.aten
-
-
-class Unsupported(Exception):
-    """The direct path does not handle this node: decompose the whole graph instead."""
-
-
-def _expand(x: Any, n: int) -> list[int]:
-    """An int-or-list argument (stride, padding, kernel) as n ints, as ATen's overloads take it."""
-    x = list(x) if isinstance(x, (list, tuple)) else [x]
-    return x * n if len(x) == 1 else x
-
-
-def _val(x: Any) -> Any:
-    return x.meta["val"] if isinstance(x, torch.fx.Node) else x
 
 
 def _arange(e, end, dtype=None, layout=torch.strided, device=None, pin_memory=False):
@@ -34,7 +22,7 @@ def _arange(e, end, dtype=None, layout=torch.strided, device=None, pin_memory=Fa
 
 
 def _new_ones(e, x, size, dtype=None, layout=None, device=None, pin_memory=False):
-    xv = _val(x)
+    xv = value_of(x)
     dtype = xv.dtype if dtype is None else dtype
     kwargs = {
         "dtype": dtype,
@@ -54,7 +42,7 @@ def _binary(op: Any) -> Callable:
 
 def _to(e, x, dtype=None, layout=None, device=None, pin_memory=None, copy=False, memory_format=None, both=False):
     """ATen's to_impl: x itself where nothing changes, else one _to_copy (same device only)."""
-    xv = _val(x)
+    xv = value_of(x)
     if copy or memory_format is not None or (device is not None and torch.device(device) != xv.device):
         raise Unsupported  # a forced copy, a memory format, another device
     if (dtype is None or dtype == xv.dtype) and (layout is None or layout == xv.layout):
@@ -79,13 +67,13 @@ def _to_dtype_layout(
 
 def _diff(e, x, n=1, dim=-1, prepend=None, append=None):
     """diff_helper for one step: the difference of the two overlapping slices of cat(prepend, x)."""
-    if n != 1 or append is not None or _val(x).dtype == torch.bool:
+    if n != 1 or append is not None or value_of(x).dtype == torch.bool:
         raise Unsupported  # repeated differences, an appended tensor, logical_xor for booleans
     if prepend is not None:
-        if not isinstance(prepend, torch.fx.Node) or _val(prepend).dim() != _val(x).dim():
+        if not isinstance(prepend, torch.fx.Node) or value_of(prepend).dim() != value_of(x).dim():
             raise Unsupported
         x = e.call(aten.cat.default, ([prepend, x], dim))
-    length = int(_val(x).shape[dim])
+    length = int(value_of(x).shape[dim])
     first = e.call(aten.slice.Tensor, (x, dim, 0, length - 1))
     second = e.call(aten.slice.Tensor, (x, dim, 1, length))
     return e.call(aten.sub.Tensor, (second, first))

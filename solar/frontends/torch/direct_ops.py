@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import torch
 
-from solar.frontends.torch.direct_masks import Unsupported, _expand, _val
+from solar.frontends.torch.direct_graph import Unsupported, expand, is_view, mutated, reshape, value_of
 
 aten = torch.ops.aten
 
@@ -73,9 +73,7 @@ def matmul(e, a, b, grad: bool = True):
     """matmul as torch._decomp decomposes it: mm for two matrices, one folded mm for a batch times
     a matrix where the batch folds, else expanded, reshaped operands and a bmm. `grad`: whether
     should_fold looks at requires_grad (the top-level op does; the matmul inside linear does not)."""
-    from solar.frontends.torch.direct import _reshape
-
-    av, bv = _val(a), _val(b)
+    av, bv = value_of(a), value_of(b)
     if av.dim() < 2 or bv.dim() < 2 or av.numel() == 0 or bv.numel() == 0:
         raise Unsupported  # dot, mv, vectors, empty tensors
     if av.dim() == 2 and bv.dim() == 2:
@@ -85,7 +83,7 @@ def matmul(e, a, b, grad: bool = True):
         if bv.dim() > av.dim():
             raise Unsupported  # the transposed fold (a matrix times a batch)
         shape = list(av.shape)
-        flat = _reshape(e, a, [math.prod(int(s) for s in shape[:-1]), shape[-1]])
+        flat = reshape(e, a, [math.prod(int(s) for s in shape[:-1]), shape[-1]])
         return e.call(aten._unsafe_view.default, (e.call(aten.mm.default, (flat, b)), shape[:-1] + [int(bv.shape[1])]))
     n, m1 = int(av.shape[-2]), int(av.shape[-1])
     m2, p = int(bv.shape[-2]), int(bv.shape[-1])
@@ -93,8 +91,8 @@ def matmul(e, a, b, grad: bool = True):
     if av.dim() == 3 and bv.dim() == 3 and av.shape[0] != bv.shape[0] and any(grads):
         raise Unsupported  # the squeeze(0) shortcut
     rows = math.prod(int(s) for s in batch)
-    left = _reshape(e, e.call(aten.expand.default, (a, batch + [n, m1])), [rows, n, m1])
-    right = _reshape(e, e.call(aten.expand.default, (b, batch + [m2, p])), [rows, m2, p])
+    left = reshape(e, e.call(aten.expand.default, (a, batch + [n, m1])), [rows, n, m1])
+    right = reshape(e, e.call(aten.expand.default, (b, batch + [m2, p])), [rows, m2, p])
     return e.call(aten.view.default, (e.call(aten.bmm.default, (left, right)), batch + [n, p]))
 
 
@@ -110,7 +108,7 @@ def linear_by_matmul(e, x, w, b=None):
 
 def _chunk(e, x, chunks, dim=0):
     """ATen's chunk: one split into pieces of ceil(length / chunks)."""
-    length = int(_val(x).shape[dim])
+    length = int(value_of(x).shape[dim])
     if chunks <= 0 or length == 0:
         raise Unsupported  # split_with_sizes for an empty dimension
     node = e.call(aten.split.Tensor, (x, math.ceil(length / chunks), dim))
@@ -118,7 +116,7 @@ def _chunk(e, x, chunks, dim=0):
 
 
 def _unflatten(e, x, dim, sizes):
-    shape = [int(s) for s in _val(x).shape]
+    shape = [int(s) for s in value_of(x).shape]
     if any(int(s) < 0 for s in sizes):
         raise Unsupported  # an inferred size
     dim = dim % len(shape)
@@ -131,7 +129,7 @@ def _unflatten(e, x, dim, sizes):
 def _scalar(e, x, value, cast: bool) -> torch.fx.Node:
     """scalar_tensor(value) in x's dtype and device; `cast`: the value made x's Python type
     (masked_fill's cast; where promotes the dtype only)."""
-    xv = _val(x)
+    xv = value_of(x)
     if not isinstance(value, Number) or isinstance(value, complex):
         raise Unsupported  # a tensor value
     kind = bool if xv.dtype == torch.bool else (float if xv.dtype.is_floating_point else int)
@@ -148,7 +146,7 @@ def _where_scalar_other(e, cond, x, other):
 
 
 def _masked_fill(e, x, mask, value):
-    if not _val(x).is_contiguous():
+    if not value_of(x).is_contiguous():
         raise Unsupported  # the ref's trailing contiguous()
     return e.call(aten.where.self, (mask, _scalar(e, x, value, True), x))
 
@@ -162,7 +160,7 @@ def _hard(swish: bool) -> Callable:
     dtypes are computed in float32 and cast back)."""
 
     def rule(e, x):
-        if _val(x).dtype != torch.float32:
+        if value_of(x).dtype != torch.float32:
             raise Unsupported
         y = e.call(aten.clamp.default, (e.call(aten.clamp.default, (e.call(aten.add.Tensor, (x, 3)), 0)), None, 6))
         if swish:
@@ -177,15 +175,13 @@ def _in_place(functional: Callable) -> Callable:
     the mutated tensor then read (direct._in_place's conditions: no view shares the tensor)."""
 
     def rule(e, x, *args):
-        from solar.frontends.torch.direct import _is_view, _mutated
-
         old = e.origin.args[0]
-        if not isinstance(old, torch.fx.Node) or old.op not in ("placeholder", "call_function") or _is_view(old):
+        if not isinstance(old, torch.fx.Node) or old.op not in ("placeholder", "call_function") or is_view(old):
             raise Unsupported
-        if any(_is_view(u) for u in old.users):
+        if any(is_view(u) for u in old.users):
             raise Unsupported
         new = functional(e, x, *args)
-        _mutated(e, x, new)
+        mutated(e, x, new)
         return new
 
     return rule
@@ -213,7 +209,7 @@ _zeros = _filled(0)
 
 
 def _new_zeros(e, x, size, dtype=None, layout=None, device=None, pin_memory=None):
-    xv = _val(x)
+    xv = value_of(x)
     return _zeros(e, size, xv.dtype if dtype is None else dtype, xv.layout if layout is None else layout,
                   xv.device if device is None else device, pin_memory)
 
@@ -223,7 +219,7 @@ def _zeros_like(e, x, dtype=None, layout=None, device=None, pin_memory=None, mem
         "dtype": dtype, "layout": layout, "device": device, "pin_memory": False if pin_memory is None else pin_memory,
         "memory_format": torch.preserve_format if memory_format is None else memory_format,
     }
-    value = False if (dtype or _val(x).dtype) == torch.bool else 0
+    value = False if (dtype or value_of(x).dtype) == torch.bool else 0
     return e.call(aten.full_like.default, (x, value), kwargs)
 
 
@@ -234,7 +230,7 @@ def _adaptive_avg_pool2d(e, x, size):
     if size != [1, 1]:
         return e.call(aten._adaptive_avg_pool2d.default, (x, size))
     out = e.call(aten.mean.dim, (x, [-1, -2], True))
-    xv = _val(x)
+    xv = value_of(x)
     if xv.dim() == 4 and not xv.is_contiguous() and xv.is_contiguous(memory_format=torch.channels_last):
         n, c = int(xv.shape[0]), int(xv.shape[1])
         out = e.call(aten.as_strided.default, (out, [n, c, 1, 1], [c, 1, c, c]))
@@ -252,16 +248,16 @@ def _adaptive_avg_pool1d(e, x, size):
 
 def _conv_transpose(n: int) -> Callable:
     def rule(e, x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-        if _val(x).dim() != n + 2:
+        if value_of(x).dim() != n + 2:
             raise Unsupported  # an unbatched input
-        e_ = [_expand(v, n) for v in (stride, padding, dilation, output_padding)]
+        e_ = [expand(v, n) for v in (stride, padding, dilation, output_padding)]
         return e.call(aten.convolution.default, (x, w, b, e_[0], e_[1], e_[2], True, e_[3], groups))
 
     return rule
 
 
 def _expand_as(e, x, other):
-    return e.call(aten.expand.default, (x, [int(s) for s in _val(other).shape]))
+    return e.call(aten.expand.default, (x, [int(s) for s in value_of(other).shape]))
 
 
 def _lift_fresh_copy(e, x):

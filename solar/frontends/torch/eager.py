@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from solar.frontends.torch.convert import SHOWN_AS
+from solar.frontends.torch.convert import SHOWN_AS, instance_numbers
 
 # Nodes torch.export adds that eager never dispatches (shape guards, symbolic sizes), and `alias`,
 # which export inserts where an output aliases an input.
@@ -101,8 +101,6 @@ def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
 
 def eager_calls(traced: object) -> tuple[EagerCall, ...]:
     """The eager calls of a Traced program (empty when the loader recorded none: a training step)."""
-    from solar.frontends.torch.convert import instance_numbers
-
     stitched = getattr(traced, "stitched_calls", None)  # a program stitched from a shorter trace
     if stitched is not None:
         return stitched

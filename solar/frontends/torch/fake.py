@@ -11,7 +11,7 @@ from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._pytree import tree_flatten
 
 
-def _tensor_attributes(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, str, torch.Tensor]]:
+def tensor_attributes(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, str, torch.Tensor]]:
     """Tensors held as plain attributes (neither parameters nor buffers): (module, attribute,
     qualified name, tensor)."""
     out = []
@@ -22,20 +22,20 @@ def _tensor_attributes(model: torch.nn.Module) -> list[tuple[torch.nn.Module, st
     return out
 
 
-def _fakeify(x: Any, mode: FakeTensorMode) -> Any:
+def fakeify(x: Any, mode: FakeTensorMode) -> Any:
     if isinstance(x, torch.Tensor) and not isinstance(x, FakeTensor):
         return mode.from_tensor(x)
     return x
 
 
-def _fakeify_module(model: torch.nn.Module, mode: FakeTensorMode) -> torch.nn.Module:
+def fakeify_module(model: torch.nn.Module, mode: FakeTensorMode) -> torch.nn.Module:
     """A copy of the model whose real parameters, buffers and tensor attributes are fake tensors
     of the same shape, dtype and strides (no data is copied, tied weights stay tied). Tensor
     attributes become non-persistent buffers of the copy, so that forward may update them as it
     may update buffers (torch.export refuses a mutated constant)."""
     import copy
 
-    attributes = _tensor_attributes(model)
+    attributes = tensor_attributes(model)
     tensors = list(model.parameters(recurse=True)) + list(model.buffers(recurse=True))
     tensors += [t for _, _, _, t in attributes]
     memo = {id(t): _fake_like(t, mode) for t in tensors if not isinstance(t, FakeTensor)}
@@ -43,7 +43,7 @@ def _fakeify_module(model: torch.nn.Module, mode: FakeTensorMode) -> torch.nn.Mo
     if not memo and not attributes:
         return model
     model = copy.deepcopy(model, memo)
-    for mod, attr, _, value in _tensor_attributes(model):
+    for mod, attr, _, value in tensor_attributes(model):
         delattr(mod, attr)
         mod.register_buffer(attr, value, persistent=False)
     return model

@@ -22,6 +22,8 @@ from typing import Any
 import torch
 
 from solar.errors import UsageError
+from solar.frontends.torch.loader import building
+from solar.frontends.torch.signature import layer_signature
 
 SCENARIOS = ("prefill", "decode")
 # Config fields the step needs (head_dim and num_key_value_heads have defaults).
@@ -204,8 +206,6 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
     `layers` overrides the config's num_hidden_layers (the per-layer bound builds 0 and 1)."""
     from transformers import AutoModelForCausalLM
 
-    from solar.frontends.torch.loader import building
-
     config = read_config(spec)
     if layers is not None:
         config.num_hidden_layers = layers
@@ -255,8 +255,6 @@ def unshared(full: Built, small: Built) -> str | None:
     every layer but the first is the same module up to renaming (class, parameter and buffer
     shapes and dtypes, attributes),
     the per-layer config lists agree on them, and `small`'s layers are those of `full`."""
-    from solar.frontends.torch.signature import layer_signature
-
     lists = [layer_list(b) for b in (full, small)]
     if None in lists or lists[0][0] != lists[1][0]:
         return "no single list of the config's num_hidden_layers decoder layers found"

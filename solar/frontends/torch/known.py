@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 
-from solar.frontends.torch.fake import _tensor_attributes
+from solar.frontends.torch.fake import tensor_attributes
 from solar.frontends.views import Band, detect_band
 
 aten = torch.ops.aten
@@ -38,7 +38,7 @@ def _constant_structure(name: str, values: torch.Tensor | None, why: str) -> Kno
     if values is None or values.dim() < 2 or values.is_complex():
         return None
     with unset_fake_temporarily():  # a real tensor, read while the fake mode may be active
-        band = detect_band(_numpy(values), constant_inside=True)
+        band = detect_band(as_numpy(values), constant_inside=True)
     return None if band is None else KnownStructure("param", name, band, why)
 
 
@@ -62,12 +62,12 @@ def _filled(recipes: dict, t: torch.Tensor) -> bool:
     return False
 
 
-def _recorded_structure(model: torch.nn.Module, rec: Any, built: Any) -> list[KnownStructure]:
+def recorded_structure(model: torch.nn.Module, rec: Any, built: Any) -> list[KnownStructure]:
     """Structure of the buffers and tensor attributes built from constants while `model` was built:
     the values of small ones are known, large ones are recomputed from their recipe."""
     found: list[KnownStructure] = []
     why = "built from constants when the model is constructed; never loaded"
-    named = list(model.named_buffers()) + [(n, v) for _, _, n, v in _tensor_attributes(model)]
+    named = list(model.named_buffers()) + [(n, v) for _, _, n, v in tensor_attributes(model)]
     for name, value in named:
         if id(value) not in rec.recipes:  # not derived from constants (random, mutated, loaded)
             continue
@@ -79,10 +79,10 @@ def _recorded_structure(model: torch.nn.Module, rec: Any, built: Any) -> list[Kn
     return found
 
 
-def _real_structure(model: torch.nn.Module) -> list[KnownStructure]:
+def real_structure(model: torch.nn.Module) -> list[KnownStructure]:
     """Structure of the real buffers and tensor attributes of an in-memory module."""
     why = "values of the module's own constant; never loaded"
-    named = list(model.named_buffers()) + [(n, v) for _, _, n, v in _tensor_attributes(model)]
+    named = list(model.named_buffers()) + [(n, v) for _, _, n, v in tensor_attributes(model)]
     out = []
     for name, value in named:
         if isinstance(value, FakeTensor) or value.is_meta or value.numel() > REPLAY_LIMIT:
@@ -93,18 +93,18 @@ def _real_structure(model: torch.nn.Module) -> list[KnownStructure]:
     return out
 
 
-def _input_structure(inputs: Sequence[Any], why: str) -> list[KnownStructure]:
+def input_structure(inputs: Sequence[Any], why: str) -> list[KnownStructure]:
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
     out = []
     for k, t in enumerate(tensors):
         if t.dim() < 2 or isinstance(t, FakeTensor) or t.is_meta or t.is_complex():
             continue
-        band = detect_band(_numpy(t), constant_inside=False)
+        band = detect_band(as_numpy(t), constant_inside=False)
         if band is not None:
             out.append(KnownStructure("input", k, band, why))
     return out
 
 
-def _numpy(t: torch.Tensor) -> np.ndarray:
+def as_numpy(t: torch.Tensor) -> np.ndarray:
     t = t.detach()
     return (t.float() if t.dtype in (torch.bfloat16, torch.float16) else t).cpu().numpy()

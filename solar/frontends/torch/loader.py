@@ -3,7 +3,9 @@ get_init_inputs) or an in-memory module, traced with torch.export under a fake-t
 decomposed to core ATen — except the ops the lowering table lowers whole (each lowering module's
 PRESERVE set: attention, recurrent nets, triangles, ...). The decomposition is built node by node
 from the export's training IR where every node allows it (solar.frontends.torch.direct: the same
-graph without torch's full re-trace), else by `run_decompositions`.
+graph without torch's full re-trace), else by `run_decompositions`; the trace request's
+TraceOptions may ask for the re-trace alone, and `export_decomposed` decides and records the route
+(Traced.route, stated in the report's assumptions).
 
 While the model is built, the loader records how tensors derive from constants (ones, arange, tril,
 view, ...): a small buffer or tensor attribute built that way is recomputed for real and, when its
@@ -14,10 +16,7 @@ recorded as a stated assumption."""
 from __future__ import annotations
 
 import contextlib
-import pkgutil
-import sys
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -27,16 +26,23 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from solar.errors import ModelFileError, SolarError, TraceError, UsageError
+from solar.errors import ModelFileError, SolarError, TraceError, UsageError, message_line
 from solar.frontends import usercode
-from solar.frontends.torch.known import (  # noqa: F401  (KnownStructure, REPLAY_LIMIT: used by callers)
+from solar.frontends.files import import_model_file, one_line, user_frame
+from solar.frontends.torch.construct import Unallocated
+from solar.frontends.torch.direct import direct
+from solar.frontends.torch.direct_graph import Unsupported
+from solar.frontends.torch.eager import pre_decomposition_calls
+from solar.frontends.torch.fake import fakeify, fakeify_module
+from solar.frontends.torch.known import (
     REPLAY_LIMIT,
     KnownStructure,
-    _input_structure,
-    _real_structure,
-    _recorded_structure,
+    input_structure,
+    real_structure,
+    recorded_structure,
 )
-from solar.frontends.torch.fake import _fakeify, _fakeify_module  # noqa: F401  (used by callers)
+from solar.frontends.torch.lowerings import LOWERINGS, direct_only_ops, preserved_ops, redirects
+from solar.frontends.torch.traced import DEFAULT_OPTIONS, Decomposition, Route, Traced, TraceOptions
 from solar.frontends.torch.tracing import cheap_stack_traces, modes_in_forward
 
 REQUIRED = ("Model", "get_inputs")
@@ -48,77 +54,12 @@ UNINITIALISED = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Traced:
-    """A core-ATen ExportedProgram plus what the analysis must know about how it was traced:
-    the framework flags, the module mode it was traced in (None: as constructed) and the known
-    structure of its inputs."""
-
-    exported: torch.export.ExportedProgram
-    name: str
-    source_file: str | None
-    flags: tuple[tuple[str, bool], ...]
-    mode: str | None = None
-    structure: tuple[KnownStructure, ...] = ()
-    eager: tuple = ()  # the calls before decomposition (solar.frontends.torch.eager.PreCall)
-
-    def notes(self) -> list[str]:
-        """Assumption lines for the report: the module mode and the structure used."""
-        mode = {
-            None: "module mode: as constructed (training mode unless the file says otherwise), no gradients",
-            "train": "module mode: train (model.train()), no gradients",
-            "eval": "module mode: eval (model.eval()), no gradients",
-        }[self.mode]
-        return [mode] + [f"structure: {s.describe()}" for s in self.structure] + op_notes(self.exported)
-
-
 def framework_flags() -> tuple[tuple[str, bool], ...]:
     """PyTorch's TF32 switches as they are now (they decide which ops may use TF32 tensor cores)."""
     return (
         ("torch.backends.cuda.matmul.allow_tf32", bool(torch.backends.cuda.matmul.allow_tf32)),
         ("torch.backends.cudnn.allow_tf32", bool(torch.backends.cudnn.allow_tf32)),
     )
-
-
-def _lowering_tables(attr: str) -> list[Any]:
-    """`attr` of every lowering module that defines it."""
-    from solar.frontends.torch import lowerings
-
-    modules = (sys.modules.get(f"{lowerings.__name__}.{m.name}") for m in pkgutil.iter_modules(lowerings.__path__))
-    return [getattr(m, attr) for m in modules if hasattr(m, attr)]
-
-
-def op_notes(exported: torch.export.ExportedProgram) -> list[str]:
-    """Assumption lines of the ops the program uses (the NOTES tables of the lowering modules:
-    how data-dependent and random ops are priced), each line once, in program order."""
-    table: dict[Any, str] = {}
-    for t in _lowering_tables("NOTES"):
-        table.update(t)
-    lines: dict[str, None] = {}
-    for node in exported.graph.nodes:
-        line = table.get(node.target) if node.op == "call_function" else None
-        if line:
-            lines.setdefault(line)
-    return list(lines)
-
-
-def preserved_ops() -> frozenset:
-    """The union of the PRESERVE sets of the lowering modules: ops lowered whole."""
-    return frozenset().union(*_lowering_tables("PRESERVE"))
-
-
-def redirects(direct: bool = False) -> dict[Any, Any]:
-    """torch functions routed to custom ops while tracing (the REDIRECT tables of the lowering
-    modules, and with `direct` their REDIRECT_DIRECT tables, whose ops only the direct lowering
-    reads): the custom ops have cheap fake implementations and are kept whole by export."""
-    out: dict[Any, Any] = {}
-    for table in _lowering_tables("REDIRECT") + (_lowering_tables("REDIRECT_DIRECT") if direct else []):
-        out.update(table)
-    return out
-
-
-def _direct_only_ops() -> frozenset:
-    return frozenset(op for table in _lowering_tables("REDIRECT_DIRECT") for op in table.values())
 
 
 class Redirect(TorchFunctionMode):
@@ -144,42 +85,34 @@ class Redirect(TorchFunctionMode):
 def decomposition_table() -> Any:
     """Core-ATen decompositions of the ops the lowering table does not lower itself: an op it
     lowers (or preserves whole) reaches it as one node, so fewer nodes are traced and lowered."""
-    from solar.frontends.torch.lowerings import LOWERINGS
-
     table = torch.export.default_decompositions()
     for op in preserved_ops() | frozenset(LOWERINGS):
         table.pop(op, None)
     return table
 
 
-def decompose(ep: torch.export.ExportedProgram, retrace: bool = True) -> torch.export.ExportedProgram | None:
-    """The core-ATen form of a training-IR program: built node by node where every node allows
-    it (solar.frontends.torch.direct), else by `run_decompositions` (a full re-trace; with
-    `retrace` False, None instead)."""
-    from solar.frontends.torch.direct import direct
-    from solar.frontends.torch.lowerings import LOWERINGS
-
-    fast = None
-    if DIRECT:
+def decompose(
+    ep: torch.export.ExportedProgram, decomposition: Decomposition = Decomposition.DIRECT, retrace: bool = True
+) -> tuple[torch.export.ExportedProgram | None, Route]:
+    """The core-ATen form of a training-IR program and the route it took: built node by node where
+    `decomposition` is DIRECT and every node allows it (solar.frontends.torch.direct), else by
+    `run_decompositions` (a full re-trace; with `retrace` False, None instead)."""
+    refused = None
+    if decomposition is Decomposition.DIRECT:
         with unset_fake_temporarily():  # the graph's values carry export's own fake mode
             try:
-                fast = direct(ep, preserved_ops() | frozenset(LOWERINGS))
-            except Exception:  # anything the direct path did not foresee: the re-trace decides
-                fast = None
-    if fast is not None or not retrace:
-        return fast
-    return ep.run_decompositions(decomposition_table())
-
-
-DIRECT = True  # False: always re-trace (the reference the direct path is tested against)
+                return direct(ep, preserved_ops() | frozenset(LOWERINGS)), Route(Decomposition.DIRECT)
+            except Unsupported as exc:
+                refused = str(exc)
+            except Exception as exc:  # anything the direct path did not foresee: the re-trace decides
+                refused = f"the direct path failed ({message_line(exc)})"
+    route = Route(Decomposition.RETRACE, refused)
+    if not retrace:
+        return None, route
+    return ep.run_decompositions(decomposition_table()), route
 
 
 # ---- model files ---------------------------------------------------------------------------------
-
-
-from solar.frontends.files import import_model_file  # noqa: E402  (shared by every frontend)
-from solar.frontends.files import one_line as _one_line  # noqa: E402
-from solar.frontends.files import user_frame as _user_frame  # noqa: E402
 
 
 def _call_user(fn: Any, what: str, path: str, *args: Any) -> Any:
@@ -187,13 +120,13 @@ def _call_user(fn: Any, what: str, path: str, *args: Any) -> Any:
     return usercode.call(fn, what, path, *args)
 
 
-def _as_tuple(x: Any) -> tuple:
+def as_tuple(x: Any) -> tuple:
     if isinstance(x, (list, tuple)):
         return tuple(x)
     return (x,)
 
 
-def _check_mode(mode: str | None) -> None:
+def check_mode(mode: str | None) -> None:
     if mode is not None and mode not in MODES:
         raise UsageError(f"unknown module mode {mode!r}; use 'train' or 'eval' (or None: as constructed)")
 
@@ -360,8 +293,6 @@ def on_cpu(record: bool = False):
 def building():
     """Run a model's construction as on a real CPU with nothing large allocated (see
     solar.frontends.torch.construct); yields the Recorder and the Unallocated mode."""
-    from solar.frontends.torch.construct import Unallocated
-
     with Unallocated() as built, on_cpu(record=True) as rec:
         yield rec, built
 
@@ -371,32 +302,36 @@ def construct(module: Any, spath: str) -> tuple[torch.nn.Module, tuple, list[Kno
     with nothing large allocated (`building`), and the structure of its constant buffers."""
     init_fn = getattr(module, "get_init_inputs", lambda: [])
     with building() as (rec, built):
-        init_args = _as_tuple(_call_user(init_fn, "get_init_inputs()", spath))
+        init_args = as_tuple(_call_user(init_fn, "get_init_inputs()", spath))
         model = _call_user(module.Model, "building Model(*get_init_inputs())", spath, *init_args)
         if not isinstance(model, torch.nn.Module):
             raise ModelFileError(f"{Path(spath).name}: Model(...) is not a torch.nn.Module")
-        inputs = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
-    return model, inputs, _recorded_structure(model, rec, built)
+        inputs = as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
+    return model, inputs, recorded_structure(model, rec, built)
 
 
 # ---- tracing -------------------------------------------------------------------------------------
 
 
-def trace_file(path: str | Path, mode: str | None = None, infer_structure: bool = False) -> Traced:
+def trace_file(
+    path: str | Path, mode: str | None = None, infer_structure: bool = False, *,
+    options: TraceOptions = DEFAULT_OPTIONS,
+) -> Traced:
     """Trace a KernelBench-format file: build Model(*get_init_inputs()) and its inputs under a
     fake-tensor mode, so neither parameters nor inputs are ever allocated.
 
     mode: "train" or "eval" puts the module in that mode before tracing (None: as constructed).
-    infer_structure: sample get_inputs() once for real and use the band structure found there."""
+    infer_structure: sample get_inputs() once for real and use the band structure found there.
+    options: the route (its decomposition; the whole model is traced, see share.trace_file)."""
     model, inputs, structure, spath = build_file(path, mode, infer_structure)
-    exported, calls = fake_export(model, inputs, spath)
-    return Traced(exported, Path(path).stem, spath, framework_flags(), mode, structure, calls)
+    exported, calls, route = fake_export(model, inputs, spath, options)
+    return Traced(exported, Path(path).stem, spath, framework_flags(), mode, structure, calls, route)
 
 
 def build_file(path: str | Path, mode: str | None = None, infer_structure: bool = False) -> tuple:
     """(model, inputs, structure, resolved path) of a model file, built as `trace_file` traces it
     (apart so that solar.frontends.torch.share can shorten the model before it is exported)."""
-    _check_mode(mode)
+    check_mode(mode)
     module = import_model_file(path)
     missing = [n for n in REQUIRED if not hasattr(module, n)]
     if missing:
@@ -408,22 +343,24 @@ def build_file(path: str | Path, mode: str | None = None, infer_structure: bool 
     structure: list[KnownStructure] = []
     if infer_structure:
         with on_cpu():
-            sample = _as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
-        structure += _input_structure(sample, "assumed: seen in a sample of get_inputs(), --infer-structure")
+            sample = as_tuple(_call_user(module.get_inputs, "get_inputs()", spath))
+        structure += input_structure(sample, "assumed: seen in a sample of get_inputs(), --infer-structure")
     model, inputs, built_structure = construct(module, spath)
     set_mode(model, mode)
     return model, inputs, tuple(built_structure + structure), spath
 
 
-def fake_export(model: torch.nn.Module, inputs: tuple, path: str | None) -> tuple[Any, tuple]:
-    """The core-ATen export of `model` on fake copies of its tensors and of `inputs`, and the
-    eager calls before decomposition."""
+def fake_export(
+    model: torch.nn.Module, inputs: tuple, path: str | None, options: TraceOptions = DEFAULT_OPTIONS
+) -> tuple[torch.export.ExportedProgram, tuple, Route]:
+    """The core-ATen export of `model` on fake copies of its tensors and of `inputs`, the eager
+    calls before decomposition and the route the decomposition took."""
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
-        model = _fakeify_module(model, fake)
-        inputs = tuple(_fakeify(x, fake) for x in inputs)
+        model = fakeify_module(model, fake)
+        inputs = tuple(fakeify(x, fake) for x in inputs)
         calls: list = []
-        exported = _export(model, inputs, path, calls)
-    return exported, tuple(calls)
+        exported, route = _export(model, inputs, path, options.decomposition, calls)
+    return exported, tuple(calls), route
 
 
 def trace_module(
@@ -432,61 +369,66 @@ def trace_module(
     name: str | None = None,
     mode: str | None = None,
     infer_structure: bool = False,
+    *,
+    options: TraceOptions = DEFAULT_OPTIONS,
 ) -> Traced:
     """Trace an in-memory module with example inputs; real tensors are replaced by fake ones of the
     same shape and dtype before tracing, so tracing allocates nothing more. With `mode` the module
-    is put in that mode (and left so)."""
+    is put in that mode (and left so). `options`: as for trace_file."""
     structure = module_structure(model, inputs, mode, infer_structure)
-    exported, calls = fake_export(model, _as_tuple(inputs), None)
-    return Traced(exported, name or type(model).__name__, None, framework_flags(), mode, structure, calls)
+    exported, calls, route = fake_export(model, as_tuple(inputs), None, options)
+    return Traced(exported, name or type(model).__name__, None, framework_flags(), mode, structure, calls, route)
 
 
 def module_structure(model: Any, inputs: Sequence[Any], mode: str | None, infer_structure: bool) -> tuple:
     """The known structure of an in-memory module (put in `mode`) and its inputs, as traced."""
     if not isinstance(model, torch.nn.Module):
         raise ModelFileError(f"expected a torch.nn.Module, got {type(model).__name__}")
-    _check_mode(mode)
+    check_mode(mode)
     set_mode(model, mode)
-    structure = _real_structure(model)
+    structure = real_structure(model)
     if infer_structure:
-        structure += _input_structure(_as_tuple(inputs), "assumed: seen in the example inputs, --infer-structure")
+        structure += input_structure(as_tuple(inputs), "assumed: seen in the example inputs, --infer-structure")
     return tuple(structure)
 
 
 def _export(
-    model: torch.nn.Module, inputs: tuple, path: str | None, calls: list | None = None
-) -> torch.export.ExportedProgram:
+    model: torch.nn.Module, inputs: tuple, path: str | None, decomposition: Decomposition, calls: list
+) -> tuple[torch.export.ExportedProgram, Route]:
     where = Path(path).name if path else type(model).__name__
     _check_inputs(inputs, where)
     with usercode.running(path, "tracing forward()"):
         try:
-            ep = _export_decomposed(model, inputs, calls)
+            ep, route = export_decomposed(model, inputs, decomposition, calls)
         except SolarError:
             raise
         except Exception as exc:
-            line = _user_frame(exc, path) if path else where
-            raise TraceError(f"{line}: torch.export could not trace the model: {_one_line(exc)}") from None
+            line = user_frame(exc, path) if path else where
+            raise TraceError(f"{line}: torch.export could not trace the model: {one_line(exc)}") from None
     _check_outputs(ep, where)
-    return ep
+    return ep, route
 
 
-def _export_decomposed(model: torch.nn.Module, inputs: tuple, calls: list | None) -> torch.export.ExportedProgram:
-    """torch.export of the model, decomposed. With the direct lowering, the REDIRECT_DIRECT
-    functions are routed to their custom ops; where the direct path then refuses a node and the
-    program holds one of those ops, the model is exported again without them for the re-trace."""
-    from solar.frontends.torch.eager import pre_decomposition_calls
-
-    for direct in (True, False) if DIRECT else (False,):
-        modes = lambda: (Redirect(direct), CpuFunctions(copy=False))  # noqa: E731  (inside forward() only)
+def export_decomposed(
+    model: torch.nn.Module, inputs: tuple, decomposition: Decomposition, calls: list
+) -> tuple[torch.export.ExportedProgram, Route]:
+    """torch.export of the model, decomposed, and the route taken: the one place the route is
+    decided. With the direct decomposition the REDIRECT_DIRECT functions are routed to their
+    custom ops; where the direct path then refuses a node and the program holds one of those ops,
+    the model is exported again without them, for the direct path to try once more and the
+    re-trace to decide where it refuses again. `calls` receives the ops as eager runs them (the
+    eager_host level)."""
+    attempts = (True, False) if decomposition is Decomposition.DIRECT else (False,)
+    for redirect in attempts:
+        modes = lambda: (Redirect(redirect), CpuFunctions(copy=False))  # noqa: E731  (inside forward() only)
         with torch.no_grad(), warnings.catch_warnings(), modes_in_forward(model, modes), cheap_stack_traces():
             warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
             ep = torch.export.export(model, inputs, strict=False)
-            redirected = direct and not _direct_only_ops().isdisjoint(n.target for n in ep.graph.nodes)
-            done = decompose(ep, retrace=not redirected)
+            redirected = redirect and not direct_only_ops().isdisjoint(n.target for n in ep.graph.nodes)
+            done, route = decompose(ep, decomposition, retrace=not redirected)
         if done is not None:
-            if calls is not None:  # the ops as eager runs them (the eager_host level)
-                calls.extend(pre_decomposition_calls(ep.graph))
-            return done
+            calls.extend(pre_decomposition_calls(ep.graph))
+            return done, route
     raise AssertionError("unreachable: the last attempt re-traces")
 
 

@@ -21,13 +21,15 @@ forward that indexes the stack by a count it keeps (`for i in range(self.n): sel
 to export; one that reads `len(self.layers)` (as a count, a scale, or through indexing, which
 calls len) is caught by the shortened stack's class, which records the call: both fall back to a
 full trace. The stitch itself proves the rest (stitch.plan: layers 1 and 2 equal up to renaming).
-Any failure of the attempt traces the whole model, with a `layers not shared: <why>` note."""
+Any failure of the attempt traces the whole model, with a `layers not shared: <why>` note. A trace
+request whose options say `share_layers=False` traces the whole model, with no note."""
 
 from __future__ import annotations
 
 import contextlib
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import torch
@@ -35,9 +37,10 @@ import torch
 from solar.errors import AnalysisTimeout, message_line
 from solar.frontends.torch import loader
 from solar.frontends.torch.signature import layer_signature
-from solar.frontends.torch.stitch import TRACED, NotShareable, lower_shared
+from solar.frontends.torch.stitch import TRACED, NotShareable, Stitched, lower_shared
+from solar.frontends.torch.traced import DEFAULT_OPTIONS, Traced, TraceOptions
+from solar.ir.nodes import Program
 
-ENABLED = True  # False: every model file and module is traced whole (tests compare against it)
 MIN_LAYERS = TRACED + 1  # fewer layers save nothing: the trace has TRACED of them anyway
 CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential)
 # A stack is shortened only where it holds this share of the model's modules: a forward the stitch
@@ -60,11 +63,11 @@ class Stack:
 @dataclass(frozen=True)
 class Outcome:
     """A trace for the analysis: `program` stitched (and `traced` a stitch.Stitched) where the layers
-    were shared, else None (`traced` the full loader.Traced, to lower as usual); `note`: the
+    were shared, else None (`traced` the full Traced, to lower as usual); `note`: the
     report's line on sharing (None: the model has no stack to share)."""
 
-    program: Any
-    traced: Any
+    program: Program | None
+    traced: Traced | Stitched
     note: str | None
 
 
@@ -193,10 +196,10 @@ class Attempt:
     export succeeded (`stacks` not empty), else of the whole model (`why`: the report's reason,
     None where the model has no stack); `whole` traces the whole model (for a late refusal)."""
 
-    traced: Any  # loader.Traced
+    traced: Traced
     stacks: tuple[Stack, ...]
     why: str | None
-    whole: Callable[[], Any]
+    whole: Callable[[], Traced]
 
 
 def disjoint(found: Sequence[Stack]) -> tuple[Stack, ...]:
@@ -214,14 +217,18 @@ def _inside(path: str, outer: str) -> bool:
     return outer == "" or path == outer or path.startswith(outer + ".")
 
 
-def start(model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mode: str | None, structure: tuple) -> Attempt:
-    """Export `model` with its stacks shortened, or whole (see the module docstring)."""
+def start(
+    model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mode: str | None, structure: tuple,
+    options: TraceOptions = DEFAULT_OPTIONS,
+) -> Attempt:
+    """Export `model` with its stacks shortened, or whole (see the module docstring); `options`:
+    the decomposition of either export."""
 
-    def traced(exported: Any, calls: tuple) -> Any:
-        return loader.Traced(exported, name, path, loader.framework_flags(), mode, structure, calls)
+    def traced(exported: Any, calls: tuple, route: Any) -> Traced:
+        return Traced(exported, name, path, loader.framework_flags(), mode, structure, calls, route)
 
-    def whole() -> Any:
-        return traced(*loader.fake_export(model, inputs, path))
+    def whole() -> Traced:
+        return traced(*loader.fake_export(model, inputs, path, options))
 
     try:
         found, why = stacks(model, structure)
@@ -235,7 +242,7 @@ def start(model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mo
     try:
         with contextlib.ExitStack() as cm:
             lens = [cm.enter_context(shortened(st)) for st in chosen]
-            exported, calls = loader.fake_export(model, inputs, path)
+            exported, calls, route = loader.fake_export(model, inputs, path, options)
     except AnalysisTimeout:
         raise
     except Exception as exc:  # the shortened model does not export: trace it whole
@@ -244,7 +251,7 @@ def start(model: torch.nn.Module, inputs: tuple, path: str | None, name: str, mo
     read = [st.path or "the model" for st, n in zip(chosen, lens) if n]
     if read:
         return Attempt(whole(), (), f"forward() reads the number of layers of {read[0]} (len() or indexing)", whole)
-    return Attempt(traced(exported, calls), chosen, None, whole)
+    return Attempt(traced(exported, calls, route), chosen, None, whole)
 
 
 def _names(chosen: Sequence[Stack]) -> str:
@@ -273,23 +280,30 @@ def finish(attempt: Attempt) -> Outcome:
     return Outcome(program, stitched, f"layers shared: {parts}; identical modules")
 
 
-def start_file(path: Any, mode: str | None = None, infer_structure: bool = False) -> Attempt:
+def start_file(
+    path: Any, mode: str | None = None, infer_structure: bool = False, options: TraceOptions = DEFAULT_OPTIONS
+) -> Attempt:
     """`start` for a model file (built as loader.trace_file builds it)."""
-    from pathlib import Path
-
     model, inputs, structure, spath = loader.build_file(path, mode, infer_structure)
-    return start(model, inputs, spath, Path(path).stem, mode, structure)
+    return start(model, inputs, spath, Path(path).stem, mode, structure, options)
 
 
-def trace_file(path: Any, mode: str | None = None, infer_structure: bool = False) -> Outcome:
-    """loader.trace_file, layers shared where they can be."""
-    return finish(start_file(path, mode, infer_structure))
+def trace_file(
+    path: Any, mode: str | None = None, infer_structure: bool = False, *, options: TraceOptions = DEFAULT_OPTIONS
+) -> Outcome:
+    """loader.trace_file, layers shared where they can be (unless `options` say not to)."""
+    if not options.share_layers:
+        return Outcome(None, loader.trace_file(path, mode, infer_structure, options=options), None)
+    return finish(start_file(path, mode, infer_structure, options))
 
 
 def trace_module(
     model: torch.nn.Module, inputs: Sequence[Any], name: str | None = None, mode: str | None = None,
-    infer_structure: bool = False,
+    infer_structure: bool = False, *, options: TraceOptions = DEFAULT_OPTIONS,
 ) -> Outcome:
-    """loader.trace_module, layers shared where they can be (the module is left as it was)."""
+    """loader.trace_module, layers shared where they can be (the module is left as it was; unless
+    `options` say not to)."""
+    if not options.share_layers:
+        return Outcome(None, loader.trace_module(model, inputs, name, mode, infer_structure, options=options), None)
     structure = loader.module_structure(model, inputs, mode, infer_structure)
-    return finish(start(model, loader._as_tuple(inputs), None, name or type(model).__name__, mode, structure))
+    return finish(start(model, loader.as_tuple(inputs), None, name or type(model).__name__, mode, structure, options))

@@ -32,6 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from solar.frontends.torch.convert import convert_returning, drop_unread
+from solar.frontends.torch.eager import eager_calls, innermost
+from solar.frontends.torch.traced import Traced
 from solar.ir.nodes import (
     Call,
     Cast,
@@ -50,6 +53,8 @@ from solar.ir.nodes import (
     TensorDecl,
     rebuild,
 )
+from solar.ir.verify import verify
+from solar.passes import PIPELINE, optimize, sink
 
 TRACED = 4  # layers traced: 0 (first), 1 (the template), 2 (checks it), 3 (last)
 
@@ -463,10 +468,10 @@ def _moved_key(key: str, prefix: str, src: int, dst: int) -> str:
 
 @dataclass(frozen=True)
 class Stitched:
-    """What the analysis reads of a trace (as loader.Traced) for a program stitched to `layers`
+    """What the analysis reads of a trace (as a Traced) for a program stitched to `layers`
     layers from the trace `base` of TRACED layers: its eager calls are stitched too."""
 
-    base: Any  # loader.Traced
+    base: Traced
     layers: Any  # N, or one N per stack (SharedTrace.at of several)
     stitched_calls: tuple
 
@@ -495,7 +500,7 @@ class SharedTrace:
     """A model of identical layers traced with TRACED of them, lowered and optimised once; `at`
     gives the program (and trace) of any number of layers."""
 
-    traced: Any  # loader.Traced of the shortened model
+    traced: Traced  # of the shortened model
     program: Program
     layout: Layout
     more: tuple[Layout, ...] = ()  # further stacks (solar.frontends.torch.share), stitched in turn
@@ -503,8 +508,6 @@ class SharedTrace:
     def at(self, layers: int | Sequence[int]) -> tuple[Program, Stitched]:
         """The program of `layers` layers (several stacks: one count per stack, in the order of
         their prefixes; each is stitched in the program the previous stitch made)."""
-        from solar.frontends.torch.eager import eager_calls, innermost
-
         counts = (layers,) if isinstance(layers, int) else tuple(layers)
         if len(counts) != 1 + len(self.more):
             raise NotShareable(f"{len(counts)} layer counts for {1 + len(self.more)} stacks")
@@ -519,17 +522,13 @@ class SharedTrace:
         return program, Stitched(self.traced, layers, tuple(calls))
 
 
-def lower_shared(traced: Any, prefix: str | Sequence[str]) -> SharedTrace:
+def lower_shared(traced: Traced, prefix: str | Sequence[str]) -> SharedTrace:
     """Lower a trace of TRACED layers (module paths `<prefix>.<l>...`; several prefixes: one per
     stack, each shortened, solar.frontends.torch.share) for stitching: NotShareable
     where `sink` computed a top-level temp that the layers read where they read it (sinking weighs
     a producer against all of its reads, and the layers' reads grow with their number: a full trace
     may keep what the short one sank). A temp the other passes remove (a mask folded to true
     where BERT's attention reads it) goes as it would from a full trace: they weigh no counts."""
-    from solar.frontends.torch.convert import _drop_unread, convert_returning
-    from solar.ir.verify import verify
-    from solar.passes import PIPELINE, optimize, sink
-
     prefixes = (prefix,) if isinstance(prefix, str) else tuple(prefix)
     layouts = [Layout(x + "." if x else "") for x in prefixes]  # "": the model itself is the stack
     raw = convert_returning(traced, optimize=False)[0]
@@ -546,7 +545,7 @@ def lower_shared(traced: Any, prefix: str | Sequence[str]) -> SharedTrace:
         sunk.update(watched & _read(p) - _read(out))
         return out
 
-    program = _drop_unread(optimize(raw, pipeline=tuple(watching if f is sink else f for f in PIPELINE)))
+    program = drop_unread(optimize(raw, pipeline=tuple(watching if f is sink else f for f in PIPELINE)))
     verify(program)
     kept = {t.name for t in program.tensors}
     lost = sorted((watched - kept) & sunk)

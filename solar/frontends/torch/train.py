@@ -24,11 +24,19 @@ from torch.export.graph_signature import OutputKind
 from solar.errors import ModelFileError, SolarError, UsageError
 from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder, add, call, loop_vars, mul, sub
+from solar.frontends.files import import_model_file, one_line
 from solar.frontends.torch import loader
-from solar.frontends.torch.loader import Traced
+from solar.frontends.torch.context import LowerCtx
+from solar.frontends.torch.convert import COVERING_VIEWS, RETURNED_VALUES, convert_returning
+from solar.frontends.torch.fake import fakeify, fakeify_module
+from solar.frontends.torch.known import real_structure
+from solar.frontends.torch.lowerings import LOWERINGS
+from solar.frontends.torch.traced import Traced
+from solar.ir.interp import run
 from solar.ir.nodes import Load, Origin, Program, Role, walk
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
+from solar.passes import optimize as run_passes
 
 aten = torch.ops.aten
 LOSSES = ("sum", "mean")
@@ -112,8 +120,6 @@ def loss_function(spec: str | Callable[..., torch.Tensor]) -> Callable[..., torc
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name:
         raise UsageError(f"unknown loss {spec!r}; use sum, mean or FILE:function")
-    from solar.frontends.files import import_model_file
-
     fn = getattr(import_model_file(path), name, None)
     if not callable(fn):
         raise UsageError(f"{path} defines no function {name!r} (the --loss FILE:function form)")
@@ -166,7 +172,7 @@ def _joint(ep: torch.export.ExportedProgram, where: str) -> torch.export.Exporte
         raise
     except Exception as exc:
         raise ModelFileError(
-            f"{where}: the backward could not be traced: {loader._one_line(exc)}"
+            f"{where}: the backward could not be traced: {one_line(exc)}"
         ) from None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -189,7 +195,7 @@ def _export_step(
         raise
     except Exception as exc:
         raise ModelFileError(
-            f"{where}: torch.export could not trace the training step: {loader._one_line(exc)}"
+            f"{where}: torch.export could not trace the training step: {one_line(exc)}"
         ) from None
 
 
@@ -200,8 +206,8 @@ def trace_train_file(
     mode: str | None = "train",
 ) -> TrainTraced:
     """Trace one training step of a KernelBench-format file on fake tensors."""
-    loader._check_mode(mode)
-    module = loader.import_model_file(path)
+    loader.check_mode(mode)
+    module = import_model_file(path)
     if not hasattr(module, "Model") or not hasattr(module, "get_inputs"):
         raise ModelFileError(
             f"{Path(path).name}: a PyTorch model file defines Model and get_inputs()"
@@ -211,8 +217,8 @@ def trace_train_file(
     model, inputs, structure = loader.construct(module, spath)
     loader.set_mode(model, mode)
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
-        model = loader._fakeify_module(model, fake)
-        inputs = tuple(loader._fakeify(x, fake) for x in inputs)
+        model = fakeify_module(model, fake)
+        inputs = tuple(fakeify(x, fake) for x in inputs)
         ep = _export_step(model, inputs, loss_fn, Path(path).name)
     joint = _joint(ep, Path(path).name)
     traced = Traced(joint, Path(path).stem, spath, loader.framework_flags(), mode, tuple(structure))
@@ -230,16 +236,16 @@ def trace_train_module(
     """Trace one training step of an in-memory module (real tensors are swapped for fake ones)."""
     if not isinstance(model, torch.nn.Module):
         raise ModelFileError(f"expected a torch.nn.Module, got {type(model).__name__}")
-    loader._check_mode(mode)
+    loader.check_mode(mode)
     loader.set_mode(model, mode)
     where = name or type(model).__name__
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
-        fake_inputs = tuple(loader._fakeify(x, fake) for x in loader._as_tuple(inputs))
-        fmodel = loader._fakeify_module(model, fake)
+        fake_inputs = tuple(fakeify(x, fake) for x in loader.as_tuple(inputs))
+        fmodel = fakeify_module(model, fake)
         ep = _export_step(fmodel, fake_inputs, loss_function(loss), where)
     joint = _joint(ep, where)
     traced = Traced(
-        joint, where, None, loader.framework_flags(), mode, tuple(loader._real_structure(model))
+        joint, where, None, loader.framework_flags(), mode, tuple(real_structure(model))
     )
     return TrainTraced(traced, loss, optimizer_of(optimizer))
 
@@ -268,16 +274,12 @@ class TrainProgram:
     def gradient(self, param: str, arrays: dict[str, Any]) -> Any:
         """The gradient of `param` as an array in the parameter's layout, from the interpreter's
         arrays of the program's outputs (the gradient may be stored permuted)."""
-        from solar.frontends.builder import loop_vars
-        from solar.ir.interp import run
-        from solar.ir.scalar_ops import Update as U
-
         g = self.grads[param]
         stored = next(t for t in self.program.tensors if t.name == self.gradient_tensor(param))
         b = ProgramBuilder(f"grad_{param}", {stored.name: replace(stored, role=Role.INPUT)}, [])
         loops, idx = loop_vars("i", g.shape)
         out = b.temp("grad", g.shape, g.dtype)
-        b.emit(loops, out.base, idx, U.ASSIGN, g.at(idx))
+        b.emit(loops, out.base, idx, Update.ASSIGN, g.at(idx))
         return run(b.program([out.base]), {stored.name: arrays[stored.name]})[out.base]
 
     def notes(self, tt: TrainTraced) -> list[str]:
@@ -297,9 +299,6 @@ class TrainProgram:
 
 
 def lower_train(tt: TrainTraced) -> TrainProgram:
-    from solar.frontends.torch.convert import convert_returning
-    from solar.passes import optimize as run_passes
-
     ep = tt.traced.exported
     program, bindings, returned = convert_returning(tt.traced, optimize=False)
     grads = _gradient_outputs(ep, program, bindings, returned)
@@ -316,8 +315,6 @@ def _gradient_outputs(
     """Parameter tensor name -> its gradient, as a view in the parameter's index order of the
     program tensor holding it (a gradient returned as a permutation of a computed tensor is that
     tensor, seen through the permutation)."""
-    from solar.frontends.torch.convert import RETURNED_VALUES
-
     decls = {t.name: t for t in program.tensors}
     by_target = {key: name for name, (kind, key) in bindings.items() if kind == "param"}
     outputs = list(next(n for n in ep.graph.nodes if n.op == "output").args[0])
@@ -347,8 +344,6 @@ def walk_loads(e: Any) -> list[Load]:
 
 def _loaded(v: views.View) -> set[str]:
     """Tensors an element of view `v` reads."""
-    from solar.frontends.builder import loop_vars
-
     _, idx = loop_vars("_g", v.shape)
     return {ld.tensor for _, e in v.at(idx) for ld in walk_loads(e)}
 
@@ -356,9 +351,6 @@ def _loaded(v: views.View) -> set[str]:
 def _seen_as(node: torch.fx.Node, root: views.View) -> views.View:
     """`root` (the computed tensor behind `node`) through the covering view ops (permute, view,
     expand, ...) that lead from it to `node`, re-applied by their lowering rules (no statements)."""
-    from solar.frontends.torch.convert import COVERING_VIEWS, LowerCtx
-    from solar.frontends.torch.lowerings import LOWERINGS
-
     chain = []
     while isinstance(node, torch.fx.Node) and node.target in COVERING_VIEWS:
         chain.append(node)

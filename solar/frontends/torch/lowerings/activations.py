@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from solar.frontends.builder import Term, call, elementwise, mul
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.scalar_ops import ScalarOp as S

@@ -28,7 +28,7 @@ from dataclasses import replace
 from solar.errors import UnsupportedOpError
 from solar.frontends import views
 from solar.frontends.builder import add, call, cast, const, contract, loop_vars, mul, sub
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine, ge

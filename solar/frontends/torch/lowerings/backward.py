@@ -35,8 +35,8 @@ from solar.frontends.builder import (
     reduce,
     sub,
 )
-from solar.frontends.torch.conv import _per_dim, convolution
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.conv import per_dim, convolution
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.attention import scores
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
@@ -75,7 +75,7 @@ def _convolution_backward(
     output_mask: Sequence[bool],
 ) -> tuple[View | None, View | None, View | None]:
     nd = x.rank - 2
-    stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
+    stride, padding, dilation = (per_dim(v, nd) for v in (stride, padding, dilation))
     dx = dw = db = None
     if output_mask[0]:
         sub_ctx = _sub_ctx(ctx, 0, "dx")

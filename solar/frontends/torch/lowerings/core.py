@@ -1,5 +1,5 @@
-"""Core lowerings: elementwise ops, views, creation, reductions, softmax, layer norm, matmuls and
-convolution. Rules are a few lines each because the shared builders (elementwise, reduce, contract,
+"""Core lowerings: elementwise ops, views, creation, softmax, layer norm, matmuls and convolution
+(reductions: reductions.py). Rules are a few lines each because the shared builders (elementwise, reduce, contract,
 the view algebra) do the work. Rules receive views for tensor arguments and Python values for the
 rest, and return a view (or a tuple/list of views for multi-output ops)."""
 
@@ -26,7 +26,9 @@ from solar.frontends.builder import (
     reduce,
     sub,
 )
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
+from solar.frontends.torch.conv import convolution
+from solar.frontends.torch.lowerings.reductions import scale_in_place
 from solar.frontends.views import View
 from solar.ir.affine import Affine
 from solar.ir.nodes import Cast, Index
@@ -294,6 +296,11 @@ def _full(ctx: LowerCtx, size: Sequence[int], value: Any, **kwargs: Any) -> View
     return views.constant(value, ctx.shape, ctx.dtype)
 
 
+@lower(aten.full_like.default)
+def _full_like(ctx: LowerCtx, x: View, value: Any, **kwargs: Any) -> View:
+    return views.constant(value, ctx.shape, ctx.dtype)
+
+
 @lower(aten.scalar_tensor.default)
 def _scalar_tensor(ctx: LowerCtx, value: Any, **kwargs: Any) -> View:
     return views.constant(value, (), ctx.dtype)
@@ -307,54 +314,13 @@ def _arange(ctx: LowerCtx, start: Any, end: Any = None, step: Any = 1, **kwargs:
     return View(ctx.shape, dtype, lambda idx: (((), Cast(dtype, Index(idx[0] * step + start))),))
 
 
-# ---- reductions ----------------------------------------------------------------------------------
+@lower(aten._assert_tensor_metadata.default)
+def _assert_metadata(ctx: LowerCtx, x: View, *args: Any, **kwargs: Any) -> None:
+    """A dtype/shape assertion export records before a cast (`x.float()`): nothing to compute."""
+    return
 
 
-def _dims(x: View, dims: Sequence[int] | int | None) -> list[int]:
-    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
-        return list(range(x.rank))
-    if isinstance(dims, int):
-        dims = [dims]
-    return [d % max(x.rank, 1) for d in dims]
-
-
-def _scale_inplace(ctx: LowerCtx, out: View, factor: float) -> None:
-    loops, idx = loop_vars("i", out.shape)
-    ctx.b.emit(loops, out.base, idx, Update.ASSIGN, mul(out.at(idx), factor))
-
-
-@lower(aten.sum.dim_IntList)
-def _sum(ctx: LowerCtx, x: View, dims: Any = None, keepdim: bool = False, **kwargs: Any) -> View:
-    return reduce(ctx.b, ctx.hint, x, _dims(x, dims), keepdim, Update.ADD, ctx.dtype)
-
-
-@lower(aten.sum.default)
-def _sum_all(ctx: LowerCtx, x: View, **kwargs: Any) -> View:
-    return reduce(ctx.b, ctx.hint, x, _dims(x, None), False, Update.ADD, ctx.dtype)
-
-
-@lower(aten.mean.dim)
-def _mean(ctx: LowerCtx, x: View, dims: Any = None, keepdim: bool = False, **kwargs: Any) -> View:
-    d = _dims(x, dims)
-    out = reduce(ctx.b, ctx.hint, x, d, keepdim, Update.ADD, ctx.dtype)
-    n = math.prod(x.shape[k] for k in d)
-    _scale_inplace(ctx, out, 1.0 / n if n else math.nan)  # a mean over no elements is nan, as in torch
-    return out
-
-
-@lower(aten.mean.default)
-def _mean_all(ctx: LowerCtx, x: View, **kwargs: Any) -> View:
-    return _mean(ctx, x, None, False)
-
-
-@lower(aten.amax.default)
-def _amax(ctx: LowerCtx, x: View, dims: Any = (), keepdim: bool = False) -> View:
-    return reduce(ctx.b, ctx.hint, x, _dims(x, dims), keepdim, Update.MAX, ctx.dtype)
-
-
-@lower(aten.amin.default)
-def _amin(ctx: LowerCtx, x: View, dims: Any = (), keepdim: bool = False) -> View:
-    return reduce(ctx.b, ctx.hint, x, _dims(x, dims), keepdim, Update.MIN, ctx.dtype)
+# ---- softmax and layer norm ----------------------------------------------------------------------
 
 
 def _softmax_parts(ctx: LowerCtx, x: View, dim: int) -> tuple[View, View, View, list, tuple]:
@@ -402,7 +368,7 @@ def _layer_norm(ctx: LowerCtx, x: View, normalized_shape: Sequence[int], weight:
     n = math.prod(x.shape[k] for k in dims)
     (_, y_dtype), (stat_shape, stat_dtype) = ctx.meta(0), ctx.meta(1)
     mean = reduce(b, f"{ctx.hint}_mean", x, dims, True, Update.ADD, stat_dtype)
-    _scale_inplace(ctx, mean, 1.0 / n)
+    scale_in_place(ctx, mean, 1.0 / n)
 
     def centred_sq(t: Term, i: tuple[Affine, ...]) -> Term:
         dlt = sub(t, views.expand(mean, x.shape).at(i))
@@ -477,8 +443,6 @@ def _convolution(
     ctx: LowerCtx, x: View, w: View, bias: View | None, stride: Sequence[int], padding: Sequence[int],
     dilation: Sequence[int], transposed: bool, output_padding: Sequence[int], groups: int,
 ) -> View:
-    from solar.frontends.torch.conv import convolution
-
     return convolution(ctx, x, w, bias, stride, padding, dilation, transposed, groups)
 
 

@@ -25,7 +25,7 @@ from solar.frontends.builder import (
     reduce,
     sub,
 )
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine

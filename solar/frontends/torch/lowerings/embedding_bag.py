@@ -19,8 +19,8 @@ import torch
 from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import call, cast, const, elementwise, identity, loop_vars, mul, sub
-from solar.frontends.torch.convert import LowerCtx
-from solar.frontends.torch.lowerings.indexing import _values
+from solar.frontends.torch.context import LowerCtx
+from solar.frontends.torch.lowerings.indexing import index_values
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.torch.lowerings.scans import scan
 from solar.frontends.torch.lowerings.scatter import int_ctx
@@ -80,7 +80,7 @@ def _embedding_bag(
     n, (bags, dim) = indices.numel, out_shape
     update = MODES[mode]
     idx_flat = views.reshape(indices, (n,))
-    row = _values(ctx, idx_flat)
+    row = index_values(ctx, idx_flat)
     psw = per_sample_weights
 
     def contribution(j: Affine, d: Affine) -> Any:
@@ -110,10 +110,10 @@ def _embedding_bag(
         sl, (s0,) = loop_vars("i", (n + 1,))
         b.emit(sl, starts.base, (s0,), Update.ASSIGN, const(0))
         ml, (m0,) = loop_vars("i", (bags - 1,))
-        start_of = _values(ctx, offsets)
+        start_of = index_values(ctx, offsets)
         b.emit(ml, starts.base, (Indirect(start_of((m0 + 1,))),), Update.ADD, const(1))
         bag = scan(int_ctx(ctx, f"{ctx.hint}_bag", n), views.slice_(starts, 0, 0, n), 0, Update.ADD)
-        at_bag = _values(ctx, bag)
+        at_bag = index_values(ctx, bag)
         end = lambda k: views.reshape(offsets, (offsets.numel,)).at((k,))
         bl = loops[:1]
         if include_last_offset:
@@ -187,7 +187,7 @@ def _argmax_rows(
     loops, (ib, idim) = loop_vars("i", shape)
     big = identity(Update.MIN, dtype)
     b.emit(loops, mi.base, (ib, idim), Update.ASSIGN, const(big))
-    at_bag = _values(ctx, bag)
+    at_bag = index_values(ctx, bag)
     jl, (j0, d0) = loop_vars("j", (n, shape[1]))
     where = Indirect(at_bag((j0,)))
     r = row((j0,))

@@ -17,8 +17,8 @@ import torch
 from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import Term, add, call, cast, elementwise, loop_vars, mul, sub
-from solar.frontends.torch.convert import LowerCtx
-from solar.frontends.torch.lowerings.indexing import _take
+from solar.frontends.torch.context import LowerCtx
+from solar.frontends.torch.lowerings.indexing import take
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.dtypes import DType
@@ -124,7 +124,7 @@ def _grid_sampler_2d(
     total: Term | None = None
     for iy, ix, weight in idx_views:
         # x at data-dependent rows and columns, through its view (materialised if it must be)
-        corner = _take(ctx, x, lambda idx, iy=iy, ix=ix: (
+        corner = take(ctx, x, lambda idx, iy=iy, ix=ix: (
             idx[0], idx[1], iy.at((idx[0], idx[2], idx[3]))[0][1], ix.at((idx[0], idx[2], idx[3]))[0][1]
         ))
         sample = corner.at((i_n, i_c, i_h, i_w))

@@ -25,7 +25,7 @@ from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import call, cast, const, contract, index_value, loop_vars, mul, sub
 from solar.frontends.order import plain_keys
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower, lower_library
 from solar.frontends.views import View
 from solar.ir.affine import var

@@ -16,7 +16,7 @@ import torch
 from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import elementwise
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import SourceIndex, View
 from solar.ir.affine import Affine, var
@@ -33,7 +33,7 @@ NOTES = {
 }
 
 
-def _materialise(ctx: LowerCtx, v: View, hint: str) -> View:
+def materialise(ctx: LowerCtx, v: View, hint: str) -> View:
     """`v` copied into a temp (a view whose index map an indirect access cannot go through)."""
     return elementwise(ctx.b, f"{ctx.hint}_{hint}", v.shape, v.dtype, [v], lambda t: t)
 
@@ -44,21 +44,21 @@ def _simple(v: View) -> bool:
     return len(alts) == 1 and not alts[0][0]
 
 
-def _values(ctx: LowerCtx, index: View) -> Callable[[Index], Expr]:
+def index_values(ctx: LowerCtx, index: View) -> Callable[[Index], Expr]:
     """The expression of an index tensor's element (materialised first if it is piecewise)."""
     if index.dtype.kind != "int":
         raise SolarError(
             f"indexing with a {index.dtype.text} tensor is not supported (integer indices only)"
         )
     if not _simple(index):
-        index = _materialise(ctx, index, "index")
+        index = materialise(ctx, index, "index")
     return lambda idx: index.at(tuple(idx))[0][1]
 
 
-def _take(ctx: LowerCtx, source: View, fn: Callable[[Index], SourceIndex]) -> View:
+def take(ctx: LowerCtx, source: View, fn: Callable[[Index], SourceIndex]) -> View:
     out = views.indirect(source, ctx.shape, fn)
     if out is None:
-        out = views.indirect(_materialise(ctx, source, "source"), ctx.shape, fn)
+        out = views.indirect(materialise(ctx, source, "source"), ctx.shape, fn)
     assert out is not None  # a materialised tensor is indexed directly
     return out
 
@@ -72,23 +72,23 @@ def _embedding(
     scale_grad_by_freq: bool = False,
     sparse: bool = False,
 ) -> View:
-    at = _values(ctx, indices)
+    at = index_values(ctx, indices)
     n = indices.rank
-    return _take(ctx, weight, lambda idx: (at(idx[:n]), idx[n]))
+    return take(ctx, weight, lambda idx: (at(idx[:n]), idx[n]))
 
 
 @lower(aten.gather.default)
 def _gather(ctx: LowerCtx, x: View, dim: int, index: View, sparse_grad: bool = False) -> View:
     d = dim % max(x.rank, 1)
-    at = _values(ctx, index)
-    return _take(ctx, x, lambda idx: idx[:d] + (at(idx),) + idx[d + 1 :])
+    at = index_values(ctx, index)
+    return take(ctx, x, lambda idx: idx[:d] + (at(idx),) + idx[d + 1 :])
 
 
 @lower(aten.index_select.default)
 def _index_select(ctx: LowerCtx, x: View, dim: int, index: View) -> View:
     d = dim % max(x.rank, 1)
-    at = _values(ctx, views.reshape(index, (index.numel,)))
-    return _take(ctx, x, lambda idx: idx[:d] + (at(idx[d : d + 1]),) + idx[d + 1 :])
+    at = index_values(ctx, views.reshape(index, (index.numel,)))
+    return take(ctx, x, lambda idx: idx[:d] + (at(idx[d : d + 1]),) + idx[d + 1 :])
 
 
 @lower(aten.index.Tensor)
@@ -100,7 +100,7 @@ def _index(ctx: LowerCtx, x: View, indices: Sequence[View | None]) -> View:
     if any(indices[k].dtype.kind == "bool" for k in pos):
         raise SolarError("indexing with a boolean mask has a data-dependent shape; not supported")
     bshape = views.broadcast_shape(*(indices[k].shape for k in pos))
-    values = {k: _values(ctx, views.expand(indices[k], bshape)) for k in pos}
+    values = {k: index_values(ctx, views.expand(indices[k], bshape)) for k in pos}
     rest = [k for k in range(x.rank) if indices[k] is None]
     first = pos[0] if pos == list(range(pos[0], pos[-1] + 1)) else 0
     nb = len(bshape)
@@ -110,7 +110,7 @@ def _index(ctx: LowerCtx, x: View, indices: Sequence[View | None]) -> View:
         others = dict(zip(rest, idx[:first] + idx[first + nb :]))
         return tuple(values[k](b_idx) if k in values else others[k] for k in range(x.rank))
 
-    return _take(ctx, x, fn)
+    return take(ctx, x, fn)
 
 
 __all__: list[str] = []

@@ -12,8 +12,8 @@ import torch
 
 from solar.frontends import views
 from solar.frontends.builder import Term, add, call, div, elementwise, mul, reduce, require, sub
-from solar.frontends.torch.convert import LowerCtx
-from solar.frontends.torch.lowerings.reductions_extra import in_place
+from solar.frontends.torch.context import LowerCtx
+from solar.frontends.torch.lowerings.reductions import in_place
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.dtypes import DType

@@ -22,8 +22,8 @@ from torch import Tensor
 
 from solar.frontends import views
 from solar.frontends.builder import Term, add, call, elementwise, mul, require, sub
-from solar.frontends.torch.convert import LowerCtx
-from solar.frontends.torch.lowerings.reductions_extra import moments
+from solar.frontends.torch.context import LowerCtx
+from solar.frontends.torch.lowerings.reductions import moments
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.dtypes import DType

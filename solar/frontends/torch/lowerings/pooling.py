@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from solar.frontends.builder import Term, call, const, identity, index_value, loop_vars, mul
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine, Constraint, ge, lt

@@ -15,7 +15,7 @@ import torch
 from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import cast, contract, loop_vars, mul
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.dtypes import DType

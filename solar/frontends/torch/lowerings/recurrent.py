@@ -24,7 +24,7 @@ from torch import Tensor
 from solar.errors import UnsupportedOpError
 from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder, Term, add, call, const, mul, sub
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine, var

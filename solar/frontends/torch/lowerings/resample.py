@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from solar.frontends.builder import Term, add, cast, index_value, loop_vars, mul
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine, Constraint, ge, lt
@@ -160,7 +160,7 @@ def _lerp_pass(
     return out
 
 
-def _passes(x_shape: tuple[int, ...], dims: list[Dim]) -> list[list[Dim]]:
+def pass_schedule(x_shape: tuple[int, ...], dims: list[Dim]) -> list[list[Dim]]:
     """The cheapest schedule of lerp passes: all dims at once (2^k - 1 lerps per output element)
     or one dim per pass in the best order (a lerp per element of each pass's output), by the
     number of lerps."""
@@ -215,7 +215,7 @@ def _linear(
             )
             pair.append(w)
         weights[2 + d] = (pair[0], pair[1])
-    schedule = _passes(x.shape, dims)
+    schedule = pass_schedule(x.shape, dims)
     for n, group in enumerate(schedule):
         last = n == len(schedule) - 1
         name = ctx.hint if last else f"{ctx.hint}_pass{n}"

@@ -13,7 +13,7 @@ import torch
 
 from solar.frontends import builder
 from solar.frontends.builder import call, cast, elementwise
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.scalar_ops import ScalarOp as S

@@ -25,8 +25,8 @@ import torch
 from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import Term, call, cast, const, elementwise, identity, loop_vars, mul
-from solar.frontends.torch.convert import LowerCtx
-from solar.frontends.torch.lowerings.indexing import _materialise, _values
+from solar.frontends.torch.context import LowerCtx
+from solar.frontends.torch.lowerings.indexing import materialise, index_values
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.torch.lowerings.scans import scan
 from solar.frontends.views import View
@@ -88,7 +88,7 @@ def _scatter_into(
 
 def _along(ctx: LowerCtx, dim: int, index: View) -> StoreIndex:
     """The store index of scatter along `dim`: index[i] there, i elsewhere."""
-    at = _values(ctx, index)
+    at = index_values(ctx, index)
     return lambda idx: idx[:dim] + (Indirect(at(idx)),) + idx[dim + 1 :]
 
 
@@ -179,7 +179,7 @@ def _advanced(
     indices = list(indices) + [None] * (x.rank - len(indices))
     pos = [k for k, t in enumerate(indices) if t is not None]
     bshape = views.broadcast_shape(*(indices[k].shape for k in pos))
-    values = {k: _values(ctx, views.expand(indices[k], bshape)) for k in pos}
+    values = {k: index_values(ctx, views.expand(indices[k], bshape)) for k in pos}
     rest = [k for k in range(x.rank) if indices[k] is None]
     first = pos[0] if pos == list(range(pos[0], pos[-1] + 1)) else 0
     nb = len(bshape)
@@ -239,7 +239,7 @@ def _index_dim(
     """index_add / index_copy / index_fill: out[..., index[k], ...] (update)= src[..., k, ...]."""
     d = dim % max(x.rank, 1)
     flat = views.reshape(index, (index.numel,))
-    at = _values(ctx, flat)
+    at = index_values(ctx, flat)
     shape = x.shape[:d] + (index.numel,) + x.shape[d + 1 :]
     out = _copy(ctx, x)
     source = _src(src)
@@ -261,14 +261,14 @@ def _masked_scatter(ctx: LowerCtx, x: View, mask: View, source: View) -> View:
     n, s = math.prod(ctx.shape), source.numel
     m = views.reshape(views.expand(mask, ctx.shape), (n,))
     count = scan(int_ctx(ctx, f"{ctx.hint}_count", n), m, 0, Update.ADD)
-    at = _values(ctx, count)
+    at = index_values(ctx, count)
 
     def shifted_read(flat: View) -> View | None:
         shifted = View((s + 1,), flat.dtype, lambda idx: flat.at((idx[0] - 1,)))  # [k] = flat[k-1]
         return views.indirect(shifted, (n,), lambda idx: (Call(S.MAX, (at(idx), Const(1))),))
 
     flat = views.reshape(source, (s,))
-    read = shifted_read(flat) or shifted_read(_materialise(ctx, flat, "source"))
+    read = shifted_read(flat) or shifted_read(materialise(ctx, flat, "source"))
     assert read is not None  # a materialised tensor is indexed directly
     out = elementwise(
         ctx.b,

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from solar.errors import SolarError
-from solar.frontends.torch.convert import LowerCtx
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends import views
 from solar.frontends.views import View

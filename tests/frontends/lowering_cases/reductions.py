@@ -1,4 +1,4 @@
-"""Cases for solar/frontends/torch/lowerings/reductions_extra.py."""
+"""Cases for solar/frontends/torch/lowerings/reductions.py."""
 
 from __future__ import annotations
 
@@ -12,6 +12,12 @@ from tests.frontends.lowering_cases import B, F, P
 aten = torch.ops.aten
 
 CASES: dict[Any, list[tuple[tuple, dict]]] = {
+    aten.sum.dim_IntList: [((F(3, 4, 5), [1]), {}), ((F(3, 4, 5), [0, 2], True), {})],
+    aten.sum.default: [((F(3, 4, 5),), {})],
+    aten.mean.dim: [((F(3, 4, 5), [-1]), {}), ((F(3, 4, 5), [0, 1], True), {})],
+    aten.mean.default: [((F(3, 4, 5),), {})],
+    aten.amax.default: [((F(3, 4, 5), [1]), {}), ((F(3, 4, 5), [0, 2], True), {})],
+    aten.amin.default: [((F(3, 4, 5), [2]), {})],
     aten.argmax.default: [((F(3, 7), 1), {}), ((F(3, 7), 0, True), {}), ((F(3, 4, 5),), {})],
     aten.argmin.default: [((F(3, 7), -1), {}), ((F(2, 3, 4), None, True), {})],
     aten.max.dim: [((F(3, 7), 1), {}), ((F(3, 4, 5), 0, True), {})],

@@ -1,8 +1,6 @@
-"""Cases for solar/frontends/torch/lowerings/shape_extra.py: every padding mode (1–3 dims,
+"""Cases for solar/frontends/torch/lowerings/index_maps.py: every padding mode (1–3 dims,
 asymmetric, cropping), flip, roll (with and without dims, negative and large shifts), diagonals
-and triangles with offsets, full_like, and the random ops at the settings where they are
-deterministic (eval mode, p = 0, p = 1; tests/frontends/test_torch_coverage.py checks the random
-settings by their invariants)."""
+and triangles with offsets."""
 
 from __future__ import annotations
 
@@ -72,12 +70,4 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
     ],
     aten.tril.default: [((F(5, 5),), {}), ((F(2, 4, 6), 1), {}), ((F(6, 4), -2), {})],
     aten.triu.default: [((F(5, 5),), {}), ((F(2, 4, 6), -1), {}), ((F(6, 4), 2), {})],
-    aten._assert_tensor_metadata.default: [((F(3, 4), None, None, torch.float32), {})],
-    aten.full_like.default: [((F(3, 4), 2.5), {}), ((F(3, 4), 7), {"dtype": torch.int64})],
-    aten.native_dropout.default: [
-        ((F(4, 5), 0.3, False), {}),
-        ((F(4, 5), 0.0, True), {}),
-        ((F(4, 5), 1.0, True), {}),
-    ],
-    aten.bernoulli.p: [((F(4, 5), 0.0), {}), ((F(4, 5), 1.0), {})],
 }

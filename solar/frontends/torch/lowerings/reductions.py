@@ -1,7 +1,7 @@
-"""Reductions beyond sum/mean/amax/amin: arg-reductions and max/min with indices, prod, variance,
-vector norms, any/all. Arg-reductions are a max (min) reduction plus an index selection, both in
-compare-class ops only: the index pass keeps the smallest position whose element equals the
-extremum (PyTorch's first occurrence). An index output the program never reads costs nothing: the
+"""Reductions: sum, mean, amax/amin, arg-reductions and max/min with indices, prod, variance (and
+the one-pass moments the norms use), vector norms, any/all. Arg-reductions are a max (min)
+reduction plus an index selection, both in compare-class ops only: the index pass keeps the
+smallest position whose element equals the extremum (PyTorch's first occurrence). An index output the program never reads costs nothing: the
 demand pass (solar/passes/demand.py) removes its statements."""
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from solar.frontends.builder import (
     mul,
     reduce,
 )
-from solar.frontends.torch.convert import LowerCtx
-from solar.frontends.torch.lowerings.core import _dims
+from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
 from solar.ir.affine import Affine
@@ -37,6 +36,60 @@ aten = torch.ops.aten
 
 # Ops the loader should keep whole rather than decompose (all() decomposes to not-any-not).
 PRESERVE = frozenset({aten.all.dim, aten.all.dims, aten.all.default})
+
+
+# ---- sum, mean, amax, amin -----------------------------------------------------------------------
+
+
+def _dims(x: View, dims: Sequence[int] | int | None) -> list[int]:
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return list(range(x.rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    return [d % max(x.rank, 1) for d in dims]
+
+
+def scale_in_place(ctx: LowerCtx, out: View, factor: float) -> None:
+    """out[i] *= factor (a mean's division by the count)."""
+    loops, idx = loop_vars("i", out.shape)
+    ctx.b.emit(loops, out.base, idx, Update.ASSIGN, mul(out.at(idx), factor))
+
+
+@lower(aten.sum.dim_IntList)
+def _sum(ctx: LowerCtx, x: View, dims: Any = None, keepdim: bool = False, **kwargs: Any) -> View:
+    return reduce(ctx.b, ctx.hint, x, _dims(x, dims), keepdim, Update.ADD, ctx.dtype)
+
+
+@lower(aten.sum.default)
+def _sum_all(ctx: LowerCtx, x: View, **kwargs: Any) -> View:
+    return reduce(ctx.b, ctx.hint, x, _dims(x, None), False, Update.ADD, ctx.dtype)
+
+
+@lower(aten.mean.dim)
+def _mean(ctx: LowerCtx, x: View, dims: Any = None, keepdim: bool = False, **kwargs: Any) -> View:
+    d = _dims(x, dims)
+    out = reduce(ctx.b, ctx.hint, x, d, keepdim, Update.ADD, ctx.dtype)
+    n = math.prod(x.shape[k] for k in d)
+    scale_in_place(ctx, out, 1.0 / n if n else math.nan)  # a mean over no elements is nan, as in torch
+    return out
+
+
+@lower(aten.mean.default)
+def _mean_all(ctx: LowerCtx, x: View, **kwargs: Any) -> View:
+    return _mean(ctx, x, None, False)
+
+
+@lower(aten.amax.default)
+def _amax(ctx: LowerCtx, x: View, dims: Any = (), keepdim: bool = False) -> View:
+    return reduce(ctx.b, ctx.hint, x, _dims(x, dims), keepdim, Update.MAX, ctx.dtype)
+
+
+@lower(aten.amin.default)
+def _amin(ctx: LowerCtx, x: View, dims: Any = (), keepdim: bool = False) -> View:
+    return reduce(ctx.b, ctx.hint, x, _dims(x, dims), keepdim, Update.MIN, ctx.dtype)
+
+
+# ---- arg-reductions, max/min with indices, prod -------------------------------------------------
 
 
 def dims_of(x: View, dims: Sequence[int] | int | None) -> list[int]:
@@ -231,4 +284,4 @@ def _bool_reduce(update: Update) -> Callable[..., View]:
 lower(aten.any.dim, aten.any.dims, aten.any.default)(_bool_reduce(Update.MAX))
 lower(aten.all.dim, aten.all.dims, aten.all.default)(_bool_reduce(Update.MIN))
 
-__all__ = ["PRESERVE", "arg_index", "dims_of", "in_place", "moments"]
+__all__ = ["PRESERVE", "arg_index", "dims_of", "in_place", "moments", "scale_in_place"]

@@ -1,0 +1,64 @@
+"""What a lowering rule sees (`LowerCtx`: the program builder and the fx node being lowered) and
+the table of torch dtypes the IR knows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from solar.errors import SolarError
+from solar.frontends.builder import ProgramBuilder
+from solar.ir.dtypes import DType
+
+DTYPES: dict[torch.dtype, DType] = {
+    torch.float64: DType.F64,
+    torch.float32: DType.F32,
+    torch.float16: DType.F16,
+    torch.bfloat16: DType.BF16,
+    torch.float8_e4m3fn: DType.F8E4M3,
+    torch.float8_e5m2: DType.F8E5M2,
+    torch.int64: DType.I64,
+    torch.int32: DType.I32,
+    torch.int16: DType.I16,
+    torch.int8: DType.I8,
+    torch.uint8: DType.U8,
+    torch.bool: DType.BOOL,
+}
+
+
+def dtype_of(t: torch.dtype) -> DType:
+    try:
+        return DTYPES[t]
+    except KeyError:
+        raise SolarError(f"tensors of dtype {t} are not supported yet") from None
+
+
+@dataclass
+class LowerCtx:
+    """What a lowering rule sees: the builder, and the node being lowered and its output metadata."""
+
+    b: ProgramBuilder
+    node: torch.fx.Node
+
+    @property
+    def val(self) -> Any:
+        return self.node.meta.get("val")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(int(s) for s in self.val.shape)
+
+    @property
+    def dtype(self) -> DType:
+        return dtype_of(self.val.dtype)
+
+    @property
+    def hint(self) -> str:
+        return self.node.name
+
+    def meta(self, k: int) -> tuple[tuple[int, ...], DType]:
+        """Shape and dtype of output k of a multi-output op."""
+        v = self.val[k]
+        return tuple(int(s) for s in v.shape), dtype_of(v.dtype)
