@@ -37,27 +37,34 @@ class LevelFacts:
     sol: a speed-of-light level, a max over whole-program resources that bounds every implementation
     (what `provision` inverts, what benchmarks score against); calibrated: its floors come from
     measurements of a host or device (not reproducible from the spec alone); section: where
-    docs/BOUNDS.md derives it."""
+    docs/BOUNDS.md derives it; title: its column heading in tables."""
 
     bounds: frozenset[str] | None
     sol: bool
     calibrated: bool
     section: str
+    title: str
 
 
 # Insertion order is report order.
 LEVELS: dict[Level, LevelFacts] = {
-    Level.FUSED: LevelFacts(None, sol=True, calibrated=False, section="§5"),
-    Level.CACHE_AWARE: LevelFacts(None, sol=True, calibrated=False, section="§10"),
+    Level.FUSED: LevelFacts(None, sol=True, calibrated=False, section="§5", title="fused (SOL)"),
+    Level.CACHE_AWARE: LevelFacts(None, sol=True, calibrated=False, section="§10", title="cache-aware"),
     # library kernels (cuBLAS/cuDNN/SDPA boundaries): eager and torch.compile, not a hand-fused kernel
-    Level.LIBRARY: LevelFacts(frozenset(EXECUTIONS), sol=False, calibrated=False, section="§15"),
-    Level.UNFUSED: LevelFacts(frozenset({EAGER}), sol=False, calibrated=False, section="§6"),
-    Level.RECURRENCE: LevelFacts(None, sol=False, calibrated=True, section="§18"),
+    Level.LIBRARY: LevelFacts(frozenset(EXECUTIONS), sol=False, calibrated=False, section="§15", title="library"),
+    Level.UNFUSED: LevelFacts(frozenset({EAGER}), sol=False, calibrated=False, section="§6", title="unfused (eager)"),
+    Level.RECURRENCE: LevelFacts(None, sol=False, calibrated=True, section="§18", title="recurrence"),
     # valid on the host and framework whose dispatch floors it was computed with
-    Level.EAGER_HOST: LevelFacts(frozenset({EAGER}), sol=False, calibrated=True, section="§17"),
+    Level.EAGER_HOST: LevelFacts(frozenset({EAGER}), sol=False, calibrated=True, section="§17", title="eager_host"),
 }
 SOL_LEVELS: tuple[Level, ...] = tuple(lv for lv, f in LEVELS.items() if f.sol)
 SPEC_LEVELS: tuple[Level, ...] = tuple(lv for lv, f in LEVELS.items() if not f.calibrated)
+
+
+def title(name: str | Level) -> str:
+    """A level's column heading (an unknown name is its own)."""
+    lv = level_of(name)
+    return str(name) if lv is None else LEVELS[lv].title
 
 
 def level_of(name: str | Level) -> Level | None:

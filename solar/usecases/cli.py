@@ -10,13 +10,14 @@ from rich.markup import escape
 
 from solar import render
 from solar.api import analyze_archs, load
+from solar.backends.levels import SOL_LEVELS, Level
+from solar.backends.levels import title as level_title
 from solar.commands.args import add_mode_flags, add_run_flags, add_train_flags, clock_mhz
 from solar.errors import UsageError
 from solar.hardware import get_spec
 from solar.usecases import plots
 
 DEFAULT_ARCHS = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200")
-LEVEL_TITLES = {"fused": "fused (SOL)", "cache_aware": "cache-aware", "unfused": "unfused (eager)"}
 COMPARE_EXAMPLES = """examples:
   solar compare examples/matmul.py --arch L4 A100-SXM4-80GB H100-SXM H200-SXM B200
   solar compare examples/attention.py --arch A100 H100 --json
@@ -83,7 +84,7 @@ def print_comparison(c: Any) -> None:
     con = render.console()
     title = f"{c.program} on {len(c.rows)} GPUs (ratio: bound / {c.reference}'s)"
     levels = list(c.rows[0].levels)
-    cols = ("GPU", "clock", *(LEVEL_TITLES.get(lv, lv) for lv in levels), "what changes the binding (fused)",
+    cols = ("GPU", "clock", *(level_title(lv) for lv in levels), "what changes the binding (fused)",
             "precision paths")
     table = render.table(escape(title), cols, show_lines=True)
     for row in c.rows:
@@ -93,8 +94,8 @@ def print_comparison(c: Any) -> None:
         ]
         paths = " ".join(row.tensor_paths) or "none"
         prec = "\n".join([*row.precision, f"tensor: {paths}"])
-        change = row.change.get("fused", "-")
-        ca = row.change.get("cache_aware")
+        change = row.change.get(Level.FUSED, "-")
+        ca = row.change.get(Level.CACHE_AWARE)
         if ca and ca != change:  # forced traffic moved the binding term
             change += f"\ncache-aware: {ca}"
         table.add_row(escape(row.arch), row.clock, *cells, escape(change), escape(prec))
@@ -285,8 +286,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--level",
-        choices=("cache_aware", "fused"),
-        default="cache_aware",
+        choices=sorted(lv.value for lv in SOL_LEVELS),
+        default=Level.CACHE_AWARE.value,
         help="the bound to invert (default cache_aware; on-chip capacity always uses it)",
     )
     p.set_defaults(fn=cmd_provision)

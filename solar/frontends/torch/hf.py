@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from solar.backends.levels import Level
 from solar.errors import UsageError
 from solar.frontends.torch.loader import building
 from solar.frontends.torch.signature import layer_signature
@@ -292,7 +293,7 @@ def per_layer(bounds0: dict, bounds1: dict) -> dict[str, dict[str, float]]:
             "memory_seconds": b1.memory_seconds - b0.memory_seconds,
             "launch_seconds": b1.launch_seconds - b0.launch_seconds,
         }
-        if level == "unfused":
+        if level == Level.UNFUSED:
             seconds = b1.seconds - b0.seconds
         else:
             seconds = max(terms.values())
