@@ -11,7 +11,11 @@ from typing import Any
 
 from solar.definitions.scores import Timing, as_record, per_definition, score_rows, write_scores
 from solar.definitions.suite import Case
+from solar.kernelbench.measured import MeasuredFile, Measurement
+from solar.kernelbench.page import fmt_ratio, fmt_seconds, html_table
+from solar.kernelbench.report import write_report
 from solar.kernelbench.results import Row
+from solar.kernelbench.summary import Context
 
 BOUNDS_FILE = "bounds.jsonl"
 
@@ -49,8 +53,6 @@ class Written:
 def _measurements(records: list[dict], timings: list[Timing]):
     """The timings as kernelbench Measurements of the problems (kernel and baseline variants), so
     that the suite report joins them: headroom per bound level and violations."""
-    from solar.kernelbench.measured import MeasuredFile, Measurement
-
     rel = {(r["definition"], r["workload"]): r["problem"] for r in records}
     by_file: dict[str, list[Measurement]] = {}
     for t in timings:
@@ -65,8 +67,6 @@ def _measurements(records: list[dict], timings: list[Timing]):
 
 
 def _scores_html(per_def: list[dict], scores: list) -> str:
-    from solar.kernelbench.page import _table, fmt_ratio, fmt_seconds
-
     head = ["definition", "GPU", "workloads", "scored", "mean score", "median headroom", "violations", "suspicious"]
     body = [
         [d["definition"], d["arch"], d["workloads"], d["scored"],
@@ -75,7 +75,7 @@ def _scores_html(per_def: list[dict], scores: list) -> str:
         for d in per_def
     ]
     flagged = [s for s in scores if s.violation or s.suspicious]
-    detail = _table(
+    detail = html_table(
         ["definition", "workload", "GPU", "T_SOL", "T_k", "T_b", "score", "note"],
         [[s.definition, s.workload, s.arch, fmt_seconds(s.sol_seconds), fmt_seconds(s.kernel_seconds),
           fmt_seconds(s.baseline_seconds), "–" if s.score is None else f"{s.score:.3f}", s.note or ""]
@@ -85,7 +85,7 @@ def _scores_html(per_def: list[dict], scores: list) -> str:
     return (
         "<h2 id='scores'>SOL scores</h2><p>S = 1 / (1 + (T_k − T_SOL) / (T_b − T_SOL)), T_SOL the "
         "tightest bound on any implementation; per definition the mean over scored workloads.</p>"
-        + _table(head, body, {2, 3, 4, 5, 6, 7}) + "<h3>Violations and suspicious kernels</h3>" + detail
+        + html_table(head, body, {2, 3, 4, 5, 6, 7}) + "<h3>Violations and suspicious kernels</h3>" + detail
     )
 
 
@@ -93,8 +93,6 @@ def write_definitions_report(
     out: Path, root: str, config: Any, stats: Any, rows: list[Row], records: list[dict],
     timings: list[Timing], suspicious_ratio: float,
 ) -> Written:
-    from solar.kernelbench.report import write_report
-    from solar.kernelbench.summary import Context
 
     scores, unmatched = score_rows(records, timings, suspicious_ratio) if timings else ([], [])
     by_key = {(s.definition, s.workload, s.arch): s for s in scores}

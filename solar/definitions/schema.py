@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from solar.errors import SolarError
+from solar.userfiles import read_text
 
 
 class DefinitionError(SolarError):
@@ -258,8 +259,6 @@ def _check_reference(d: Definition) -> None:
 
 
 def load_definition(path: Path) -> Definition:
-    from solar.userfiles import read_text
-
     return parse_definition(read_text(path, "a definition JSON file", DefinitionError), path)
 
 

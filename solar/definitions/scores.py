@@ -26,7 +26,8 @@ from typing import Any
 
 from solar.backends.levels import SOL_LEVELS, headroom, violations
 from solar.errors import UsageError
-from solar.kernelbench.measured import json_records
+from solar.kernelbench.measured import canonical_arch, json_records
+from solar.userfiles import read_text
 
 #: what a definition's measured kernel is: an implementation of any kind (not eager, not compiled)
 KERNEL = "kernel"
@@ -79,8 +80,6 @@ def _number(data: dict, keys: tuple[tuple[str, float], ...]) -> float | None:
 
 
 def _arch(name: Any) -> str | None:
-    from solar.kernelbench.measured import canonical_arch
-
     if name is None:
         return None
     text = str(name)
@@ -112,8 +111,6 @@ def _timing(record: Any, shown: str, arch: str | None) -> Timing | None:
 
 def load_timings(path: str, arch: str | None = None) -> list[Timing]:
     """Timings of a measured file; records without a usable time (failed runs) are skipped."""
-    from solar.userfiles import read_text
-
     text = read_text(path, "a measured-times file (JSON or JSON Lines)", MeasuredError)
     data = json_records(text, str(path), MeasuredError)
     records = data if isinstance(data, list) else [data]

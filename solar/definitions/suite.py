@@ -30,6 +30,7 @@ from solar.definitions.schema import (
 )
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
+from solar.userfiles import read_text
 
 DEFINITION_FILE = "definition.json"
 WORKLOAD_FILE = "workload.jsonl"
@@ -86,8 +87,6 @@ def find_definitions(root: str | Path, pattern: str | None = None) -> list[Entry
         names[d.name] = dpath
         if not wpath.is_file():
             raise DefinitionError(f"{dpath}: no workloads file {wpath}; write one workload per line there")
-        from solar.userfiles import read_text
-
         text = read_text(wpath, "a workload JSONL file", DefinitionError)
         entries.append(Entry(d, tuple(parse_workloads(text, wpath, d)), wpath))
     if not entries:

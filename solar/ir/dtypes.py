@@ -9,6 +9,8 @@ from enum import Enum
 
 import numpy as np
 
+from solar.errors import IRSyntaxError
+
 
 class DType(Enum):
     # value: (text name, bits, kind, numpy type used by the interpreter)
@@ -79,8 +81,6 @@ class DType(Enum):
             return _BY_TEXT[text]
         except KeyError:
             known = ", ".join(_BY_TEXT)
-            from solar.errors import IRSyntaxError
-
             raise IRSyntaxError(f"unknown dtype {text!r}; known: {known}") from None
 
 

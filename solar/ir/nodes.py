@@ -11,6 +11,7 @@ from typing import Iterator, Union
 
 import numpy as np
 
+from solar.errors import IRVerifyError
 from solar.ir.affine import Affine, Constraint, lt, var
 from solar.ir.dtypes import DType
 from solar.ir.scalar_ops import ScalarOp, Update
@@ -306,8 +307,6 @@ class Program:
         try:
             return self._by_name[name]
         except KeyError:
-            from solar.errors import IRVerifyError
-
             raise IRVerifyError(f"program {self.name!r} has no tensor {name!r}") from None
 
     def size(self, s: Size) -> int:
@@ -317,8 +316,6 @@ class Program:
         for name, value in self.symbols:
             if name == s:
                 return value
-        from solar.errors import IRVerifyError
-
         raise IRVerifyError(f"program {self.name!r}: size symbol {s!r} is not bound")
 
     def shape(self, name: str) -> tuple[int, ...]:

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any
 
+from solar.backends.levels import Level, claims
 from solar.errors import SolarError
 from solar.hardware import get_spec
 from solar.kernelbench import plots
-from solar.backends.levels import Level, claims
 from solar.kernelbench.headroom import Joined
 from solar.kernelbench.results import FINAL_STATUSES, Row
 from solar.kernelbench.summary import (
@@ -63,7 +63,7 @@ def fmt_ratio(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}×"
 
 
-def _table(
+def html_table(
     head: Iterable[str], body: Iterable[Iterable[Any]], numeric: set[int] = frozenset()
 ) -> str:
     """A table; cells are escaped unless given as `("raw", html)`."""
@@ -169,7 +169,7 @@ def _violations(joined: Joined) -> str:
     return out + (
         f"<div class='box bad'><b>{len(joined.violations)} VIOLATION(S)</b> — a measured run faster than a provable "
         "lower bound is a bug in solar (or in the measurement); each needs a fix, never a tolerance."
-        + _table(
+        + html_table(
             ("problem", "GPU", "variant", "bound", "fastest run", "bound", "run/bound", "source"),
             body,
             {4, 5, 6},
@@ -184,7 +184,7 @@ def _coverage(rows: list[Row]) -> str:
     total = [sum(c[s] for c in table.values()) for s in (*FINAL_STATUSES, "total")]
     body.append(("all", *total))
     out = "<h2 id='coverage'>Coverage</h2><p>Problems per level by analysis status.</p>"
-    out += _table(("level", *FINAL_STATUSES, "total"), body, {1, 2, 3, 4, 5})
+    out += html_table(("level", *FINAL_STATUSES, "total"), body, {1, 2, 3, 4, 5})
     differ = arch_dependent(rows)
     if differ:
         out += f"<p>Status differs between GPUs (the worse one is counted): {escape(', '.join(differ))}</p>"
@@ -200,7 +200,7 @@ def _unsupported(rows: list[Row]) -> str:
         (op, len(ps), ("raw", f"<span class='msg'>{escape(', '.join(ps))}</span>"))
         for op, ps in blocked
     ]
-    out += _table(("op", "problems blocked", "problems"), body, {1})
+    out += html_table(("op", "problems blocked", "problems"), body, {1})
     return out + _img(
         plots.unsupported_png([(op, len(ps)) for op, ps in blocked]), "unsupported ops"
     )
@@ -218,7 +218,7 @@ def _failures(rows: list[Row]) -> str:
         (p, ", ".join(a), _status(s), ("raw", f"<span class='msg'>{escape(e)}</span>"))
         for (p, s, e), a in merged.items()
     ]
-    return out + _table(("problem", "GPUs", "status", "message"), body)
+    return out + html_table(("problem", "GPUs", "status", "message"), body)
 
 
 def _sol(rows: list[Row], archs: tuple[str, ...]) -> str:
@@ -267,7 +267,7 @@ def _headroom(joined: Joined, archs: tuple[str, ...], summary: dict) -> str:
                 )
                 for s in stats
             ]
-            out += _table(
+            out += html_table(
                 ("bound", "level", "problems", "median", "geomean", "min", "max"),
                 body,
                 {2, 3, 4, 5, 6},
@@ -335,7 +335,7 @@ def _problems(joined: Joined) -> str:
             ]
         body.append(line)
     numeric = set(range(4, len(head)))
-    return "<h2 id='problems'>Problems</h2>" + _table(head, body, numeric)
+    return "<h2 id='problems'>Problems</h2>" + html_table(head, body, numeric)
 
 
 def render(rows: list[Row], joined: Joined, ctx: Context, summary: dict) -> str:

@@ -15,6 +15,7 @@ import yaml
 from solar.hardware import get_spec
 from solar.hardware.spec import SPEC_DIR
 from solar.validate.device import detect_spec, environment, query_device, require_cuda
+from solar.validate.dispatch import measure_dispatch, tiny_kernel_graph
 from solar.validate.timing import event_seconds
 
 
@@ -68,7 +69,6 @@ def measure_gemm(kind: str, n: int = 8192) -> float | None:
 
 def measure_min_kernel(kernels: int = 1000) -> float:
     """Seconds per kernel of back-to-back tiny kernels replayed from a CUDA graph."""
-    from solar.validate.dispatch import tiny_kernel_graph
 
     return _median_seconds(tiny_kernel_graph(require_cuda(), kernels).replay) / kernels
 
@@ -83,7 +83,6 @@ def calibrate(
     existing calibrated spec. `raw`: also write the dispatch measurements there as JSON."""
     import json
 
-    from solar.validate.dispatch import measure_dispatch
 
     info = query_device()
     spec = detect_spec(info) if arch is None else get_spec(arch)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import asdict, dataclass
-
 from typing import TYPE_CHECKING
 
 from solar.errors import SolarError, SpecError

@@ -13,6 +13,8 @@ import platform
 import time
 from typing import Any, Callable
 
+from solar.validate.timing import event_seconds, time_cuda
+
 # Calls per timed run (two lengths: the slope removes the loop's fixed cost) and runs per op. The
 # longer run stays far below the CUDA launch queue's depth, so a host call never waits for the GPU.
 SHORT, LONG, RUNS = 16, 96, 9
@@ -342,7 +344,6 @@ def measure_graph_replay(torch: Any, kernels: int = 1000, runs: int = 20) -> flo
 
 
 def _least_event_seconds(fn: Callable[[], object], runs: int) -> float:
-    from solar.validate.timing import event_seconds
 
     return min(event_seconds(fn, runs))
 
@@ -371,7 +372,6 @@ def measure_timing_lead(torch: Any, l2_bytes: int, runs: int = 30) -> dict[str, 
 def adds_host_and_timed(torch: Any, l2_bytes: int, sync_start: bool = False) -> tuple[float, float]:
     """(the host's own time to issue 200 tiny adds, least of 10; their time_cuda minimum over 30
     reps): the difference is the head start the timing loop lets the host take."""
-    from solar.validate.timing import time_cuda
 
     v, z = torch.zeros(64, device="cuda"), torch.zeros(64, device="cuda")
 

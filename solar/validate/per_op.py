@@ -18,6 +18,9 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from solar.validate.device import query_device
+from solar.validate.run import build_on_gpu, to_device
+
 REP = "solar_rep_"  # record_function label of one rep
 
 
@@ -130,11 +133,9 @@ def profile_ops(
 
 def profile_file(path: str, reps: int = 5) -> dict[str, Any]:
     """Build a KernelBench-format file on the GPU (as `solar validate` does) and profile it."""
-    from solar.validate.device import query_device
-    from solar.validate.run import _to_device, build_on_gpu
 
     model, inputs = build_on_gpu(path)
     model = model.cuda()
     import torch
 
-    return profile_ops(model, _to_device(list(inputs), torch), query_device().l2_bytes, reps)
+    return profile_ops(model, to_device(list(inputs), torch), query_device().l2_bytes, reps)

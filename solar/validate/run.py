@@ -10,8 +10,11 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from solar.api import analyze_loaded, load
 from solar.backends.levels import COMPILE, EAGER, Level, Violation, headroom, violations
 from solar.errors import SolarError
+from solar.validate.device import detect_spec, environment, query_device, require_cuda
+from solar.validate.timing import time_cuda
 
 
 class _Model(BaseModel):
@@ -66,11 +69,11 @@ def assemble(
     )
 
 
-def _to_device(x: Any, torch: Any) -> Any:
+def to_device(x: Any, torch: Any) -> Any:
     if isinstance(x, torch.Tensor):
         return x.cuda()
     if isinstance(x, (list, tuple)):
-        return type(x)(_to_device(v, torch) for v in x)
+        return type(x)(to_device(v, torch) for v in x)
     return x
 
 
@@ -79,13 +82,11 @@ def measure(
 ) -> tuple[dict[str, ModeTiming], str | None]:
     """Time `model(*inputs)` on the GPU eagerly (and under torch.compile): {mode: timing}, and the
     reason torch.compile failed if it did. Needs only torch (no analysis)."""
-    from solar.validate.device import query_device, require_cuda
-    from solar.validate.timing import time_cuda
 
     torch = require_cuda()
     l2 = query_device().l2_bytes
     model = model.cuda()
-    args = _to_device(list(inputs), torch)
+    args = to_device(list(inputs), torch)
     measured = {EAGER: ModeTiming(**time_cuda(lambda: model(*args), l2, reps).__dict__)}
     error = None
     if compile:
@@ -108,8 +109,6 @@ def validate_module(
     loaded: Any = None,
 ) -> ValidationResult:
     """Time `model(*inputs)` eagerly (and compiled) on the GPU and compare with its bounds."""
-    from solar.api import analyze_loaded, load
-    from solar.validate.device import detect_spec, environment, query_device
 
     spec_name = arch or detect_spec(query_device()).name
     if loaded is None:
@@ -122,7 +121,6 @@ def validate_module(
 def build_on_gpu(path: str | Path) -> tuple[Any, list]:
     """Model(*get_init_inputs()) and get_inputs() of a KernelBench-format file, made on the GPU."""
     from solar.frontends.torch.loader import import_model_file
-    from solar.validate.device import require_cuda
 
     torch = require_cuda()
     module = import_model_file(path)
@@ -138,8 +136,6 @@ def build_on_gpu(path: str | Path) -> tuple[Any, list]:
 
 def validate_file(path: str | Path, arch: str | None = None, compile: bool = False, reps: int = 50) -> ValidationResult:
     """Validate a KernelBench-format file: build Model(*get_init_inputs()) and get_inputs() for real."""
-    from solar.api import load
-
     loaded = load(str(path))
     model, inputs = build_on_gpu(path)
     return validate_module(model, inputs, Path(path).name, arch, compile, reps, loaded=loaded)

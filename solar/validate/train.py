@@ -9,8 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from solar.api import analyze_loaded, load
 from solar.errors import SolarError
-from solar.validate.run import ModeTiming, ValidationResult, _to_device, assemble, build_on_gpu
+from solar.frontends.detect import framework_of
+from solar.validate.device import detect_spec, environment, query_device, require_cuda
+from solar.validate.run import ModeTiming, ValidationResult, assemble, build_on_gpu, to_device
 from solar.validate.timing import Timing, summarise, time_cuda
 
 
@@ -50,17 +53,15 @@ def validate_train_file(
     reps: int = 20,
 ) -> ValidationResult:
     """Bound one training step of a model file, then time it for real on the GPU."""
-    from solar.frontends.detect import framework_of
 
     if framework_of(path) == "jax":
         return validate_jax_train_file(path, arch, loss, optimizer, reps)
     from solar.frontends.torch.train import loss_function, optimizer_of
-    from solar.validate.device import environment, require_cuda
 
     torch = require_cuda()
     info, report = _bound_step(path, arch, loss, optimizer)
     model, inputs = build_on_gpu(path)
-    inputs = _to_device(inputs, torch)
+    inputs = to_device(inputs, torch)
     model = model.cuda().train()
     loss_fn = loss_function(loss)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -82,8 +83,6 @@ def validate_train_file(
 def _bound_step(path: str | Path, arch: str | None, loss: str, optimizer: str) -> tuple[Any, Any]:
     """(the device's description, the report of one training step bounded on its spec — or on
     `arch`): traced on fake tensors on the CPU, before anything is built on the GPU."""
-    from solar.api import analyze_loaded, load
-    from solar.validate.device import detect_spec, query_device
 
     info = query_device()
     loaded = load(str(path), train=True, loss=loss, optimizer=optimizer)
@@ -150,7 +149,6 @@ def validate_jax_train_file(
     import numpy as np
 
     from solar.frontends.jax.train import train_step
-    from solar.validate.device import environment
 
     info, report = _bound_step(path, arch, loss, optimizer)  # torch's view of the device
     jax = _jax_gpu()
