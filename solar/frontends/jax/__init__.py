@@ -37,28 +37,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from solar.frontends.detect import imported_roots
+from solar.ir.nodes import Program
+
 if TYPE_CHECKING:
     from solar.frontends.compare import CheckResult
     from solar.frontends.jax.loader import JaxTraced
-    from solar.ir.nodes import Program
 
 
 def lower_file(path: str | Path) -> tuple[Program, JaxTraced]:
-    from solar.frontends.jax.convert import convert
-    from solar.frontends.jax.loader import trace_file
+    from solar.frontends.jax import convert, loader
 
-    traced = trace_file(path)
-    return convert(traced)[0], traced
+    traced = loader.trace_file(path)
+    return convert.convert(traced)[0], traced
 
 
 def lower_callable(
     fn_or_module: Any, inputs: Sequence[Any], name: str | None = None
 ) -> tuple[Program, JaxTraced]:
-    from solar.frontends.jax.convert import convert
-    from solar.frontends.jax.loader import trace_callable
+    from solar.frontends.jax import convert, loader
 
-    traced = trace_callable(fn_or_module, inputs, name)
-    return convert(traced)[0], traced
+    traced = loader.trace_callable(fn_or_module, inputs, name)
+    return convert.convert(traced)[0], traced
 
 
 def check_file(path: str | Path, seed: int = 0) -> CheckResult:
@@ -75,8 +75,6 @@ def check_callable(fn_or_module: Any, inputs: Sequence[Any], seed: int = 0) -> C
 
 def is_jax_file(path: str | Path) -> bool:
     """True when the file imports jax or flax and does not import torch (read, never executed)."""
-    from solar.frontends.detect import imported_roots
-
     try:
         roots = imported_roots(Path(path).read_text())
     except (OSError, SyntaxError, ValueError):
@@ -102,8 +100,6 @@ def is_jax_object(obj: Any) -> bool:
 
         if isinstance(obj, (linen.Module, nnx.Module)):
             return True
-    from solar.ir.nodes import Program
-
     if isinstance(obj, (type, str, Path, Program)):
         return False
     return callable(obj)

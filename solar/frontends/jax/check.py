@@ -30,10 +30,9 @@ from solar.frontends.compare import (
     one_line,
     program_tolerance,
 )
+from solar.frontends.jax.context import Lowering, dtype_of
 from solar.frontends.jax.convert import (
-    Lowering,
     convert,
-    dtype_of,
     literal_value,
     lower_prim,
     materialise_outputs,

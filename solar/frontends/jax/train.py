@@ -16,6 +16,7 @@ import jax.numpy as jnp
 
 from solar.errors import ModelFileError, UsageError
 from solar.frontends.jax import loader
+from solar.frontends.jax.convert import convert
 from solar.frontends.jax.loader import Arg, JaxTraced
 
 LOSSES = ("sum", "mean")
@@ -181,8 +182,6 @@ def trace_train_file(
 def lower_train_file(
     path: str | Path, loss: str = "sum", optimizer: str = "adamw"
 ) -> tuple[Any, JaxTraced, list[str]]:
-    from solar.frontends.jax.convert import convert
-
     traced, notes = trace_train_file(path, loss, optimizer)
     return convert(traced)[0], traced, notes
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from solar.frontends.builder import add, elementwise
-from solar.frontends.jax.convert import IndexValue, LowerCtx, as_view
+from solar.frontends.jax.context import IndexValue, LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View

@@ -16,7 +16,7 @@ from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
 
 from solar.errors import SolarError
 from solar.frontends.builder import loop_vars
-from solar.frontends.jax.convert import IndexValue, LowerCtx, as_view
+from solar.frontends.jax.context import IndexValue, LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View

@@ -12,7 +12,7 @@ from jax import lax
 from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import Term, add, call, cast, div, elementwise, mul, sub
-from solar.frontends.jax.convert import IndexValue, LowerCtx, as_view
+from solar.frontends.jax.context import IndexValue, LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import Rule, lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View

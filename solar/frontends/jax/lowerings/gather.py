@@ -10,7 +10,7 @@ import itertools
 from typing import Any
 
 from solar.frontends.builder import elementwise
-from solar.frontends.jax.convert import LowerCtx, as_view
+from solar.frontends.jax.context import LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import Alt, View

@@ -11,7 +11,7 @@ from typing import Any
 from solar.errors import SolarError
 from solar.frontends.builder import Term, cast, contract, loop_vars, mul
 from solar.frontends.jax import precision as prec
-from solar.frontends.jax.convert import LowerCtx, as_view
+from solar.frontends.jax.context import LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View

@@ -23,7 +23,7 @@ from solar.frontends.builder import (
     scan,
     sub,
 )
-from solar.frontends.jax.convert import LowerCtx, as_view
+from solar.frontends.jax.context import LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import View

@@ -12,7 +12,7 @@ from typing import Any
 
 from solar.errors import SolarError
 from solar.frontends import views
-from solar.frontends.jax.convert import IndexValue, LowerCtx, as_view
+from solar.frontends.jax.context import IndexValue, LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.views import Alt, View

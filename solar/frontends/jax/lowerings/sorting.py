@@ -18,7 +18,7 @@ from typing import Any
 
 from solar.errors import UnsupportedOpError
 from solar.frontends.builder import copy
-from solar.frontends.jax.convert import LowerCtx, as_view
+from solar.frontends.jax.context import LowerCtx, as_view
 from solar.frontends.jax.lowerings.registry import lower
 from solar.frontends.jax.primitives import P
 from solar.frontends.order import is_position, order, permute
