@@ -4,11 +4,16 @@ SOLAR_HYPOTHESIS=explore asks for fresh random examples (`benchmarks/fuzz_explor
 
 import os
 
+import pytest
 from hypothesis import settings
 
 import solar.passes
 
-solar.passes.verify_between_passes = True
+
+@pytest.fixture(autouse=True)
+def _verify_between_passes():
+    with solar.passes.verifying(True):
+        yield
 
 settings.register_profile("ci", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False, database=None)

@@ -73,12 +73,6 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
             parser.print_help()
             return 2
         debug = getattr(args, "debug", False)
-        usercode.configure(debug=debug)
-        if debug:  # a pass that breaks a program is named at once
-            from solar import passes  # islpy
-
-            verify_before = passes.verify_between_passes
-            passes.verify_between_passes = True
         runs_user_code = getattr(args, "runs_user_code", False)
         with _terminate_cleanly(args):
             if runs_user_code:
@@ -99,7 +93,3 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
     except BrokenPipeError:  # `solar ops | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    finally:
-        usercode.configure(debug=False)
-        if debug:
-            passes.verify_between_passes = verify_before

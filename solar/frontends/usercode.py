@@ -33,13 +33,14 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from solar.errors import AnalysisTimeout, ModelFileError, SolarError
 
 _state = threading.local()
-_settings = {"debug": False}
+_SHOW: ContextVar[bool] = ContextVar("show_user_output", default=False)
 _real_exit = os._exit
 # Seconds the watchdog waits after the alarm before it ends the process itself.
 WATCHDOG_GRACE = 5.0
@@ -47,13 +48,19 @@ WATCHDOG_GRACE = 5.0
 REPEAT_S = 0.5
 
 
-def configure(debug: bool = False) -> None:
-    """Process-wide: `debug` shows user stdout (on stderr), warnings and logs while user code runs."""
-    _settings["debug"] = debug
+@contextlib.contextmanager
+def showing(debug: bool) -> Iterator[None]:
+    """Within the block, user code's stdout (on stderr), warnings and logs are shown (`debug`) or
+    swallowed (the default)."""
+    token = _SHOW.set(debug)
+    try:
+        yield
+    finally:
+        _SHOW.reset(token)
 
 
 def debugging() -> bool:
-    return _settings["debug"]
+    return _SHOW.get()
 
 
 class _UserExit(BaseException):

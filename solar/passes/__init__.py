@@ -6,6 +6,9 @@ and known-constant regions become guards (`structure.propagate`), work nobody ne
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Callable
 
@@ -21,9 +24,20 @@ from solar.passes.structure import propagate
 MAX_ROUNDS = 4
 PIPELINE: tuple[Callable[[Program], Program], ...] = (propagate, restrict, sink, restrict)
 
-# Run the verifier after every pass (tests/conftest.py turns it on for the test suite; a debugging
-# session may set it too): a pass that breaks a program is named at once.
-verify_between_passes = False
+# Run the verifier after every pass: a pass that breaks a program is named at once. On inside
+# `verifying(True)` (`solar ... --debug` passes it down through solar.api.load; the test suite turns
+# it on around every test, tests/conftest.py).
+_VERIFY: ContextVar[bool] = ContextVar("verify_between_passes", default=False)
+
+
+@contextlib.contextmanager
+def verifying(on: bool) -> Iterator[None]:
+    """Within the block, `optimize` verifies the program after every pass (or not)."""
+    token = _VERIFY.set(on)
+    try:
+        yield
+    finally:
+        _VERIFY.reset(token)
 
 
 @settled
@@ -31,9 +45,9 @@ def optimize(
     program: Program, verify_each: bool | None = None, pipeline: tuple[Callable[[Program], Program], ...] | None = None
 ) -> Program:
     """Structure propagation, demand restriction and sinking to a fixpoint, then unused temps
-    dropped. `verify_each` (default: `verify_between_passes`) verifies after every pass;
+    dropped. `verify_each` (default: as `verifying` says) verifies after every pass;
     `pipeline`: PIPELINE with its passes wrapped (stitch.lower_shared watches what `sink` does)."""
-    check = verify_between_passes if verify_each is None else verify_each
+    check = _VERIFY.get() if verify_each is None else verify_each
     for _ in range(MAX_ROUNDS):
         new = program
         for run_pass in pipeline or PIPELINE:

@@ -19,15 +19,14 @@ MODEL = (
 def test_debug_flag_verifies_after_every_pass(tmp_path, monkeypatch, capsys):
     model = tmp_path / "m.py"
     model.write_text(MODEL)
-    monkeypatch.setattr(passes, "verify_between_passes", False)
     seen: list[str] = []
     real = passes._verify_after
     monkeypatch.setattr(
         passes, "_verify_after", lambda p, program: (seen.append(p.__name__), real(p, program))
     )
-    assert main(["analyze", str(model), "--arch", "H100-SXM"]) == 0
-    assert seen == []
-    assert main(["analyze", str(model), "--arch", "H100-SXM", "--debug"]) == 0
-    assert set(seen) == {"propagate", "restrict", "sink"}
-    assert passes.verify_between_passes is False
+    with passes.verifying(False):  # as outside the test suite
+        assert main(["analyze", str(model), "--arch", "H100-SXM"]) == 0
+        assert seen == []
+        assert main(["analyze", str(model), "--arch", "H100-SXM", "--debug"]) == 0
+        assert set(seen) == {"propagate", "restrict", "sink"}
     capsys.readouterr()
