@@ -17,7 +17,9 @@ from solar.frontends.llm.client import ChatClient
 from solar.frontends.llm.config import LLMConfig
 from solar.frontends.llm.reference import OpCall, _tensors
 from solar.frontends.llm.symbolic import bind, solve
-from solar.frontends.llm.synth import Accepted, Provenance, Task, synthesise
+from solar.frontends.llm.synth import Accepted, Task, synthesise
+from solar.frontends.views import View
+from solar.frontends.loaded import Provenance
 from solar.ir.nodes import Call, Cast, Const, Expr, Index, Indirect, Load, Program, Role, Stmt
 
 
@@ -74,8 +76,6 @@ class LLMOpRules:
 def splice(ctx: Any, symbolic: Program, args: tuple, call: OpCall) -> Any:
     """Emit the op's IR at the traced shapes into the program being built; returns the op's
     output views (one, or a tuple when the op returns several)."""
-    from solar.frontends.views import View
-
     b = ctx.b
     views = [v for v in _flatten(args) if isinstance(v, View)]
     outs = call.outputs()

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from solar.errors import ModelFileError
+from solar.frontends import usercode
+from solar.frontends.files import import_model_file
 
 MIN_VARIED = 8  # module integers at least this large are sizes, varied between bindings
 REAL_LIMIT = 1 << 21  # elements of inputs + parameters up to which the real shapes are run
@@ -98,8 +100,6 @@ class ModelFile:
         return self.path.read_text()
 
     def module(self, overrides: dict[str, int] | None = None) -> types.ModuleType:
-        from solar.frontends.files import import_model_file
-
         module = import_model_file(self.path)
         for name, value in (overrides or {}).items():
             setattr(module, name, value)
@@ -262,8 +262,6 @@ def _label(sizes: dict[str, int]) -> str:
 
 def _call(fn, path: Path, what: str) -> Any:
     """fn() as user code: its output dropped, whatever it raises one ModelFileError line."""
-    from solar.frontends import usercode
-
     return usercode.call(fn, what, path)
 
 
