@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Sequence
 
 from solar.backends.assumptions import Assumptions
@@ -81,30 +82,23 @@ def analyze_loaded(
     dispatch_us: float | None = None,
     grid_sync_us: float | None = None,
     measured_ops: Any = None,
-    precision: str | None = None,
-    clock_mhz: float | None = None,
-    cache: str | None = None,
-    writeback: bool | None = None,
+    **options: Any,
 ) -> Report:
     """The report of a loaded program on `arch` under `assumptions` (its TF32 flags are the
-    program's; or precision / clock_mhz / cache / writeback as assumptions_of takes them).
+    program's; or the POLICY arguments, positional or keyword, as assumptions_of takes them).
     dispatch_us / grid_sync_us: host dispatch and grid-sync floors (microseconds) for the
     eager_host and recurrence levels, instead of the calibrated spec's (docs/BOUNDS.md §17, §18).
     measured_ops: per-op measured times (a file benchmarks/measure_ops.py wrote, or one of its rows
     as a dict) joined to the ops, ranked by time lost (see join_measured_ops)."""
-    from solar.backends.bounds import analyze_graph  # imports scipy.optimize
-    from solar.backends.derived import with_levels
-
-    a = assumptions_of(
-        assumptions, *policy, precision=precision, clock_mhz=clock_mhz, cache=cache, writeback=writeback
-    )
+    bounds, derived, _ = _backends()
+    a = assumptions_of(assumptions, *policy, **options)
     if not isinstance(arch, str):
         raise UsageError(f"a GPU is named by a string (see `solar specs`), got {type(arch).__name__}")
     spec = get_spec(arch)
     a = replace(a, tf32_flags=loaded.flags)
     graph = loaded.graph
-    analysis = analyze_graph(graph, spec, a)
-    analysis = with_levels(
+    analysis = bounds.analyze_graph(graph, spec, a)
+    analysis = derived.with_levels(
         analysis, graph, spec, a, eager_calls(loaded),
         None if dispatch_us is None else dispatch_us * 1e-6,
         None if grid_sync_us is None else grid_sync_us * 1e-6,
@@ -129,10 +123,7 @@ def analyze_archs(
     dispatch_us: float | None = None,
     grid_sync_us: float | None = None,
     measured_ops: Any = None,
-    precision: str | None = None,
-    clock_mhz: float | None = None,
-    cache: str | None = None,
-    writeback: bool | None = None,
+    **options: Any,
 ) -> list[Report]:
     """One Report per GPU of a loaded program (its graph lifted once), every name checked before
     any work; `on_arch` is called with each GPU's name before it is priced; the other arguments as
@@ -142,9 +133,7 @@ def analyze_archs(
     for name in archs:
         if isinstance(name, str):
             get_spec(name)
-    a = assumptions_of(
-        assumptions, *policy, precision=precision, clock_mhz=clock_mhz, cache=cache, writeback=writeback
-    )
+    a = assumptions_of(assumptions, *policy, **options)
     reports = []
     for name in archs:
         if on_arch is not None:
@@ -159,42 +148,41 @@ def analyze(
     model_or_path: Any,
     inputs: Sequence[Any] | None = None,
     arch: str | Sequence[str] = "H100-SXM",
-    precision: str = "exact",
-    clock_mhz: float | None = None,
-    cache: str = "cold",
+    assumptions: Assumptions | None = None,
+    *,
     mode: str | None = None,
     infer_structure: bool = False,
     train: bool = False,
     loss: str = "sum",
     optimizer: str = "adamw",
     symbols: Any = None,
-    writeback: bool = True,
     measured_ops: Any = None,
     share_layers: bool = True,
+    **policy: Any,
 ) -> Report | list[Report]:
     """Bound a program on a GPU (a Report) or on several (a list of Reports, one per GPU).
 
     `model_or_path`: a KernelBench-format file or a JAX file, a torch.nn.Module or a JAX callable /
     Flax module (with `inputs`), or an IR Program.
-    `precision`: "exact" | "fastest"; `clock_mhz`: a locked SM clock; `cache`: "cold" (L2 flushed
-    before the run) | "warm"; `writeback`: output bytes up to the L2 capacity may still be in the
-    write-back L2 when the run ends (True) or must reach DRAM (False). Nothing the size of the model is allocated: tracing runs on fake tensors.
+    `assumptions` (solar.backends.assumptions.Assumptions), or as keywords: `precision`: "exact" |
+    "fastest"; `clock_mhz`: a locked SM clock; `cache`: "cold" (L2 flushed before the run) | "warm";
+    `writeback`: output bytes up to the L2 capacity may still be in the write-back L2 when the run
+    ends (True) or must reach DRAM (False). Nothing the size of the model is allocated: tracing runs
+    on fake tensors.
     `mode` ("train" | "eval" | None: as constructed), `infer_structure`, and `train` with `loss`
     ("sum" | "mean" | "FILE:function") and `optimizer` ("sgd" | "adamw" | "none"): see `load`.
     `symbols` ({"BATCH": "B"} or "BATCH=B,SEQ=S"): module-level sizes of a model file as symbols;
     returns solar.symbolic.SymbolicAnalysis formulas instead of Reports (docs/BOUNDS.md §14).
     `measured_ops`: per-op measured times (see analyze_loaded); `share_layers`: see `load`."""
+    a = assumptions_of(assumptions, **policy)
     if symbols is not None:
         from solar.symbolic import analyze_file  # imports sympy
 
-        a = assumptions_of(precision=precision, clock_mhz=clock_mhz, cache=cache)
+        a = replace(a, writeback=True)  # the symbolic bounds take the write-back default
         out = analyze_file(model_or_path, symbols, lambda p: load(p, train=train).program, arch, a)
         return out[0] if isinstance(arch, str) else out
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer, share_layers=share_layers)
-    reports = analyze_archs(
-        loaded, [arch] if isinstance(arch, str) else list(arch),
-        precision=precision, clock_mhz=clock_mhz, cache=cache, writeback=writeback, measured_ops=measured_ops,
-    )
+    reports = analyze_archs(loaded, [arch] if isinstance(arch, str) else list(arch), a, measured_ops=measured_ops)
     return reports[0] if isinstance(arch, str) else reports
 
 
@@ -231,10 +219,7 @@ def join_measured_ops(
     raised to a recurrence's critical path), which docs/BOUNDS.md §19 shows is a lower bound on that
     op's kernel time inside the program, in a run that starts with L2 flushed as the profiler's does.
     Device work no call accounts for (entry 0 of the stages) is compared with the unattributed time."""
-    from solar.backends.bounds import analyze_graph  # imports scipy.optimize
-    from solar.backends.derived import recurrence_level
-    from solar.backends.dispatch import eager_stages
-
+    bounds, derived, dispatch = _backends()
     calls = eager_calls(loaded)
     problem = str(row.get("problem", loaded.program.name))
     if not calls:
@@ -242,9 +227,9 @@ def join_measured_ops(
     spec = get_spec(arch)
     given = assumptions or Assumptions()
     assumptions = Assumptions(precision=given.precision, clock_mhz=given.clock_mhz, tf32_flags=loaded.flags)
-    a = analyze_graph(loaded.graph, spec, assumptions)
-    rec = recurrence_level(a, loaded.graph, spec, assumptions)
-    stages = eager_stages(a, calls, rec.instance_floors if rec is not None else {})
+    a = bounds.analyze_graph(loaded.graph, spec, assumptions)
+    rec = derived.recurrence_level(a, loaded.graph, spec, assumptions)
+    stages = dispatch.eager_stages(a, calls, rec.instance_floors if rec is not None else {})
     rows_by_instance = {op.instance: op for op in a.ops if op.instance is not None}
     measured = row["ops"]
     left = [_aten_name(str(m["op"])) for m in measured]
@@ -275,6 +260,14 @@ def join_measured_ops(
         unattributed_seconds=unattributed, unattributed_bound_seconds=stages.device[0],
         violations=violations, ops=ops,
     )
+
+
+def _backends() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """solar.backends' bounds, derived levels and dispatch, imported on first use (the compute LP
+    imports scipy.optimize, which `import solar.api` does not pay for)."""
+    from solar.backends import bounds, derived, dispatch
+
+    return bounds, derived, dispatch
 
 
 def _aten_name(op: str) -> str:

@@ -1,12 +1,12 @@
 """Frontend selection: the one place that decides how a model file, an in-memory module or
 function, an IR Program or an hf: serving step becomes a Loaded program (torch, JAX, IR text, or
-the LLM frontend for what the tracers cannot do). Tracer modules that import torch or jax are
-imported inside the functions that use them; so is the LLM frontend (its parser and checker cost
-a tenth of a second to import, and it runs only with an endpoint)."""
+the LLM frontend for what the tracers cannot do)."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Sequence
 
 from solar.errors import (
@@ -29,6 +29,19 @@ from solar.userfiles import read_text
 
 if TYPE_CHECKING:
     from solar.frontends.llm import LLMConfig
+
+# Frontend modules imported on first use, through `_frontend` only: the tracers import torch or
+# jax, and the LLM frontend (its parser and checker cost a tenth of a second) runs only with an
+# endpoint. `import solar.api` pays for none of them.
+DEFERRED = (
+    "torch", "torch.hf", "torch.loader", "torch.share", "torch.stitch", "torch.train", "jax.train", "llm",
+)
+
+
+def _frontend(name: str) -> ModuleType:
+    """solar.frontends.<name>, one of DEFERRED, imported on first use."""
+    assert name in DEFERRED, name
+    return importlib.import_module(f"solar.frontends.{name}")
 
 FRONTENDS = ("auto", "torch", "jax", "llm")
 LLM_HINT = (
@@ -121,19 +134,18 @@ def load_hf(spec: str, step: Any) -> Loaded:
     causal LM built from its config, traced as an in-memory module. Identical layers: traced with
     TRACED of them and stitched to N (the per-layer bound is the TRACED + 1 minus TRACED difference);
     otherwise traced whole, and the step built with 0 and 1 decoder layers gives the per-layer bound."""
-    from solar.frontends.torch import hf  # imports torch
-    from solar.frontends.torch.stitch import TRACED, NotShareable
-
+    hf, stitch = _frontend("torch.hf"), _frontend("torch.stitch")
+    layers_traced = stitch.TRACED
     spec = spec[3:] if spec.startswith("hf:") else spec
     built = hf.build(spec, step)
-    why = f"{built.layers} layers (sharing needs {TRACED})"
-    if built.layers >= TRACED:
-        small = hf.build(spec, step, layers=TRACED)
+    why = f"{built.layers} layers (sharing needs {layers_traced})"
+    if built.layers >= layers_traced:
+        small = hf.build(spec, step, layers=layers_traced)
         why = hf.unshared(built, small)
         if why is None:
             try:
                 return _load_hf_shared(built, small)
-            except NotShareable as exc:
+            except stitch.NotShareable as exc:
                 why = str(exc)
     loaded = load_module(built.module, built.inputs, "eval", False)
     zero, one = (hf.build(spec, step, layers=n) for n in (0, 1))
@@ -146,23 +158,22 @@ def load_hf(spec: str, step: Any) -> Loaded:
 def _load_hf_shared(built: Any, small: Any) -> Loaded:
     """The step of `built` stitched from a trace of `small` (solar.frontends.torch.stitch); the
     per-layer bound is the difference of the programs of TRACED and TRACED + 1 layers."""
-    from solar.frontends.torch import hf, trace_module  # imports torch
-    from solar.frontends.torch.stitch import TRACED, lower_shared
-
-    traced = trace_module(small.module, small.inputs, mode="eval")
-    shared = lower_shared(traced, hf.layer_list(small)[0])
+    torch_frontend, hf, stitch = _frontend("torch"), _frontend("torch.hf"), _frontend("torch.stitch")
+    layers_traced = stitch.TRACED
+    traced = torch_frontend.trace_module(small.module, small.inputs, mode="eval")
+    shared = stitch.lower_shared(traced, hf.layer_list(small)[0])
     program, stitched = shared.at(built.layers)
     parts = []
-    for n in (TRACED, TRACED + 1):
+    for n in (layers_traced, layers_traced + 1):
         p, t = (program, stitched) if n == built.layers else shared.at(n)
         parts.append(Loaded(p, traced.flags, None, t, tuple(t.notes())))
     line = (
-        f"per-layer bound: one decoder layer's share (the step with {TRACED} and with {TRACED + 1} "
+        f"per-layer bound: one decoder layer's share (the step with {layers_traced} and with {layers_traced + 1} "
         "layers; layers identical)"
     )
     sharing = (
         f"layers shared: layers 2..{built.layers - 2} are copies of layer 1 (identical modules, traced "
-        f"{TRACED} of {built.layers} layers)"
+        f"{layers_traced} of {built.layers} layers)"
     )
     notes = (*stitched.notes(), *built.notes(), sharing)
     serving = Serving(built, (parts[0], parts[1]), line)
@@ -195,12 +206,11 @@ def load_module(
 ) -> Loaded:
     """An in-memory module traced and lowered (`share_layers`: see solar.frontends.torch.share; off
     by default: the `hf:` steps decide sharing themselves and call this for a full trace)."""
-    from solar.frontends.torch import lower_traced, share, trace_module  # imports torch
-
+    torch_frontend, share = _frontend("torch"), _frontend("torch.share")
     if share_layers and share.ENABLED:
         return _shared_loaded(share.trace_module(model, inputs, mode=mode, infer_structure=infer_structure))
-    traced = trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
-    return Loaded(lower_traced(traced), traced.flags, None, traced, tuple(traced.notes()))
+    traced = torch_frontend.trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
+    return Loaded(torch_frontend.lower_traced(traced), traced.flags, None, traced, tuple(traced.notes()))
 
 
 # ---- model files: the tracer first, the LLM frontend for what it cannot do ------------------------
@@ -211,17 +221,12 @@ def _load_torch_file(
 ) -> Loaded:
     """Trace and lower; with `llm`, ops without a lowering are synthesised by the model (and every
     layer is traced: the model's rules are asked per traced op)."""
-    from solar.frontends.torch import lower_traced, share, trace_file  # imports torch
-
+    torch_frontend, share = _frontend("torch"), _frontend("torch.share")
     if share_layers and share.ENABLED and llm is None:
         return _shared_loaded(share.trace_file(path, mode, infer_structure))
-    traced = trace_file(path, mode, infer_structure)
-    fallback = None
-    if llm is not None:
-        from solar.frontends.llm import LLMOpRules  # deferred: see the module docstring
-
-        fallback = LLMOpRules(llm)
-    program = lower_traced(traced, fallback)
+    traced = torch_frontend.trace_file(path, mode, infer_structure)
+    fallback = None if llm is None else _frontend("llm").LLMOpRules(llm)
+    program = torch_frontend.lower_traced(traced, fallback)
     synthesised = tuple(fallback.provenance) if fallback is not None else ()
     part = "the rest of the program" if synthesised else "the whole program"
     provenance = (Provenance(part, "traced"), *synthesised)
@@ -239,9 +244,7 @@ def _load_jax_file(path: str | Path, frontend: str, llm: Any) -> Loaded:
             raise type(exc)(f"{exc}{LLM_HINT}") from None
         if frontend != "auto":
             raise
-        from solar.frontends.llm import lower_file  # deferred: see the module docstring
-
-        program, provenance = lower_file(path, llm, str(exc))
+        program, provenance = _frontend("llm").lower_file(path, llm, str(exc))
         return Loaded(program, (), str(Path(path).resolve()), None, (provenance.describe(),), (provenance,))
     provenance = (Provenance("the whole program", "traced"),)
     return Loaded(program, traced.flags, traced.source_file, traced, (provenance[0].describe(),), provenance)
@@ -266,21 +269,16 @@ def _load_torch_or_llm(
             error = str(exc)
     if mode is not None or infer_structure:
         raise UsageError("--mode and --infer-structure apply to traced programs, not to the LLM frontend")
-    from solar.frontends.llm import lower_file  # deferred: see the module docstring
-    from solar.frontends.torch.loader import framework_flags  # imports torch
-
-    program, provenance = lower_file(path, llm, error)
+    program, provenance = _frontend("llm").lower_file(path, llm, error)
     notes = (provenance.describe(),)
-    return Loaded(program, framework_flags(), str(Path(path).resolve()), None, notes, (provenance,))
+    return Loaded(program, _frontend("torch.loader").framework_flags(), str(Path(path).resolve()), None, notes, (provenance,))
 
 
 def _shared_loaded(outcome: Any) -> Loaded:
     """The Loaded of a share.Outcome: its stitched program, or its full trace lowered; the note on
     sharing after the trace's own (and the provenance line of a model file, as _load_torch_file)."""
-    from solar.frontends.torch import lower_traced  # imports torch
-
     traced = outcome.traced
-    program = outcome.program if outcome.program is not None else lower_traced(traced)
+    program = outcome.program if outcome.program is not None else _frontend("torch").lower_traced(traced)
     provenance = (Provenance("the whole program", "traced"),) if traced.source_file else ()
     notes = (*traced.notes(), *(p.describe() for p in provenance), *([outcome.note] if outcome.note else []))
     return Loaded(program, traced.flags, traced.source_file, traced, notes, provenance)
@@ -291,24 +289,20 @@ def _load_train(model_or_path: Any, inputs: Sequence[Any] | None, mode: str | No
     """One training step of a PyTorch file or module, or of a JAX file or function."""
     if isinstance(model_or_path, (str, Path)):
         if framework_of(model_or_path) == "jax":
-            from solar.frontends.jax.train import lower_train_file  # imports jax
-
-            program, traced, notes = lower_train_file(model_or_path, loss, optimizer)
+            program, traced, notes = _frontend("jax.train").lower_train_file(model_or_path, loss, optimizer)
             return Loaded(program, traced.flags, traced.source_file, traced, tuple(notes))
         if inputs is not None:
             raise UsageError("inputs are taken from the file's get_inputs(); pass inputs=None with a path")
-        from solar.frontends.torch.train import lower_train, trace_train_file  # imports torch
-
-        tt = trace_train_file(model_or_path, loss, optimizer, mode or "train")
+        train = _frontend("torch.train")
+        tt = train.trace_train_file(model_or_path, loss, optimizer, mode or "train")
     else:
         import torch
 
         if not isinstance(model_or_path, torch.nn.Module) or inputs is None:
             raise UsageError("train=True takes a model file, or a torch.nn.Module with example inputs")
-        from solar.frontends.torch.train import lower_train, trace_train_module
-
-        tt = trace_train_module(model_or_path, inputs, loss, optimizer, mode or "train")
-    tp = lower_train(tt)
+        train = _frontend("torch.train")
+        tt = train.trace_train_module(model_or_path, inputs, loss, optimizer, mode or "train")
+    tp = train.lower_train(tt)
     mode = f"module mode: {tt.traced.mode} (model.{tt.traced.mode}()), with gradients"
     notes = [mode, *tt.traced.notes()[1:], *tp.notes(tt)]
     return Loaded(tp.program, tt.flags, tt.source_file, tt, tuple(notes))

@@ -174,14 +174,12 @@ def build_comparison(
     reports: Sequence[Report],
     assumptions: Assumptions | str | None = None,
     *policy: Any,
-    precision: str | None = None,
-    clock_mhz: float | None = None,
-    cache: str | None = None,
+    **options: Any,
 ) -> Comparison:
     """The comparison of the per-GPU `reports` of one loaded program (or an IR Program), in the
     order given: the first is the reference. `assumptions`: those the reports were made under (or
-    precision / clock_mhz / cache as solar.api.assumptions_of takes them)."""
-    a = assumptions_of(assumptions, *policy, precision=precision, clock_mhz=clock_mhz, cache=cache)
+    the policy arguments, positional or keyword, as solar.api.assumptions_of takes them)."""
+    a = assumptions_of(assumptions, *policy, **options)
     if not reports:
         raise UsageError("no GPU given; name at least one (see `solar specs`)")
     if isinstance(loaded, Program):
@@ -244,21 +242,21 @@ def compare(
     model_or_path: Any,
     inputs: Sequence[Any] | None = None,
     arch: Sequence[str] = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200"),
-    precision: str = "exact",
-    clock_mhz: float | None = None,
-    cache: str = "cold",
+    assumptions: Assumptions | None = None,
+    *,
     mode: str | None = None,
     infer_structure: bool = False,
     train: bool = False,
     loss: str = "sum",
     optimizer: str = "adamw",
+    **policy: Any,
 ) -> Comparison:
     """The program's bounds on every GPU in `arch` as one Comparison (see solar.api.analyze for
     the other arguments)."""
     archs = [arch] if isinstance(arch, str) else list(arch)
     if not archs:
         raise UsageError("no GPU given; pass arch=['L4', 'H100-SXM', ...] (see `solar specs`)")
-    a = assumptions_of(precision=precision, clock_mhz=clock_mhz, cache=cache)
+    a = assumptions_of(assumptions, **policy)
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
     reports = analyze_archs(loaded, archs, a)
     return build_comparison(loaded, reports, a)

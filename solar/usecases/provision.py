@@ -137,11 +137,10 @@ def provision_loaded(
     level: str = "cache_aware",
     assumptions: Assumptions | str | None = None,
     *policy: Any,
-    precision: str | None = None,
-    clock_mhz: float | None = None,
+    **options: Any,
 ) -> Provision:
     """The provisioning of a loaded program for a target time under the precision and clock of
-    `assumptions` (or precision / clock_mhz as solar.api.assumptions_of takes them), cold cache."""
+    `assumptions` (or the policy arguments as solar.api.assumptions_of takes them), cold cache."""
     if level not in LEVELS:
         raise UsageError(f"unknown level {level!r}; provision inverts one of {', '.join(LEVELS)}")
     if not (
@@ -153,7 +152,7 @@ def provision_loaded(
             f"target {target_seconds!r} s is not a positive time; give e.g. --target-ms 1.5"
         )
     spec = get_spec(like)
-    given = assumptions_of(assumptions, *policy, precision=precision, clock_mhz=clock_mhz)
+    given = assumptions_of(assumptions, *policy, **options)
     program = loaded.program
     graph = loaded.graph
     work = total(graph_work(graph).values())
@@ -424,13 +423,15 @@ def provision(
     target_ms: float = 1.0,
     like: str = "H100-SXM",
     level: str = "cache_aware",
-    precision: str = "exact",
-    clock_mhz: float | None = None,
+    assumptions: Assumptions | None = None,
+    *,
     mode: str | None = None,
     train: bool = False,
+    **policy: Any,
 ) -> Provision:
-    """What hardware could run the program in `target_ms` milliseconds (see the module docstring)."""
+    """What hardware could run the program in `target_ms` milliseconds (see the module docstring);
+    `assumptions` or the keywords precision / clock_mhz as for solar.api.analyze."""
     get_spec(like)
-    a = assumptions_of(precision=precision, clock_mhz=clock_mhz)
+    a = assumptions_of(assumptions, **policy)
     loaded = load(model_or_path, inputs, mode, train=train)
     return provision_loaded(loaded, float(target_ms) / 1e3, like, level, a)

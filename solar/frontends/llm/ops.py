@@ -15,7 +15,7 @@ from solar.frontends.llm import examples as examples_mod
 from solar.frontends.llm import prompt
 from solar.frontends.llm.client import ChatClient
 from solar.frontends.llm.config import LLMConfig
-from solar.frontends.llm.reference import OpCall, _tensors
+from solar.frontends.llm.reference import OpCall, tensors_in
 from solar.frontends.llm.symbolic import bind, solve
 from solar.frontends.llm.synth import Accepted, Task, synthesise
 from solar.frontends.views import View
@@ -37,7 +37,7 @@ class LLMOpRules:
         import torch
 
         out = node.meta.get("val")
-        if not _tensors(out) or not all(isinstance(t, torch.Tensor) for t in _tensors(out)):
+        if not tensors_in(out) or not all(isinstance(t, torch.Tensor) for t in tensors_in(out)):
             return None  # a scalar read on the host (item, ...): not an op of the IR
         args = torch.fx.node.map_arg(node.args, lambda n: n.meta.get("val"))
         call = OpCall(node.target, tuple(args), dict(node.kwargs), out)
