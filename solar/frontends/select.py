@@ -207,7 +207,7 @@ def load_module(
     """An in-memory module traced and lowered (`share_layers`: see solar.frontends.torch.share; off
     by default: the `hf:` steps decide sharing themselves and call this for a full trace)."""
     torch_frontend, share = _frontend("torch"), _frontend("torch.share")
-    if share_layers and share.ENABLED:
+    if share_layers:
         return _shared_loaded(share.trace_module(model, inputs, mode=mode, infer_structure=infer_structure))
     traced = torch_frontend.trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
     return Loaded(torch_frontend.lower_traced(traced), traced.flags, None, traced, tuple(traced.notes()))
@@ -222,7 +222,7 @@ def _load_torch_file(
     """Trace and lower; with `llm`, ops without a lowering are synthesised by the model (and every
     layer is traced: the model's rules are asked per traced op)."""
     torch_frontend, share = _frontend("torch"), _frontend("torch.share")
-    if share_layers and share.ENABLED and llm is None:
+    if share_layers and llm is None:
         return _shared_loaded(share.trace_file(path, mode, infer_structure))
     traced = torch_frontend.trace_file(path, mode, infer_structure)
     fallback = None if llm is None else _frontend("llm").LLMOpRules(llm)
