@@ -217,12 +217,12 @@ class JaxFile(ModelFile):
     def _param_infos(self, params: Any) -> dict[str, Any]:
         import jax
 
-        from solar.frontends.jax.loader import _param_names
+        from solar.frontends.jax.loader import param_names
 
         if params is None:
             return {}
         leaves = jax.tree_util.tree_leaves(params)
-        return {ir_name(a.name): leaf for a, leaf in zip(_param_names(params, False), leaves)}
+        return {ir_name(a.name): leaf for a, leaf in zip(param_names(params, False), leaves)}
 
     def shapes(self) -> tuple[list[TensorInfo], dict[str, TensorInfo]]:
         import jax
