@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def row(path: Path, arch: str) -> dict:
-    from solar.api import _eager_calls, load
+    from solar.api import eager_calls, load
     from solar.backends.assumptions import Assumptions
     from solar.backends.bounds import analyze_graph
     from solar.backends.compute import compute_time
@@ -47,7 +47,7 @@ def row(path: Path, arch: str) -> dict:
     chain_of = {c.instance: k for k, c in enumerate(chains) if c.instance is not None}
     rows = {op.instance: op for op in analysis.ops if op.instance is not None}
     calls, used, modules = [], set(), {}
-    for call in _eager_calls(loaded) or ():
+    for call in eager_calls(loaded) or ():
         op = rows.get(call.instance) if call.instance not in used else None
         if op is not None:
             used.add(op.instance)

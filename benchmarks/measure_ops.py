@@ -2,7 +2,7 @@
 eager run under torch.profiler, each kernel's device time attributed to the top-level ATen op that
 launched it, unattributed device time recorded), plus the whole call timed as `solar validate`
 times it. One JSON line per file, joined to solar's op rows on any CPU by
-`solar analyze FILE --measured-ops ROWS.jsonl` (solar.insight_ops).
+`solar analyze FILE --measured-ops ROWS.jsonl` (solar.report.measured_ops, solar.api.join_measured_ops).
 
     python benchmarks/measure_ops.py FILE... --out OUT.jsonl [--reps 5] [--budget-s 300] [--name-depth 2]
 """

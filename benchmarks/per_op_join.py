@@ -1,5 +1,5 @@
 """Join per-op measured rows (benchmarks/measure_ops.py, on the GPU) to solar's per-op bounds in
-context (solar.insight_ops), on any CPU, and record the bounds: one JSON line per problem with every
+context (solar.api.join_measured_ops), on any CPU, and record the bounds: one JSON line per problem with every
 joined op's index, ATen op, bound and measured time, the unmatched counts and the violations. The
 KernelBench sources are not committed, so tests/usecases/test_per_op_oracle.py reads these rows.
 
@@ -30,7 +30,7 @@ def source_of(problem: str, kb: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     from solar.api import load
     from solar.errors import SolarError
-    from solar.insight_ops import measured_ops
+    from solar.api import join_measured_ops
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("rows", type=Path)
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         t0 = time.perf_counter()
         try:
-            mo = measured_ops(load(str(source_of(row["problem"], args.kb))), args.arch, row)
+            mo = join_measured_ops(load(str(source_of(row["problem"], args.kb))), args.arch, row)
         except SolarError as exc:
             rec["error"] = str(exc).splitlines()[0][:300]
             out.append(rec)

@@ -2,7 +2,7 @@
 
 import sys as _sys
 
-__version__ = "0.1.0"
+from solar.version import __version__
 
 if "torch" in _sys.modules:  # torchvision beside a CPU torch (solar/frontends/torch/libraries.py)
     from solar.frontends.torch.libraries import prepare_torchvision as _prepare

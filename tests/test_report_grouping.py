@@ -9,8 +9,9 @@ import textwrap
 import pytest
 import torch
 
-from solar import cli, render
+from solar import cli
 from solar.commands.args import Progress
+from solar.report import render
 from solar.api import analyze, load
 from solar.errors import SolarError
 from solar.ir.parser import parse_program

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from solar import render
 from solar.api import analyze_archs, load, load_hf
 from solar.backends.assumptions import Assumptions
 from solar.commands.args import (
@@ -22,7 +21,7 @@ from solar.commands.args import (
 from solar.errors import UsageError
 from solar.frontends.llm import cli as llm_cli
 from solar.hardware import get_spec
-from solar.report import reports_to_json, with_insights
+from solar.report import render, reports_to_json, with_insights
 from solar.symbolic import cli as symbolic_cli
 from solar.usecases import cli as usecases_cli
 

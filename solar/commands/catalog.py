@@ -6,7 +6,7 @@ import argparse
 
 from rich.table import Table
 
-from solar import render
+from solar.report import render
 from solar.frontends.jax import supported_primitives
 from solar.hardware import list_specs
 

@@ -7,7 +7,7 @@ import argparse
 
 from rich.table import Table
 
-from solar import render
+from solar.report import render
 from solar.commands.args import add_train_flags, count, new_file
 from solar.validate.calibrate import calibrate
 from solar.validate.run import validate_file

@@ -7,7 +7,7 @@ import argparse
 
 from rich.table import Table
 
-from solar import render
+from solar.report import render
 from solar.commands.args import add_mode_flags, add_run_flags, count
 from solar.errors import UsageError
 from solar.frontends.detect import framework_of

@@ -10,7 +10,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from solar import __version__
+from solar.version import __version__
 from solar.kernelbench.headroom import Joined, headroom_stats
 from solar.kernelbench.measured import MeasuredFile
 from solar.kernelbench.problems import natural_key

@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import solar
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
 from solar.kernelbench.procs import MARKER_VAR
@@ -36,7 +35,7 @@ _UNSUPPORTED = re.compile(r"unsupported op (\S+)")
 _USAGE = re.compile(r"\(see `[^`]*--help`\)\s*$")
 _ERROR_PREFIX = "solar: error: "
 _MAX_MESSAGE = 400
-_PACKAGE_PARENT = str(Path(solar.__file__).resolve().parents[1])
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding the solar package
 
 
 def solar_command(*args: str) -> list[str]:

@@ -8,13 +8,13 @@ from typing import Any
 
 from rich.markup import escape
 
-from solar import render
 from solar.api import analyze_archs, load
 from solar.backends.levels import SOL_LEVELS, Level
 from solar.backends.levels import title as level_title
 from solar.commands.args import add_mode_flags, add_run_flags, add_train_flags, clock_mhz
 from solar.errors import UsageError
 from solar.hardware import get_spec
+from solar.report import render
 from solar.usecases import plots
 
 DEFAULT_ARCHS = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200")

@@ -10,11 +10,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from solar.api import analyze_archs, assumptions_of, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.compute import compute_time, tensor_path
 from solar.backends.work import Work, graph_work, total
 from solar.errors import UsageError
+from solar.frontends.loaded import Loaded
 from solar.hardware import HardwareSpec, get_spec
+from solar.ir.nodes import Program
 from solar.report import Report
 from solar.usecases.resources import least_rate, resource_of
 
@@ -100,9 +103,10 @@ def program_work(graph: Any) -> Work:
     return total(graph_work(graph).values())
 
 
-def precision_lines(work: Work, spec: HardwareSpec, precision: str) -> list[str]:
+def precision_lines(work: Work, spec: HardwareSpec, assumptions: Assumptions) -> list[str]:
     """How each contraction (MAC) class of the program runs on `spec`: `bf16 -> tensor bf16`,
     `f8e4m3 -> tensor fp16 (no fp8 path)`, `f32 -> fma fp32 (no legal tensor path)`."""
+    precision = assumptions.precision
     out = []
     for (dtype, tf32), n in work.macs:
         path = tensor_path(spec, (dtype, tf32), precision)
@@ -135,8 +139,7 @@ def what_changes(
     bound: Any,
     work: Work,
     spec: HardwareSpec,
-    precision: str,
-    clock_mhz: float | None,
+    assumptions: Assumptions,
     path: str | None,
 ) -> str:
     """How much of the binding resource makes the next term bind, for a max(compute, memory,
@@ -159,7 +162,7 @@ def what_changes(
     res = resource_of(path)
     if res is None:
         return "compute binds"
-    rate = least_rate(work, spec, precision, clock_mhz, res, others[nxt])
+    rate = least_rate(work, spec, assumptions, res, others[nxt])
     now = res.rate(spec)
     if rate is None or not now:
         return f"{res.label} alone cannot: other compute units bind before {nxt}"
@@ -167,26 +170,26 @@ def what_changes(
 
 
 def build_comparison(
-    loaded: Any,
+    loaded: Loaded | Program,
     reports: Sequence[Report],
-    precision: str = "exact",
-    clock_mhz: float | None = None,
-    cache: str = "cold",
+    assumptions: Assumptions | str | None = None,
+    *policy: Any,
+    **options: Any,
 ) -> Comparison:
-    """The comparison of the per-GPU `reports` of one loaded program (solar.api.Loaded, or an IR
-    Program), in the order given: the first is the reference."""
+    """The comparison of the per-GPU `reports` of one loaded program (or an IR Program), in the
+    order given: the first is the reference. `assumptions`: those the reports were made under (or
+    the policy arguments, positional or keyword, as solar.api.assumptions_of takes them)."""
+    a = assumptions_of(assumptions, *policy, **options)
     if not reports:
         raise UsageError("no GPU given; name at least one (see `solar specs`)")
-    if not hasattr(loaded, "program"):  # an IR Program
-        from solar.api import load
-
+    if isinstance(loaded, Program):
         loaded = load(loaded)
     work = program_work(loaded.graph)
     first = reports[0].bounds
     rows = []
     for rep in reports:
         spec = get_spec(rep.arch)
-        path = compute_time(work, spec, Assumptions(precision=precision, clock_mhz=clock_mhz)).binding_path
+        path = compute_time(work, spec, a).binding_path
         levels = {}
         change = {}
         for level, b in rep.bounds.items():
@@ -205,19 +208,19 @@ def build_comparison(
                 launch_seconds=b.launch_seconds,
             )
             if level in MAX_LEVELS and b.seconds > 0:
-                change[level] = what_changes(b, work, spec, precision, clock_mhz, path)
+                change[level] = what_changes(b, work, spec, a, path)
         boost = spec.boost_clock_mhz.value
         rows.append(
             CompareRow(
                 arch=rep.arch,
                 architecture=spec.architecture,
-                clock_mhz=boost if clock_mhz is None else clock_mhz,
+                clock_mhz=boost if a.clock_mhz is None else a.clock_mhz,
                 clock=f"boost {boost:g} MHz"
-                if clock_mhz is None
-                else f"locked {clock_mhz:g} MHz (boost {boost:g})",
+                if a.clock_mhz is None
+                else f"locked {a.clock_mhz:g} MHz (boost {boost:g})",
                 dram_bytes_per_s=spec.dram_bytes_per_s,
                 tensor_paths={k: v.value for k, v in spec.tensor_core_flops_per_s.items()},
-                precision=precision_lines(work, spec, precision),
+                precision=precision_lines(work, spec, a),
                 levels=levels,
                 change=change,
             )
@@ -225,8 +228,8 @@ def build_comparison(
     t = reports[0].totals
     return Comparison(
         program=reports[0].program,
-        precision=precision,
-        cache=cache,
+        precision=a.precision,
+        cache=a.cache,
         reference=reports[0].arch,
         flops=t.flops,
         dram_bytes=t.dram_bytes,
@@ -239,23 +242,21 @@ def compare(
     model_or_path: Any,
     inputs: Sequence[Any] | None = None,
     arch: Sequence[str] = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200"),
-    precision: str = "exact",
-    clock_mhz: float | None = None,
-    cache: str = "cold",
+    assumptions: Assumptions | None = None,
+    *,
     mode: str | None = None,
     infer_structure: bool = False,
     train: bool = False,
     loss: str = "sum",
     optimizer: str = "adamw",
+    **policy: Any,
 ) -> Comparison:
     """The program's bounds on every GPU in `arch` as one Comparison (see solar.api.analyze for
     the other arguments)."""
-    from solar.api import analyze_archs, check_clock_mhz, load
-
     archs = [arch] if isinstance(arch, str) else list(arch)
     if not archs:
         raise UsageError("no GPU given; pass arch=['L4', 'H100-SXM', ...] (see `solar specs`)")
-    clock_mhz = check_clock_mhz(clock_mhz)
+    a = assumptions_of(assumptions, **policy)
     loaded = load(model_or_path, inputs, mode, infer_structure, train, loss, optimizer)
-    reports = analyze_archs(loaded, archs, precision, clock_mhz, cache)  # solar.api's
-    return build_comparison(loaded, reports, precision, clock_mhz, cache)
+    reports = analyze_archs(loaded, archs, a)
+    return build_comparison(loaded, reports, a)

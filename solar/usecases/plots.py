@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from solar.errors import UsageError
+from solar.report.units import fmt_seconds
 
 FORMATS = (".svg", ".png", ".pdf")
 
@@ -79,7 +80,7 @@ def roofline(comparison: Any, path: str) -> None:
             roof,
             color=color,
             linewidth=1.6,
-            label=f"{row.arch} ({fused.binds}, {_fmt(fused.seconds)})",
+            label=f"{row.arch} ({fused.binds}, {fmt_seconds(fused.seconds)})",
         )
         if ai and fused.seconds:
             ax.plot([ai], [flops / fused.seconds], "o", color=color, markersize=7)
@@ -100,12 +101,6 @@ def roofline(comparison: Any, path: str) -> None:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     _save(fig, path)
-
-
-def _fmt(s: float) -> str:
-    from solar.render import fmt_seconds
-
-    return fmt_seconds(s)
 
 
 def provision_plane(prov: Any, path: str) -> None:
@@ -164,7 +159,7 @@ def provision_plane(prov: Any, path: str) -> None:
     ax.set_ylim(y0, y1)
     ax.set_xlabel("DRAM bandwidth (bytes/s)")
     ax.set_ylabel(f"compute rates (x {prov.like}'s, all units)")
-    ax.set_title(f"{prov.program}: what meets {_fmt(prov.target_seconds)} (green points meet it)")
+    ax.set_title(f"{prov.program}: what meets {fmt_seconds(prov.target_seconds)} (green points meet it)")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="lower left")
     _save(fig, path)
@@ -187,7 +182,7 @@ def _dispatch_axes(ax: Any, prov: Any) -> None:
                    label=f"{prov.like} calibrated kernel floor")
     ax.set_xlabel("host dispatch floor per kernel-launching op (us)")
     ax.set_ylabel("bound (us)")
-    ax.set_title(f"eager: {prov.eager_ops} ATen ops, device stage {_fmt(prov.eager_device_seconds or 0.0)}")
+    ax.set_title(f"eager: {prov.eager_ops} ATen ops, device stage {fmt_seconds(prov.eager_device_seconds or 0.0)}")
     ax.set_xlim(0, xs[-1])
     ax.set_ylim(0, max(*ys, prov.target_seconds * 1e6) * 1.05)
     ax.grid(True, alpha=0.3)

@@ -17,11 +17,18 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from solar.api import assumptions_of, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import analyze_graph
+from solar.backends.dispatch import Floors, eager_host, eager_stages, floors_from_spec, floors_given
+from solar.backends.derived import recurrence_level
 from solar.backends.work import graph_work, total
 from solar.errors import UsageError
+from solar.frontends.loaded import Loaded, eager_calls
 from solar.hardware import get_spec, list_specs
+from solar.hardware.spec import calibrated_spec
+from solar.report.units import fmt_seconds
+from solar.usecases.dispatch_floor import largest_floor, makespan_curve
 from solar.usecases.frontier import (
     cache_aware_bytes_at,
     largest_x,
@@ -117,8 +124,6 @@ class Provision(_Model):
 
 def _blocked(terms: dict[str, float], target: float, skip: str) -> str:
     """Which other terms alone exceed the target (then no amount of this resource meets it)."""
-    from solar.render import fmt_seconds
-
     over = [
         f"{k} term {fmt_seconds(v)} > target" for k, v in terms.items() if k != skip and v > target
     ]
@@ -126,14 +131,16 @@ def _blocked(terms: dict[str, float], target: float, skip: str) -> str:
 
 
 def provision_loaded(
-    loaded: Any,
+    loaded: Loaded,
     target_seconds: float,
     like: str = "H100-SXM",
     level: str = "cache_aware",
-    precision: str = "exact",
-    clock_mhz: float | None = None,
+    assumptions: Assumptions | str | None = None,
+    *policy: Any,
+    **options: Any,
 ) -> Provision:
-    """The provisioning of a loaded program (solar.api.Loaded) for a target time, cold cache."""
+    """The provisioning of a loaded program for a target time under the precision and clock of
+    `assumptions` (or the policy arguments as solar.api.assumptions_of takes them), cold cache."""
     if level not in LEVELS:
         raise UsageError(f"unknown level {level!r}; provision inverts one of {', '.join(LEVELS)}")
     if not (
@@ -145,12 +152,11 @@ def provision_loaded(
             f"target {target_seconds!r} s is not a positive time; give e.g. --target-ms 1.5"
         )
     spec = get_spec(like)
+    given = assumptions_of(assumptions, *policy, **options)
     program = loaded.program
     graph = loaded.graph
     work = total(graph_work(graph).values())
-    assumptions = Assumptions(
-        precision=precision, cache="cold", clock_mhz=clock_mhz, tf32_flags=loaded.flags
-    )
+    assumptions = Assumptions(precision=given.precision, clock_mhz=given.clock_mhz, tf32_flags=loaded.flags)
     a = analyze_graph(graph, spec, assumptions)
     bound = a.fused if level == "fused" else a.cache_aware
     assert bound is not None and a.traffic is not None
@@ -175,8 +181,8 @@ def provision_loaded(
         )
     )
     blocked = _blocked(terms, T, "compute")
-    for res in used_resources(work, spec, precision):
-        rate = None if blocked else least_rate(work, spec, precision, clock_mhz, res, T)
+    for res in used_resources(work, spec, assumptions):
+        rate = None if blocked else least_rate(work, spec, assumptions, res, T)
         note = blocked or (
             "" if rate is not None else "other compute units alone exceed the target"
         )
@@ -185,7 +191,7 @@ def provision_loaded(
         check = None
         if rate:
             check = max(
-                compute_seconds(work, res.with_rate(spec, rate), precision, clock_mhz), M, L
+                compute_seconds(work, res.with_rate(spec, rate), assumptions), M, L
             )
         unit = "op/s" if res.key.startswith("int") or res.kind == "sfu" else "flop/s"
         reqs.append(
@@ -200,7 +206,7 @@ def provision_loaded(
             )
         )
     # the SM clock: every compute rate scales with it, so the LP's optimum scales by its inverse
-    clock = spec.boost_clock_mhz.value if clock_mhz is None else clock_mhz
+    clock = spec.boost_clock_mhz.value if assumptions.clock_mhz is None else assumptions.clock_mhz
     least_clock = None if blocked else clock * C / T
     reqs.append(
         Requirement(
@@ -311,8 +317,8 @@ def provision_loaded(
         like=spec.name,
         level=level,
         target_seconds=T,
-        precision=precision,
-        clock_mhz=clock_mhz,
+        precision=assumptions.precision,
+        clock_mhz=assumptions.clock_mhz,
         like_seconds=bound.seconds,
         compute_seconds=C,
         memory_seconds=M,
@@ -330,25 +336,13 @@ SCALED = "host dispatch floors, scale (eager, calibrated)"
 
 
 def _dispatch_rows(
-    loaded: Any, a: Any, graph: Any, spec: Any, assumptions: Assumptions, T: float
+    loaded: Loaded, a: Any, graph: Any, spec: Any, assumptions: Assumptions, T: float
 ) -> tuple[list[Requirement], dict[str, Any]]:
     """The eager_host level inverted in its host floors (solar.usecases.dispatch_floor): the
     largest uniform floor per kernel-launching op (views 0, no head start: as `--dispatch-us`), and,
     where the like GPU has calibrated floors, the largest factor on them (the measured per-op mix
     and head start kept: a host that is uniformly faster or slower)."""
-    from solar.api import _eager_calls
-    from solar.backends.dispatch import (
-        Floors,
-        eager_host,
-        eager_stages,
-        floors_from_spec,
-        floors_given,
-    )
-    from solar.backends.derived import recurrence_level
-    from solar.hardware.spec import calibrated_spec
-    from solar.usecases.dispatch_floor import largest_floor, makespan_curve
-
-    calls = _eager_calls(loaded)
+    calls = eager_calls(loaded)
     if not calls:
         note = "not a traced PyTorch forward: no eager dispatch to invert"
         return [
@@ -360,7 +354,7 @@ def _dispatch_rows(
     stages = eager_stages(a, calls, device_floors)
     device = stages.device
     D = sum(device)
-    blocked = f"the device stage alone ({_fmt(D)}) exceeds the target" if D > T else ""
+    blocked = f"the device stage alone ({fmt_seconds(D)}) exceeds the target" if D > T else ""
     uniform = largest_floor([float(k) for k in stages.launches], device, 0.0, T)
     cal = calibrated_spec(spec.name)
     measured = cal.dispatch if cal is not None else None
@@ -406,12 +400,6 @@ def _scaled(floors: Any, k: float) -> Any:
     return floors.scaled(k)  # every floor (ops, module calls, recurrent steps) times k
 
 
-def _fmt(seconds: float) -> str:
-    from solar.render import fmt_seconds
-
-    return fmt_seconds(seconds)
-
-
 def _ops(a: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per eager kernel: compute seconds, DRAM bytes and launch floor on the like GPU."""
     c = np.array([op.compute_seconds for op in a.ops], dtype=float)
@@ -435,16 +423,15 @@ def provision(
     target_ms: float = 1.0,
     like: str = "H100-SXM",
     level: str = "cache_aware",
-    precision: str = "exact",
-    clock_mhz: float | None = None,
+    assumptions: Assumptions | None = None,
+    *,
     mode: str | None = None,
     train: bool = False,
+    **policy: Any,
 ) -> Provision:
-    """What hardware could run the program in `target_ms` milliseconds (see the module docstring)."""
-    from solar.api import check_clock_mhz, load
-
+    """What hardware could run the program in `target_ms` milliseconds (see the module docstring);
+    `assumptions` or the keywords precision / clock_mhz as for solar.api.analyze."""
     get_spec(like)
+    a = assumptions_of(assumptions, **policy)
     loaded = load(model_or_path, inputs, mode, train=train)
-    return provision_loaded(
-        loaded, float(target_ms) / 1e3, like, level, precision, check_clock_mhz(clock_mhz)
-    )
+    return provision_loaded(loaded, float(target_ms) / 1e3, like, level, a)

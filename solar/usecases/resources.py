@@ -71,9 +71,10 @@ def resource_of(binding_path: str | None) -> Resource | None:
     return Resource("sfu") if unit == "sfu" else Resource("simt")
 
 
-def used_resources(work: Work, spec: HardwareSpec, precision: str) -> tuple[Resource, ...]:
+def used_resources(work: Work, spec: HardwareSpec, assumptions: Assumptions) -> tuple[Resource, ...]:
     """Every resource the program's work may use: each tensor path any of its MAC classes may take
     (on any GPU, not only `spec`), the SIMT pipes, and the SFU when it has transcendentals."""
+    precision = assumptions.precision
     keys: dict[str, None] = {}
     for (dtype, tf32), _ in work.macs:
         keys.update(dict.fromkeys(tensor_paths(dtype, tf32, precision)))
@@ -84,13 +85,12 @@ def used_resources(work: Work, spec: HardwareSpec, precision: str) -> tuple[Reso
     return tuple(out)
 
 
-def rows(
-    work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None, res: Resource
-) -> tuple[Row, ...]:
+def rows(work: Work, spec: HardwareSpec, assumptions: Assumptions, res: Resource) -> tuple[Row, ...]:
     """The compute LP's rows on `spec`, with `res` (a tensor path) split off as the scaled path:
     a MAC class that may take it gets Row.scaled = clock scale / 2 (MACs per flop/s of the path) and
     keeps, as its fixed tensor rate, the fastest of its OTHER legal paths."""
-    scale = clock_scale(spec, clock_mhz)
+    precision = assumptions.precision
+    scale = clock_scale(spec, assumptions.clock_mhz)
     out: list[Row] = []
     without = None
     if res.kind == "tensor":
@@ -114,8 +114,7 @@ def rows(
 def least_rate(
     work: Work,
     spec: HardwareSpec,
-    precision: str,
-    clock_mhz: float | None,
+    assumptions: Assumptions,
     res: Resource,
     target_s: float,
 ) -> float | None:
@@ -123,7 +122,7 @@ def least_rate(
     every other rate as in `spec` (None: unreachable; 0.0: the resource need do nothing)."""
     if work.is_zero:
         return 0.0
-    table = rows(work, spec, precision, clock_mhz, res)
+    table = rows(work, spec, assumptions, res)
     if res.kind == "tensor":
         return least_path_rate(table, target_s, "tensor")
     units = SIMT_UNITS if res.kind == "simt" else frozenset({"sfu"})
@@ -131,7 +130,5 @@ def least_rate(
     return None if alpha is None else alpha * res.rate(spec)  # type: ignore[operator]
 
 
-def compute_seconds(
-    work: Work, spec: HardwareSpec, precision: str, clock_mhz: float | None
-) -> float:
-    return compute_time(work, spec, Assumptions(precision=precision, clock_mhz=clock_mhz)).seconds
+def compute_seconds(work: Work, spec: HardwareSpec, assumptions: Assumptions) -> float:
+    return compute_time(work, spec, assumptions).seconds

@@ -58,7 +58,7 @@ def test_recurrent_op_floor_grows_with_layer_steps():
 
 
 def test_eager_calls_carry_module_stacks_and_layer_steps(tmp_path):
-    from solar.api import _eager_calls, load
+    from solar.api import eager_calls, load
 
     f = tmp_path / "rnn.py"
     f.write_text(
@@ -74,7 +74,7 @@ def test_eager_calls_carry_module_stacks_and_layer_steps(tmp_path):
         "def get_inputs():\n    return [torch.randn(3, 5, 4)]\n"
         "def get_init_inputs():\n    return []\n"
     )
-    calls = _eager_calls(load(str(f)))
+    calls = eager_calls(load(str(f)))
     assert [(c.op, c.rnn, [k for k, _ in c.modules]) for c in calls] == [
         ("aten.zeros.default", (), ["L__self__", "L__self__lstm"]),  # h0 and c0, made by nn.LSTM
         ("aten.zeros.default", (), ["L__self__", "L__self__lstm"]),

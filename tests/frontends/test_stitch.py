@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from solar.api import _eager_calls, _load_torch_module, analyze_loaded, load_hf
+from solar.api import analyze_loaded, eager_calls, load_hf, load_module
 from solar.frontends.torch import hf
 from solar.frontends.torch.hf import Scenario
 from solar.frontends.torch.stitch import TRACED, NotShareable, plan, renamed, stepped
@@ -55,7 +55,7 @@ def canonical_calls(loaded) -> list:
     """The eager calls, instances numbered by first appearance (None where no statement has it)."""
     has = {s.origin.instance for s in loaded.program.stmts if s.origin is not None}
     order: dict[int, int] = {}
-    return [(c.op, c.view, order.setdefault(c.instance, len(order)) if c.instance in has else None) for c in _eager_calls(loaded)]
+    return [(c.op, c.view, order.setdefault(c.instance, len(order)) if c.instance in has else None) for c in eager_calls(loaded)]
 
 
 CASES = {  # id -> (config, layers, scenario, extra config)
@@ -101,7 +101,7 @@ def test_stitched_equals_full_trace(loads, case):
     assert traces == 1  # one trace, of TRACED layers
     assert any(n.startswith(f"layers shared: layers 2..{layers - 2} are copies of layer 1") for n in shared.notes)
     built = hf.build(spec, step)
-    full = _load_torch_module(built.module, built.inputs, "eval", False)
+    full = load_module(built.module, built.inputs, "eval", False)
     assert canonical(shared.program) == canonical(full.program)
     assert canonical_calls(shared) == canonical_calls(full)
     a = analyze_loaded(shared, "H100-SXM", dispatch_us=4.0)
@@ -116,7 +116,7 @@ def test_stitched_equals_full_trace(loads, case):
     rows = [{r.name: (r.count, r.flops) for r in group_ops(x.ops, "layer")} for x in (a, b)]
     assert rows[0] == rows[1] and sum(name[-1].isdigit() for name in rows[0]) == layers
     # the per-layer share: the programs of 4 and 5 layers, whose FLOPs extrapolate exactly to N
-    four, five = (analyze_loaded(x, "H100-SXM").totals for x in shared.serving[1:3])
+    four, five = (analyze_loaded(x, "H100-SXM").totals for x in shared.serving.parts)
     assert a.totals.flops == four.flops + (layers - TRACED) * (five.flops - four.flops)
     assert a.serving.per_layer["fused"]["compute_seconds"] > 0
     assert a.serving.layers == layers
@@ -147,7 +147,7 @@ def test_layers_that_differ_are_not_shared(tmp_path):
 def test_plan_refuses_what_it_cannot_copy(loads):
     from solar.frontends.torch.stitch import Layout
 
-    p, layout = loads("llama-prefill")[1].serving[1].program, Layout("lm.model.layers.")
+    p, layout = loads("llama-prefill")[1].serving.parts[0].program, Layout("lm.model.layers.")
     assert plan(p, layout, 9).layers == 9
     with pytest.raises(NotShareable, match="fewer than the 4"):
         plan(p, layout, 3)

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from solar.api import _eager_calls, analyze_loaded, load
+from solar.api import eager_calls, analyze_loaded, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import analyze_graph
 from solar.backends.dispatch import eager_host, floors_from_spec, pipeline_makespan
@@ -84,7 +84,7 @@ def test_provision_floor_reprices_through_the_eager_host_level(tmp_path):
     a = analyze_graph(loaded.graph, spec, Assumptions(tf32_flags=loaded.flags))
     base = floors_from_spec(spec.name, calibrated_spec(spec.name).dispatch)
     for k, above in ((scale, False), (scale * 1.001, True)):
-        seconds = eager_host(a, _eager_calls(loaded), base.scaled(k)).bound.seconds
+        seconds = eager_host(a, eager_calls(loaded), base.scaled(k)).bound.seconds
         assert (seconds > target * (1 + 1e-12)) is above
     assert p.dispatch_curve[0].seconds == pytest.approx(p.eager_device_seconds, rel=1e-15)
     from solar.usecases.plots import provision_plane

@@ -1,4 +1,4 @@
-"""solar.insight.opportunities on a hand-made report: the fusion rows of library kernels and of
+"""solar.report.insight.opportunities on a hand-made report: the fusion rows of library kernels and of
 unfused non-contraction ops (exact seconds, wording and order), the precision, launch and
 dispatch rows, and what is left out (no win, a contraction)."""
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from solar.insight import opportunities
+from solar.report.insight import opportunities
 
 US = 1e-6
 

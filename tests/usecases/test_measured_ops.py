@@ -1,5 +1,6 @@
-"""Per-op measured headroom (solar.insight_ops): profiled top-level ATen ops joined to the eager
-calls solar records, each against its bound in context, ranked by the time lost."""
+"""Per-op measured headroom (solar.api.join_measured_ops, solar.report.measured_ops): profiled
+top-level ATen ops joined to the eager calls solar records, each against its bound in context,
+ranked by the time lost."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from types import SimpleNamespace as NS
 import pytest
 import torch
 
-from solar.api import _eager_calls, analyze_loaded, load
+from solar.api import analyze_loaded, eager_calls, join_measured_ops, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import analyze_graph
 from solar.backends.dispatch import eager_stages
 from solar.cli import main
 from solar.errors import UsageError
 from solar.hardware import get_spec
-from solar.insight_ops import measured_ops, read_rows
+from solar.report.measured_ops import read_rows
 from solar.validate.per_op import attribute, profile_ops
 
 MODEL = '''import torch
@@ -45,7 +46,7 @@ def chain(tmp_path_factory):
     path.write_text(MODEL)
     loaded = load(str(path))
     a = analyze_graph(loaded.graph, get_spec("H200-SXM"), Assumptions(tf32_flags=loaded.flags))
-    bounds = eager_stages(a, _eager_calls(loaded)).device[1:]
+    bounds = eager_stages(a, eager_calls(loaded)).device[1:]
     return path, loaded, bounds
 
 
@@ -59,19 +60,19 @@ def test_each_op_against_its_bound_ranked_by_time_lost(chain):
     _, loaded, bounds = chain
     assert len(bounds) == 3 and all(b > 0 for b in bounds)
     lost = [3e-6, 1e-6, 5e-6]
-    mo = measured_ops(loaded, "H200-SXM", _row(NAMES, [b + x for b, x in zip(bounds, lost)]))
+    mo = join_measured_ops(loaded, "H200-SXM", _row(NAMES, [b + x for b, x in zip(bounds, lost)]))
     assert (mo.matched, mo.unmatched_measured, mo.unmatched_calls, mo.violations) == (3, 0, 0, [])
     assert [o.index for o in mo.ops] == [2, 0, 1]
     assert [o.bound_seconds for o in mo.ops] == [bounds[2], bounds[0], bounds[1]]
     assert [o.lost_seconds for o in mo.ops] == pytest.approx([5e-6, 3e-6, 1e-6], rel=1e-9)
-    below = measured_ops(loaded, "H200-SXM", _row(NAMES, [bounds[0] * 0.5, bounds[1], bounds[2]]))
+    below = join_measured_ops(loaded, "H200-SXM", _row(NAMES, [bounds[0] * 0.5, bounds[1], bounds[2]]))
     assert len(below.violations) == 1 and below.violations[0].startswith("aten.linear.default #0")
 
 
 def test_ops_one_side_lacks_cost_only_themselves(chain):
     _, loaded, _ = chain
     names = ["aten::linear", "aten::empty", "aten::relu"]  # an extra op, and the last one missing
-    mo = measured_ops(loaded, "H200-SXM", _row(names, [1.0, 1.0, 1.0]))
+    mo = join_measured_ops(loaded, "H200-SXM", _row(names, [1.0, 1.0, 1.0]))
     assert (mo.matched, mo.unmatched_measured, mo.unmatched_calls) == (2, 1, 1)
     assert sorted(o.index for o in mo.ops) == [0, 1]
 
@@ -90,7 +91,7 @@ def test_cpu_profile_gives_the_join_keys(chain):
     model = mod.Model()
     row = profile_ops(model, mod.get_inputs(), 1 << 20, reps=2, warmup=1, device="cpu")
     assert [o["op"] for o in row["ops"]] == NAMES and row["reps"] == 2 and row["note"] == ""
-    mo = measured_ops(loaded, "H200-SXM", {**row, "problem": "chain.py"})
+    mo = join_measured_ops(loaded, "H200-SXM", {**row, "problem": "chain.py"})
     assert (mo.matched, mo.unmatched_measured, mo.unmatched_calls) == (3, 0, 0)
     assert len(mo.violations) == 3
 

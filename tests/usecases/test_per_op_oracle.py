@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.rows import RESULTS, ROOT, read_rows
 from solar.api import load
-from solar.insight_ops import measured_ops
+from solar.api import join_measured_ops
 
 def _rows(name: str) -> dict[str, dict]:
     return {r["problem"]: r for r in read_rows(RESULTS / name)}
@@ -44,6 +44,6 @@ def test_no_op_ran_below_its_bound(problem):
 
 def test_the_record_is_what_the_code_gives_now():
     problem = "models/tv_resnet18_fp32.py"
-    mo = measured_ops(load(str(ROOT / "benchmarks" / problem)), "H200-SXM", MEASURED[problem])
+    mo = join_measured_ops(load(str(ROOT / "benchmarks" / problem)), "H200-SXM", MEASURED[problem])
     now = {(o.index, o.profiled_index): o.bound_seconds for o in mo.ops}
     assert now == {(o["index"], o["profiled_index"]): o["bound_seconds"] for o in RECORDED[problem]["ops"]}

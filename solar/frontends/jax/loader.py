@@ -233,7 +233,7 @@ def _trace(
         closed = _trace_step(
             lambda: jax.make_jaxpr(fn)(params, *inputs), "tracing with jax.make_jaxpr", source_file
         )
-        args = _param_names(params, linen) + _arg_names(inputs, arg_names, "input")
+        args = param_names(params, linen) + _arg_names(inputs, arg_names, "input")
     _check_outputs(closed, where)
     if len(args) != len(
         closed.jaxpr.invars
@@ -275,7 +275,7 @@ def _key_text(key: Any) -> str:
     return str(key)
 
 
-def _param_names(params: Any, linen: bool) -> list[Arg]:
+def param_names(params: Any, linen: bool) -> list[Arg]:
     out = []
     for path, _ in jax.tree_util.tree_flatten_with_path(params)[0]:
         parts = [_key_text(k) for k in path]

@@ -6,7 +6,7 @@ shape bindings, and caches what it accepts. See README "LLM frontend"."""
 from solar.frontends.llm.config import LLMConfig, config_from, default_cache_dir
 from solar.frontends.llm.ops import LLMOpRules
 from solar.frontends.llm.program import lower_file
-from solar.frontends.llm.synth import Provenance
+from solar.frontends.loaded import Provenance
 
 __all__ = [
     "LLMConfig",

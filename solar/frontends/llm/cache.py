@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from solar import __version__
+from solar.version import __version__
 from solar.errors import UsageError
 
 

@@ -8,23 +8,19 @@ import hashlib
 import inspect
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from solar import __version__
-
-
-@dataclass(frozen=True)
-class Example:
-    name: str
-    source: str
-    ir: str
+from solar.frontends.llm.prompt import Example, grammar_text
+from solar.frontends.llm.symbolic import symbolise
+from solar.ir.nodes import Stmt
+from solar.ir.rewrite import rewrite
+from solar.version import __version__
 
 
 def _fingerprint() -> str:
-    from solar.frontends.llm import example_programs
-    from solar.frontends.llm.prompt import grammar_text
+    from solar.frontends.llm import example_programs  # imports torch
 
     text = inspect.getsource(example_programs) + grammar_text() + __version__
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -34,10 +30,8 @@ def build() -> list[Example]:
     """Lower every example program (small sizes, real tensors of a few elements)."""
     import torch
 
-    from solar.frontends.llm.example_programs import EXAMPLES, NOTES
-    from solar.frontends.llm.symbolic import symbolise
+    from solar.frontends.llm.example_programs import EXAMPLES, NOTES  # imports torch
     from solar.frontends.torch import lower_module
-    from solar.ir.rewrite import rewrite
 
     out = []
     for cls, init, shapes, names in EXAMPLES:
@@ -61,8 +55,6 @@ def build() -> list[Example]:
 
 def _no_origin(node: Any) -> Any:
     """Statements shown without their `@op` lines (solar adds origins to what the model writes)."""
-    from solar.ir.nodes import Stmt
-
     return (
         replace(node, origin=None) if isinstance(node, Stmt) and node.origin is not None else None
     )

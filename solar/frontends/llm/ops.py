@@ -15,9 +15,11 @@ from solar.frontends.llm import examples as examples_mod
 from solar.frontends.llm import prompt
 from solar.frontends.llm.client import ChatClient
 from solar.frontends.llm.config import LLMConfig
-from solar.frontends.llm.reference import OpCall, _tensors
+from solar.frontends.llm.reference import OpCall, tensors_in
 from solar.frontends.llm.symbolic import bind, solve
-from solar.frontends.llm.synth import Accepted, Provenance, Task, synthesise
+from solar.frontends.llm.synth import Accepted, Task, synthesise
+from solar.frontends.views import View
+from solar.frontends.loaded import Provenance
 from solar.ir.nodes import Call, Cast, Const, Expr, Index, Indirect, Load, Program, Role, Stmt
 
 
@@ -35,7 +37,7 @@ class LLMOpRules:
         import torch
 
         out = node.meta.get("val")
-        if not _tensors(out) or not all(isinstance(t, torch.Tensor) for t in _tensors(out)):
+        if not tensors_in(out) or not all(isinstance(t, torch.Tensor) for t in tensors_in(out)):
             return None  # a scalar read on the host (item, ...): not an op of the IR
         args = torch.fx.node.map_arg(node.args, lambda n: n.meta.get("val"))
         call = OpCall(node.target, tuple(args), dict(node.kwargs), out)
@@ -74,8 +76,6 @@ class LLMOpRules:
 def splice(ctx: Any, symbolic: Program, args: tuple, call: OpCall) -> Any:
     """Emit the op's IR at the traced shapes into the program being built; returns the op's
     output views (one, or a tuple when the op returns several)."""
-    from solar.frontends.views import View
-
     b = ctx.b
     views = [v for v in _flatten(args) if isinstance(v, View)]
     outs = call.outputs()

@@ -6,13 +6,15 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from solar.frontends.detect import framework_of
 from solar.frontends.llm import examples as examples_mod
 from solar.frontends.llm import prompt
 from solar.frontends.llm.client import ChatClient
 from solar.frontends.llm.config import LLMConfig
 from solar.frontends.llm.reference import JaxFile, ModelFile
 from solar.frontends.llm.symbolic import bind, solve
-from solar.frontends.llm.synth import Provenance, Task, synthesise
+from solar.frontends.llm.synth import Task, synthesise
+from solar.frontends.loaded import Provenance
 from solar.ir.nodes import Origin, Program, Stmt
 from solar.ir.rewrite import rewrite
 from solar.ir.verify import verify
@@ -23,8 +25,6 @@ def lower_file(
 ) -> tuple[Program, Provenance]:
     """The program of a model file, written by the model and checked (LLMError when no reply
     matches). `error` is what stopped the tracer."""
-    from solar.frontends.detect import framework_of
-
     kind = JaxFile if framework_of(path) == "jax" else ModelFile
     model_file = kind(Path(path).resolve())
     convention = (

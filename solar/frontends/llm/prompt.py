@@ -6,10 +6,22 @@ later rounds add what the check found."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from solar.frontends.llm.examples import Example
 from solar.frontends.llm.reference import TensorInfo
+from solar.ir import printer, syntax
+from solar.ir.dtypes import DType
+from solar.ir.scalar_ops import OPS, ScalarOp, Update
+
+@dataclass(frozen=True)
+class Example:
+    """A worked example: a source program and the IR solar's own frontend lowered it to."""
+
+    name: str
+    source: str
+    ir: str
+
 
 IR_DOC = Path(__file__).resolve().parents[3] / "docs" / "IR.md"
 
@@ -40,24 +52,13 @@ Rules for the program you write:
 
 def grammar_text() -> str:
     """The lark grammar of the IR text form, as the parser uses it."""
-    try:
-        from solar.ir import syntax  # where the grammar lives once the IR has in-order loops
-
-        return syntax._GRAMMAR
-    except ImportError:
-        from solar.ir import parser
-
-        return parser._GRAMMAR
+    return syntax._GRAMMAR
 
 
 def reference_text() -> str:
     """docs/IR.md when present; otherwise a summary generated from the parser and the op table."""
     if IR_DOC.is_file():
         return IR_DOC.read_text()
-    from solar.ir import printer
-    from solar.ir.dtypes import DType
-    from solar.ir.scalar_ops import OPS, ScalarOp, Update
-
     functions = ", ".join(f"{op.value}/{OPS[op].arity}" for op in ScalarOp)
     return (
         "# The IR text form\n\n"

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from solar.errors import ModelFileError
+from solar.frontends import usercode
+from solar.frontends.files import import_model_file
 
 MIN_VARIED = 8  # module integers at least this large are sizes, varied between bindings
 REAL_LIMIT = 1 << 21  # elements of inputs + parameters up to which the real shapes are run
@@ -66,15 +68,15 @@ def _numpy(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-def _tensors(x: Any) -> list[Any]:
+def tensors_in(x: Any) -> list[Any]:
     import torch
 
     if isinstance(x, (torch.Tensor, np.ndarray)):
         return [x]
     if isinstance(x, (list, tuple)):
-        return [t for item in x for t in _tensors(item)]
+        return [t for item in x for t in tensors_in(item)]
     if isinstance(x, dict):
-        return [t for item in x.values() for t in _tensors(item)]
+        return [t for item in x.values() for t in tensors_in(item)]
     return []
 
 
@@ -98,8 +100,6 @@ class ModelFile:
         return self.path.read_text()
 
     def module(self, overrides: dict[str, int] | None = None) -> types.ModuleType:
-        from solar.frontends.files import import_model_file
-
         module = import_model_file(self.path)
         for name, value in (overrides or {}).items():
             setattr(module, name, value)
@@ -130,7 +130,7 @@ class ModelFile:
         params = {}
         if isinstance(model, torch.nn.Module):
             params = {ir_name(k): info(v) for k, v in model.state_dict().items()}
-        return [info(t) for t in _tensors(list(inputs))], params
+        return [info(t) for t in tensors_in(list(inputs))], params
 
     def run(
         self, overrides: dict[str, int], label: str, real: bool, seed: int = 0, scale: float = 1.0
@@ -152,13 +152,13 @@ class ModelFile:
                     x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                     for x in inputs
                 ]
-            outputs = _tensors(_call(lambda: model(*inputs), self.path, "running the model"))
+            outputs = tensors_in(_call(lambda: model(*inputs), self.path, "running the model"))
         params = {}
         if isinstance(model, torch.nn.Module):
             params = {ir_name(k): _numpy(v) for k, v in model.state_dict().items()}
         return Case(
             label,
-            tuple(_numpy(t) for t in _tensors(inputs)),
+            tuple(_numpy(t) for t in tensors_in(inputs)),
             params,
             tuple(_numpy(o) for o in outputs),
             tolerance(outputs),
@@ -217,12 +217,12 @@ class JaxFile(ModelFile):
     def _param_infos(self, params: Any) -> dict[str, Any]:
         import jax
 
-        from solar.frontends.jax.loader import _param_names
+        from solar.frontends.jax.loader import param_names
 
         if params is None:
             return {}
         leaves = jax.tree_util.tree_leaves(params)
-        return {ir_name(a.name): leaf for a, leaf in zip(_param_names(params, False), leaves)}
+        return {ir_name(a.name): leaf for a, leaf in zip(param_names(params, False), leaves)}
 
     def shapes(self) -> tuple[list[TensorInfo], dict[str, TensorInfo]]:
         import jax
@@ -262,8 +262,6 @@ def _label(sizes: dict[str, int]) -> str:
 
 def _call(fn, path: Path, what: str) -> Any:
     """fn() as user code: its output dropped, whatever it raises one ModelFileError line."""
-    from solar.frontends import usercode
-
     return usercode.call(fn, what, path)
 
 
@@ -287,12 +285,12 @@ class OpCall:
     def inputs(self) -> list[TensorInfo]:
         return [
             TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t))
-            for t in _tensors(list(self.args))
+            for t in tensors_in(list(self.args))
         ]
 
     def outputs(self) -> list[TensorInfo]:
         return [
-            TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t)) for t in _tensors(self.out)
+            TensorInfo(tuple(int(s) for s in t.shape), _dtype_name(t)) for t in tensors_in(self.out)
         ]
 
     def attributes(self) -> str:
@@ -302,9 +300,9 @@ class OpCall:
         schema = self.target._schema.arguments
         parts = []
         for arg, value in zip(schema, self.args):
-            if not isinstance(value, torch.Tensor) and not _tensors(value):
+            if not isinstance(value, torch.Tensor) and not tensors_in(value):
                 parts.append(f"{arg.name}={value!r}")
-        parts += [f"{k}={v!r}" for k, v in self.kwargs.items() if not _tensors(v)]
+        parts += [f"{k}={v!r}" for k, v in self.kwargs.items() if not tensors_in(v)]
         return ", ".join(parts) or "none"
 
     def signature(self) -> str:
@@ -325,7 +323,7 @@ class OpCall:
         for cap in caps:
             shrunk = self.args if cap is None else shrink_by_value(self.args, cap)
             real = realise(shrunk, torch.Generator().manual_seed(seed))
-            label = ", ".join(_describe(t) for t in _tensors(list(real)))
+            label = ", ".join(_describe(t) for t in tensors_in(list(real)))
             if label in seen:
                 continue
             seen.add(label)
@@ -334,10 +332,10 @@ class OpCall:
                     out = self.target(*real, **self.kwargs)
             except Exception:  # shapes this op does not accept
                 continue
-            outs = _tensors(out)
+            outs = tensors_in(out)
             yield Case(
                 label,
-                tuple(_numpy(t) for t in _tensors(list(real))),
+                tuple(_numpy(t) for t in tensors_in(list(real))),
                 {},
                 tuple(_numpy(o) for o in outs),
                 tolerance(outs),

@@ -16,42 +16,13 @@ from solar.frontends.llm.client import ChatClient, Message, ReplyTooLong
 from solar.frontends.llm.config import LLMConfig
 from solar.frontends.llm.prompt import feedback_message
 from solar.frontends.llm.reference import Case
+from solar.frontends.loaded import Provenance
 from solar.frontends.llm.reply import NoProgram, extract_program
 from solar.ir.nodes import Program
 from solar.ir.parser import parse_program
 
 MIN_BINDINGS = 2
 MAX_CASES = 4  # real sizes (when small), a variant, the same with small inputs, another variant
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where one part of a program's IR came from, for reports."""
-
-    part: str  # "whole program" or the op
-    source: str  # "traced" | "llm" | "ir" (read from IR text)
-    model: str = ""
-    attempts: int = 0
-    requests: int = 0
-    max_error: float = 0.0
-    shapes: tuple[str, ...] = ()
-    cached: bool = False
-    seconds: float = 0.0
-
-    def describe(self) -> str:
-        if self.source == "traced":
-            return f"IR of {self.part}: traced"
-        if self.source == "ir":
-            return f"IR of {self.part}: read from IR text"
-        how = (
-            "from the cache, re-verified"
-            if self.cached
-            else f"{self.attempts} attempt(s), {self.requests} request(s)"
-        )
-        return (
-            f"IR of {self.part}: written by LLM {self.model} ({how}); matched the original with max "
-            f"relative error {self.max_error:.2g} at {'; '.join(self.shapes)}"
-        )
 
 
 @dataclass(frozen=True)

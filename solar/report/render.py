@@ -3,20 +3,14 @@ traffic and assumptions, as `solar analyze` prints them (rich tables)."""
 
 from __future__ import annotations
 
-def fmt_seconds(s: float) -> str:
-    if s >= 1:
-        return f"{s:.3f} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3f} ms"
-    return f"{s * 1e6:.2f} µs"
+from typing import Any
 
+from solar.report.measured_ops import MeasuredOps
+from solar.report.model import group_ops, top_ops
+from solar.report.units import fmt_count, fmt_seconds
 
-def fmt_count(x: float, unit: str) -> str:
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:.3f} {prefix}{unit}"
-    return f"{x:.0f} {unit}"
-
+__all__ = ["COMPACT_OVER", "COMPACT_TOP", "FIX_FIRST", "console", "fmt_count", "fmt_seconds", "op_table",
+           "print_fix_first", "print_measured_ops", "print_report", "print_serving", "table"]
 
 def console():
     from rich.console import Console
@@ -32,8 +26,6 @@ def op_table(report, per_op: bool, group_by: str | None):
     slowest COMPACT_TOP of a large one with "other" and "total" rows."""
     from rich.markup import escape
     from rich.table import Table
-
-    from solar.report import group_ops, top_ops
 
     def summary_row(table, row, label: str) -> None:
         table.add_row(
@@ -123,8 +115,6 @@ def print_report(report, per_op: bool, group_by: str | None = None) -> None:
                 con.print(f"  - {escape(f.kind)}: {escape(f.detail)} (+{fmt_count(f.bytes, 'B')})", highlight=False)
     print_fix_first(con, report)
     if report.measured_ops is not None:
-        from solar.insight_ops import print_measured_ops
-
         print_measured_ops(con, report.measured_ops)
     con.print("assumptions:")
     for line in report.assumptions:
@@ -151,7 +141,7 @@ FIX_FIRST = 3
 
 def print_fix_first(con, report) -> None:
     """The 'what to fix first' block: where each level gap comes from, and the top opportunities
-    (solar.insight)."""
+    (solar.report.insight)."""
     from rich.markup import escape
 
     ins = report.insights
@@ -169,3 +159,21 @@ def print_fix_first(con, report) -> None:
     for n, o in enumerate(ins.opportunities[:FIX_FIRST], 1):
         caveat = f" [caveat: {escape(o.caveat)}]" if o.caveat else ""
         con.print(f"  {n}. {o.kind}: {escape(o.what)} — up to {fmt_seconds(o.seconds)}{caveat}", highlight=False)
+
+
+def print_measured_ops(con: Any, mo: MeasuredOps, top: int = 8) -> None:
+    """The ops that lose most time against their bound, as a table (the text report)."""
+    from rich.markup import escape
+
+    t = table(escape(f"measured per op: {mo.matched} ops joined, largest time lost first"),
+              ("op", "module / source", "kernels", "measured", "bound", "lost", "binds"))
+    for o in mo.ops[:top]:
+        t.add_row(escape(f"{o.op} #{o.index}"), escape(o.module or o.source), str(o.kernels), fmt_seconds(o.measured_seconds),
+                  fmt_seconds(o.bound_seconds), fmt_seconds(o.lost_seconds), escape(o.binds))
+    con.print(t)
+    con.print(
+        f"unattributed device time {fmt_seconds(mo.unattributed_seconds)} (bound "
+        f"{fmt_seconds(mo.unattributed_bound_seconds)}); {len(mo.violations)} ops below their bound"
+        + "".join(f"\n  violation: {escape(v)}" for v in mo.violations[:5]),
+        highlight=False,
+    )

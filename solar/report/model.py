@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from solar import __version__
+from solar.version import __version__
 from solar.errors import SolarError
-from solar.insight import Insights, insights
-from solar.insight_ops import MeasuredOps
+from solar.report.insight import Insights, insights
+from solar.report.measured_ops import MeasuredOps
 
 
 class _Model(BaseModel):
@@ -161,7 +161,7 @@ class Report(_Model):
     serving: ServingReport | None = None
     library_kernels: list[KernelReport] = []
     insights: Insights | None = None
-    measured_ops: MeasuredOps | None = None  # per-op measured headroom (solar.insight_ops)
+    measured_ops: MeasuredOps | None = None  # per-op measured headroom (solar.report.measured_ops)
 
     @property
     def sol_seconds(self) -> float:
@@ -244,7 +244,7 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
 
 
 def with_insights(report: Report, fastest_op_compute=None, measured: dict[str, float] | None = None) -> Report:
-    """The report with its insight rows and opportunities (solar.insight) recomputed, e.g. after a
+    """The report with its insight rows and opportunities (solar.report.insight) recomputed, e.g. after a
     level was added or with measured times."""
     new = insights(report, fastest_op_compute, measured)
     if fastest_op_compute is None and report.insights is not None:  # keep the precision rows
