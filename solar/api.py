@@ -13,7 +13,15 @@ from typing import Any, Sequence
 from solar.backends.assumptions import Assumptions
 from solar.errors import UsageError
 from solar.frontends.loaded import Loaded, Provenance, Serving, eager_calls, provenance_lines
-from solar.frontends.select import FRONTENDS, LLM_HINT, load, load_hf, load_ir_file, load_module
+from solar.frontends.select import (
+    FRONTENDS,
+    LLM_HINT,
+    check_file,
+    load,
+    load_hf,
+    load_ir_file,
+    load_module,
+)
 from solar.hardware import get_spec
 from solar.heap import settled
 from solar.lift import format_graph, lift
@@ -22,7 +30,7 @@ from solar.report.measured_ops import SLACK, MeasuredOp, MeasuredOps, read_rows,
 
 __all__ = [
     "CLOCK_MHZ_RANGE", "FRONTENDS", "LLM_HINT", "POLICY", "Loaded", "Provenance", "Serving", "analyze",
-    "analyze_archs", "analyze_loaded", "assumptions_of", "check_clock_mhz", "eager_calls", "einsum_text",
+    "analyze_archs", "analyze_loaded", "assumptions_of", "check_clock_mhz", "check_file", "eager_calls", "einsum_text",
     "ir_text", "join_measured_ops", "load", "load_hf", "load_ir_file", "load_module", "provenance_lines",
 ]
 
@@ -189,10 +197,14 @@ def analyze(
 def ir_text(
     model_or_path: Any, inputs: Sequence[Any] | None = None, mode: str | None = None,
     infer_structure: bool = False, frontend: str = "auto", llm: Any = None, share_layers: bool = True,
+    debug: bool = False,
 ) -> str:
     """The IR text, headed by `#` comment lines saying where each part came from when a part is
     not traced (the parser skips comments, so the text parses as printed)."""
-    loaded = load(model_or_path, inputs, mode, infer_structure, frontend=frontend, llm=llm, share_layers=share_layers)
+    loaded = load(
+        model_or_path, inputs, mode, infer_structure, frontend=frontend, llm=llm, share_layers=share_layers,
+        debug=debug,
+    )
     traced_only = all(p.source != "llm" for p in loaded.provenance)
     head = "" if traced_only else "".join(f"# {line}\n" for line in provenance_lines(loaded))
     return head + str(loaded.program)
@@ -200,9 +212,10 @@ def ir_text(
 
 def einsum_text(
     model_or_path: Any, inputs: Sequence[Any] | None = None, mode: str | None = None,
-    infer_structure: bool = False, share_layers: bool = True,
+    infer_structure: bool = False, share_layers: bool = True, debug: bool = False,
 ) -> str:
-    return format_graph(lift(load(model_or_path, inputs, mode, infer_structure, share_layers=share_layers).program))
+    loaded = load(model_or_path, inputs, mode, infer_structure, share_layers=share_layers, debug=debug)
+    return format_graph(lift(loaded.program))
 
 
 def join_measured_ops(

@@ -79,7 +79,7 @@ def _load_hf(args: argparse.Namespace):
         raise UsageError("hf: models are analysed for inference; drop --train, --mode and --infer-structure")
     from solar.frontends.torch.hf import scenario  # torch
 
-    return load_hf(args.file, scenario(*hf_flags))
+    return load_hf(args.file, scenario(*hf_flags), debug=args.debug)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -87,16 +87,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         get_spec(arch)
     assumptions = Assumptions(precision=args.precision, cache=args.cache, clock_mhz=args.clock_mhz)
     if args.symbolic:
-        return symbolic_cli.run(args, assumptions, lambda path: load(path, train=args.train).program)
+        return symbolic_cli.run(args, assumptions, lambda path: load(path, train=args.train, debug=args.debug).program)
     progress = Progress()
     progress(f"tracing and lowering {args.file}")
     loaded = _load_hf(args) or load(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
         train=args.train, loss=args.loss, optimizer=args.optimizer,
-        frontend=args.frontend, llm=llm_cli.config(args), share_layers=args.share_layers,
+        frontend=args.frontend, llm=llm_cli.config(args), share_layers=args.share_layers, debug=args.debug,
     )
     reports = analyze_archs(
-        loaded, args.arch, args.precision, args.clock_mhz, args.cache,
+        loaded, args.arch, assumptions,
         on_arch=lambda a: progress(f"pricing {a}"),
         dispatch_us=args.dispatch_us, grid_sync_us=args.grid_sync_us, measured_ops=args.measured_ops,
     )

@@ -6,9 +6,9 @@ import argparse
 
 from rich.table import Table
 
-from solar.report import render
 from solar.frontends.jax import supported_primitives
 from solar.hardware import list_specs
+from solar.report import render
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -24,12 +24,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_ir(args: argparse.Namespace) -> int:
     text = ir_text(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
-        frontend=args.frontend, llm=llm_cli.config(args), share_layers=args.share_layers,
+        frontend=args.frontend, llm=llm_cli.config(args), share_layers=args.share_layers, debug=args.debug,
     )
     print(text, end="")
     return 0
 
 
 def cmd_einsum(args: argparse.Namespace) -> int:
-    print(einsum_text(args.file, mode=args.mode, infer_structure=args.infer_structure, share_layers=args.share_layers))
+    text = einsum_text(
+        args.file, mode=args.mode, infer_structure=args.infer_structure, share_layers=args.share_layers,
+        debug=args.debug,
+    )
+    print(text)
     return 0

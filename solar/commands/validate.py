@@ -7,8 +7,8 @@ import argparse
 
 from rich.table import Table
 
-from solar.report import render
 from solar.commands.args import add_train_flags, count, new_file
+from solar.report import render
 from solar.validate.calibrate import calibrate
 from solar.validate.run import validate_file
 from solar.validate.train import validate_train_file

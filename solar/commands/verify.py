@@ -7,11 +7,9 @@ import argparse
 
 from rich.table import Table
 
-from solar.report import render
+from solar.api import check_file
 from solar.commands.args import add_mode_flags, add_run_flags, count
-from solar.errors import UsageError
-from solar.frontends.detect import framework_of
-from solar.frontends.jax import check_file as check_jax_file
+from solar.report import render
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,18 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    framework = framework_of(args.file)
-    if framework == "ir":
-        raise UsageError(
-            f"{args.file}: verify compares a program's IR with the program's own outputs, and IR text "
-            "has no program behind it; `solar ir FILE` parses and verifies it"
-        )
-    if framework == "jax":
-        result = check_jax_file(args.file, seed=args.seed)
-    else:
-        from solar.frontends.torch.check import check_file  # torch
-
-        result = check_file(args.file, seed=args.seed, mode=args.mode, infer_structure=args.infer_structure)
+    result = check_file(args.file, args.seed, args.mode, args.infer_structure, debug=args.debug)
     table = Table(title=f"verify {result.program}: IR interpreter vs PyTorch", title_justify="left")
     for col in ("op", "shapes", "mode", "rel. error", "tolerance", "result", "source"):
         table.add_column(col, overflow="fold")

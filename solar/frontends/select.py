@@ -4,11 +4,14 @@ the LLM frontend for what the tracers cannot do)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Sequence
 
+from solar import passes
 from solar.errors import (
     IRSyntaxError,
     IRVerifyError,
@@ -19,6 +22,7 @@ from solar.errors import (
     message_line,
 )
 from solar.frontends import jax as jax_frontend
+from solar.frontends import usercode
 from solar.frontends.detect import framework_of
 from solar.frontends.loaded import Loaded, Provenance, Serving
 from solar.heap import settled
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
 # jax, and the LLM frontend (its parser and checker cost a tenth of a second) runs only with an
 # endpoint. `import solar.api` pays for none of them.
 DEFERRED = (
-    "torch", "torch.hf", "torch.loader", "torch.share", "torch.stitch", "torch.train", "jax.train", "llm",
+    "torch", "torch.check", "torch.hf", "torch.loader", "torch.share", "torch.stitch", "torch.train", "jax.train", "llm",
 )
 
 
@@ -42,6 +46,34 @@ def _frontend(name: str) -> ModuleType:
     """solar.frontends.<name>, one of DEFERRED, imported on first use."""
     assert name in DEFERRED, name
     return importlib.import_module(f"solar.frontends.{name}")
+
+@contextlib.contextmanager
+def debug_session(on: bool) -> Iterator[None]:
+    """`--debug`: within the block, what the user's code prints is shown (solar.frontends.usercode)
+    and the IR is verified after every pass (solar.passes); off, the caller's settings hold."""
+    if not on:
+        yield
+        return
+    with usercode.showing(True), passes.verifying(True):
+        yield
+
+
+def check_file(
+    path: str | Path, seed: int = 0, mode: str | None = None, infer_structure: bool = False, debug: bool = False
+) -> Any:
+    """`solar verify`: the model file's IR run by the interpreter against the program itself, op by
+    op (solar.frontends.torch.check, solar.frontends.jax.check)."""
+    framework = framework_of(path)
+    if framework == "ir":
+        raise UsageError(
+            f"{path}: verify compares a program's IR with the program's own outputs, and IR text "
+            "has no program behind it; `solar ir FILE` parses and verifies it"
+        )
+    with debug_session(debug):
+        if framework == "jax":
+            return jax_frontend.check_file(path, seed=seed)
+        return _frontend("torch.check").check_file(path, seed=seed, mode=mode, infer_structure=infer_structure)
+
 
 FRONTENDS = ("auto", "torch", "jax", "llm")
 LLM_HINT = (
@@ -62,6 +94,7 @@ def load(
     frontend: str = "auto",
     llm: LLMConfig | None = None,
     share_layers: bool = True,
+    debug: bool = False,
 ) -> Loaded:
     """Lower a model file path, or an in-memory torch module with example inputs, to the IR.
 
@@ -73,7 +106,16 @@ def load(
     frontend: "auto" (the tracer; for a model file, the LLM frontend for what the tracer cannot do
     when `llm`, a solar.frontends.llm.LLMConfig, is given), "torch", "jax" or "llm" (model files).
     share_layers: a PyTorch forward with a stack of identical layers is traced with 4 of them and
-    stitched (solar.frontends.torch.share; False: every layer traced)."""
+    stitched (solar.frontends.torch.share; False: every layer traced).
+    debug: show what the program prints and verify the IR after every pass (`debug_session`)."""
+    with debug_session(debug):
+        return _choose(model_or_path, inputs, mode, infer_structure, train, loss, optimizer, frontend, llm, share_layers)
+
+
+def _choose(
+    model_or_path: Any, inputs: Sequence[Any] | None, mode: str | None, infer_structure: bool, train: bool,
+    loss: str, optimizer: str, frontend: str, llm: LLMConfig | None, share_layers: bool,
+) -> Loaded:
     if train:
         return _load_train(model_or_path, inputs, mode, loss, optimizer)
     if frontend not in FRONTENDS:
@@ -129,11 +171,17 @@ def load(
 
 
 @settled
-def load_hf(spec: str, step: Any) -> Loaded:
+def load_hf(spec: str, step: Any, debug: bool = False) -> Loaded:
     """`hf:<model id or config.json>`: one serving step (solar.frontends.torch.hf.Scenario) of the
     causal LM built from its config, traced as an in-memory module. Identical layers: traced with
     TRACED of them and stitched to N (the per-layer bound is the TRACED + 1 minus TRACED difference);
-    otherwise traced whole, and the step built with 0 and 1 decoder layers gives the per-layer bound."""
+    otherwise traced whole, and the step built with 0 and 1 decoder layers gives the per-layer bound.
+    debug: as `load`."""
+    with debug_session(debug):
+        return _load_hf(spec, step)
+
+
+def _load_hf(spec: str, step: Any) -> Loaded:
     hf, stitch = _frontend("torch.hf"), _frontend("torch.stitch")
     layers_traced = stitch.TRACED
     spec = spec[3:] if spec.startswith("hf:") else spec

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from solar.backends.levels import claims
+from solar.backends.levels import Level, claims
 
 
 class _Model(BaseModel):
@@ -94,15 +94,15 @@ def _beyond_compute(kind: str, items, label: Callable[[Any], str]) -> list[Part]
 
 
 # level -> the parts its time adds over any lower level (a level without an entry gives none)
-PARTS: dict[str, Callable[[Any], list[Part]]] = {
-    "cache_aware": _parts_cache_aware,
-    "library": lambda r: _beyond_compute("kernel", r.library_kernels, _kernel_label),
-    "unfused": lambda r: _beyond_compute("op", r.ops, _op_label),
+PARTS: dict[Level, Callable[[Any], list[Part]]] = {
+    Level.CACHE_AWARE: _parts_cache_aware,
+    Level.LIBRARY: lambda r: _beyond_compute("kernel", r.library_kernels, _kernel_label),
+    Level.UNFUSED: lambda r: _beyond_compute("op", r.ops, _op_label),
 }
 
 
 def _bandwidth(report) -> float:
-    b = report.bounds.get("fused")
+    b = report.bounds.get(Level.FUSED)
     t = report.totals
     return t.dram_bytes / b.memory_seconds if b is not None and b.memory_seconds else 0.0
 
@@ -170,12 +170,12 @@ def opportunities(
                     )
                 )
     b = report.bounds
-    if "cache_aware" in b and b["cache_aware"].seconds > b["fused"].seconds:
+    if Level.CACHE_AWARE in b and b[Level.CACHE_AWARE].seconds > b[Level.FUSED].seconds:
         out.append(
             Opportunity(
                 kind="cache",
                 what="keep more of the working set on chip (finite on-chip storage forces traffic)",
-                seconds=b["cache_aware"].seconds - b["fused"].seconds,
+                seconds=b[Level.CACHE_AWARE].seconds - b[Level.FUSED].seconds,
                 detail=report.traffic.summary() if report.traffic is not None else "",
             )
         )
@@ -190,12 +190,12 @@ def opportunities(
                 detail="each kernel takes at least the spec's minimum kernel time",
             )
         )
-    if "eager_host" in b and b["eager_host"].seconds > b["unfused"].seconds:
+    if Level.EAGER_HOST in b and b[Level.EAGER_HOST].seconds > b[Level.UNFUSED].seconds:
         out.append(
             Opportunity(
                 kind="dispatch",
                 what="host dispatch binds eager execution: CUDA graphs or torch.compile",
-                seconds=b["eager_host"].seconds - b["unfused"].seconds,
+                seconds=b[Level.EAGER_HOST].seconds - b[Level.UNFUSED].seconds,
             )
         )
     for mode, seconds in (measured or {}).items():

@@ -8,10 +8,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from solar.version import __version__
+from solar.backends.levels import Level
 from solar.errors import SolarError
 from solar.report.insight import Insights, insights
 from solar.report.measured_ops import MeasuredOps
+from solar.version import __version__
 
 
 class _Model(BaseModel):
@@ -165,7 +166,7 @@ class Report(_Model):
 
     @property
     def sol_seconds(self) -> float:
-        return self.bounds["fused"].seconds
+        return self.bounds[Level.FUSED].seconds
 
 
 def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
@@ -187,14 +188,8 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
     assumptions = analysis.assumptions.describe()
     if analysis.traffic is not None:
         assumptions.append(analysis.traffic.describe())
-    bounds = {"fused": bound(analysis.fused)}
-    if analysis.cache_aware is not None:
-        bounds["cache_aware"] = bound(analysis.cache_aware)
-    if analysis.library is not None:
-        bounds["library"] = bound(analysis.library)
-    bounds["unfused"] = bound(analysis.unfused)
-    for extra in analysis.levels:  # recurrence, eager_host (solar.backends.levels)
-        bounds[extra.level] = bound(extra)
+    found = (analysis.fused, analysis.cache_aware, analysis.library, analysis.unfused, *analysis.levels)
+    bounds = {str(b.level): bound(b) for b in found if b is not None}  # report order (the level table's)
     assumptions.extend(analysis.notes)
     lib = getattr(analysis, "library_level", None)
     report = Report(

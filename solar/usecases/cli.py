@@ -9,6 +9,7 @@ from typing import Any
 from rich.markup import escape
 
 from solar.api import analyze_archs, load
+from solar.backends.assumptions import Assumptions
 from solar.backends.levels import SOL_LEVELS, Level
 from solar.backends.levels import title as level_title
 from solar.commands.args import add_mode_flags, add_run_flags, add_train_flags, clock_mhz
@@ -178,8 +179,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from solar.usecases.compare import build_comparison  # scipy.optimize
 
     loaded = _load(args)
-    reports = analyze_archs(loaded, args.arch, args.precision, args.clock_mhz, args.cache)
-    comparison = build_comparison(loaded, reports, args.precision, args.clock_mhz, args.cache)
+    assumptions = Assumptions(precision=args.precision, clock_mhz=args.clock_mhz, cache=args.cache)
+    reports = analyze_archs(loaded, args.arch, assumptions)
+    comparison = build_comparison(loaded, reports, assumptions)
     return _emit(args, comparison, "roofline", print_comparison)
 
 
@@ -188,9 +190,8 @@ def cmd_provision(args: argparse.Namespace) -> int:
 
     get_spec(args.like)
     loaded = _load(args)
-    prov = provision_loaded(
-        loaded, args.target_ms / 1e3, args.like, args.level, args.precision, args.clock_mhz
-    )
+    assumptions = Assumptions(precision=args.precision, clock_mhz=args.clock_mhz)
+    prov = provision_loaded(loaded, args.target_ms / 1e3, args.like, args.level, assumptions)
     return _emit(args, prov, "provision_plane", print_provision)
 
 
@@ -216,6 +217,7 @@ def _load(args: argparse.Namespace) -> Any:
         train=args.train,
         loss=args.loss,
         optimizer=args.optimizer,
+        debug=args.debug,
     )
 
 

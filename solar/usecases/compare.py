@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from solar.api import analyze_archs, assumptions_of, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.compute import compute_time, tensor_path
+from solar.backends.levels import SOL_LEVELS
 from solar.backends.work import Work, graph_work, total
 from solar.errors import UsageError
 from solar.frontends.loaded import Loaded
@@ -21,9 +22,8 @@ from solar.ir.nodes import Program
 from solar.report import Report
 from solar.usecases.resources import least_rate, resource_of
 
-# Levels that are max(compute, memory, launch) of one execution: their binding term has a "next".
-# Other levels (unfused, and levels other modules add) are shown with their bottleneck only.
-MAX_LEVELS = ("fused", "cache_aware")
+# The speed-of-light levels are max(compute, memory, launch) of one execution: their binding term
+# has a "next". Other levels (unfused, and the levels built on it) are shown with their bottleneck only.
 # The tensor path of a dtype's own width, to say when a GPU lacks it (fp8 on an A100).
 NATIVE_PATH = {
     "f16": "fp16",
@@ -197,7 +197,7 @@ def build_comparison(
             levels[level] = LevelCell(
                 seconds=b.seconds,
                 bottleneck=b.bottleneck,
-                binds=_binds(b, path if level in MAX_LEVELS else None),
+                binds=_binds(b, path if level in SOL_LEVELS else None),
                 ratio=None
                 if ref is None
                 else b.seconds / ref
@@ -207,7 +207,7 @@ def build_comparison(
                 memory_seconds=b.memory_seconds,
                 launch_seconds=b.launch_seconds,
             )
-            if level in MAX_LEVELS and b.seconds > 0:
+            if level in SOL_LEVELS and b.seconds > 0:
                 change[level] = what_changes(b, work, spec, a, path)
         boost = spec.boost_clock_mhz.value
         rows.append(

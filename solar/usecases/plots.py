@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from solar.backends.levels import Level
 from solar.errors import UsageError
 from solar.report.units import fmt_seconds
 
@@ -70,7 +71,7 @@ def roofline(comparison: Any, path: str) -> None:
     colors = plt.get_cmap("tab10")
     for k, row in enumerate(comparison.rows):
         color = colors(k % 10)
-        fused = row.levels["fused"]
+        fused = row.levels[Level.FUSED]
         bw = row.dram_bytes_per_s
         peak = flops / fused.compute_seconds if fused.compute_seconds else None
         grid = [lo * (hi / lo) ** (t / 200) for t in range(201)]
@@ -84,7 +85,7 @@ def roofline(comparison: Any, path: str) -> None:
         )
         if ai and fused.seconds:
             ax.plot([ai], [flops / fused.seconds], "o", color=color, markersize=7)
-        ca = row.levels.get("cache_aware")
+        ca = row.levels.get(Level.CACHE_AWARE)
         if ai_ca and ca and ca.seconds:
             ax.plot(
                 [ai_ca],

@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict
 from solar.api import assumptions_of, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import analyze_graph
-from solar.backends.dispatch import Floors, eager_host, eager_stages, floors_from_spec, floors_given
 from solar.backends.derived import recurrence_level
+from solar.backends.dispatch import Floors, eager_host, eager_stages, floors_from_spec, floors_given
+from solar.backends.levels import SOL_LEVELS, Level
 from solar.backends.work import graph_work, total
 from solar.errors import UsageError
 from solar.frontends.loaded import Loaded, eager_calls
@@ -37,8 +38,6 @@ from solar.usecases.frontier import (
     unfused_frontier,
 )
 from solar.usecases.resources import compute_seconds, least_rate, used_resources
-
-LEVELS = ("fused", "cache_aware")
 
 
 class _Model(BaseModel):
@@ -134,15 +133,15 @@ def provision_loaded(
     loaded: Loaded,
     target_seconds: float,
     like: str = "H100-SXM",
-    level: str = "cache_aware",
+    level: str = Level.CACHE_AWARE,
     assumptions: Assumptions | str | None = None,
     *policy: Any,
     **options: Any,
 ) -> Provision:
     """The provisioning of a loaded program for a target time under the precision and clock of
     `assumptions` (or the policy arguments as solar.api.assumptions_of takes them), cold cache."""
-    if level not in LEVELS:
-        raise UsageError(f"unknown level {level!r}; provision inverts one of {', '.join(LEVELS)}")
+    if level not in SOL_LEVELS:
+        raise UsageError(f"unknown level {level!r}; provision inverts one of {', '.join(SOL_LEVELS)}")
     if not (
         isinstance(target_seconds, (int, float))
         and math.isfinite(target_seconds)
@@ -158,13 +157,13 @@ def provision_loaded(
     work = total(graph_work(graph).values())
     assumptions = Assumptions(precision=given.precision, clock_mhz=given.clock_mhz, tf32_flags=loaded.flags)
     a = analyze_graph(graph, spec, assumptions)
-    bound = a.fused if level == "fused" else a.cache_aware
+    bound = a.fused if level == Level.FUSED else a.cache_aware
     assert bound is not None and a.traffic is not None
     T = float(target_seconds)
     C, M, L = bound.compute_seconds, bound.memory_seconds, bound.launch_seconds
     terms = {"compute": C, "memory": M, "launch": L}
     bw = spec.dram_bytes_per_s
-    nbytes = a.totals.dram_bytes if level == "fused" else a.totals.cache_aware_dram_bytes
+    nbytes = a.totals.dram_bytes if level == Level.FUSED else a.totals.cache_aware_dram_bytes
     reqs: list[Requirement] = []
 
     blocked = _blocked(terms, T, "memory")
@@ -299,7 +298,7 @@ def provision_loaded(
     specs = []
     for s in list_specs():
         other = analyze_graph(graph, s, assumptions)
-        ob = other.fused if level == "fused" else other.cache_aware
+        ob = other.fused if level == Level.FUSED else other.cache_aware
         assert ob is not None
         specs.append(
             SpecVerdict(
@@ -422,7 +421,7 @@ def provision(
     inputs: Sequence[Any] | None = None,
     target_ms: float = 1.0,
     like: str = "H100-SXM",
-    level: str = "cache_aware",
+    level: str = Level.CACHE_AWARE,
     assumptions: Assumptions | None = None,
     *,
     mode: str | None = None,
