@@ -42,9 +42,12 @@ def test_the_heap_comes_back_when_the_scope_raises():
 def test_a_process_that_froze_objects_itself_keeps_them_frozen():
     gc.freeze()
     mine = gc.get_freeze_count()
+    fresh = [{} for _ in range(1000)]  # a second freeze would take these too; an unfreeze, all
+    # frozen objects that die leave the count (another thread may free some): bounds, not equality
     with settled_heap():
-        assert gc.get_freeze_count() == mine
-    assert gc.get_freeze_count() == mine
+        assert mine // 2 < gc.get_freeze_count() < mine + len(fresh)
+    assert mine // 2 < gc.get_freeze_count() < mine + len(fresh)
+    del fresh
 
 
 def test_cyclic_garbage_made_inside_is_collected_after():
