@@ -22,6 +22,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.suite_tools import list_problems  # noqa: E402
+from solar.backends.levels import SPEC_LEVELS  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden" / "totals.json"
 ARCHS = ("H100-SXM", "H200-SXM")
@@ -42,7 +43,8 @@ def totals_of(path: Path) -> dict:
     return loaded_totals(load(str(path)))
 
 
-LEVELS = ("fused", "cache_aware", "library", "unfused")  # host- and calibration-dependent levels are not golden
+# host- and calibration-dependent levels are not golden
+LEVELS = tuple(level.value for level in SPEC_LEVELS)
 
 
 def loaded_totals(loaded) -> dict:

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Sequence
 
-from solar.backends.assumptions import Assumptions
+from solar.backends.assumptions import CLOCK_MHZ_RANGE, Assumptions, check_clock_mhz
 from solar.errors import UsageError
 from solar.frontends.loaded import Loaded, Provenance, Serving, eager_calls, provenance_lines
 from solar.frontends.select import (
@@ -33,26 +33,6 @@ __all__ = [
     "analyze_archs", "analyze_loaded", "assumptions_of", "check_clock_mhz", "check_file", "eager_calls", "einsum_text",
     "ir_text", "join_measured_ops", "load", "load_hf", "load_ir_file", "load_module", "provenance_lines",
 ]
-
-# A locked SM clock outside this range is a typo, not a GPU (datasheet clocks: ~200-3000 MHz).
-CLOCK_MHZ_RANGE = (10.0, 10000.0)
-
-
-def check_clock_mhz(clock_mhz: float | None) -> float | None:
-    """A locked clock in MHz: a finite number in CLOCK_MHZ_RANGE (None: the boost clock)."""
-    if clock_mhz is None:
-        return None
-    lo, hi = CLOCK_MHZ_RANGE
-    try:
-        value = float(clock_mhz)
-    except (TypeError, ValueError):
-        raise UsageError(f"clock {clock_mhz!r} is not a number; give the locked SM clock in MHz, e.g. 1410") from None
-    if isinstance(clock_mhz, bool) or not (lo <= value <= hi):  # also rejects nan and inf
-        raise UsageError(
-            f"clock {clock_mhz!r} MHz is outside {lo:g}..{hi:g} MHz; give the locked SM clock in MHz, e.g. 1410"
-        )
-    return value
-
 
 POLICY = ("precision", "clock_mhz", "cache", "writeback")  # the order callers pass them positionally
 

@@ -28,6 +28,26 @@ class CacheState(str, Enum):
         return self.value
 
 
+# A locked SM clock outside this range is a typo, not a GPU (datasheet clocks: ~200-3000 MHz).
+CLOCK_MHZ_RANGE = (10.0, 10000.0)
+
+
+def check_clock_mhz(clock_mhz: float | None) -> float | None:
+    """A locked clock in MHz: a finite number in CLOCK_MHZ_RANGE (None: the boost clock)."""
+    if clock_mhz is None:
+        return None
+    lo, hi = CLOCK_MHZ_RANGE
+    try:
+        value = float(clock_mhz)
+    except (TypeError, ValueError):
+        raise UsageError(f"clock {clock_mhz!r} is not a number; give the locked SM clock in MHz, e.g. 1410") from None
+    if isinstance(clock_mhz, bool) or not (lo <= value <= hi):  # also rejects nan and inf
+        raise UsageError(
+            f"clock {clock_mhz!r} MHz is outside {lo:g}..{hi:g} MHz; give the locked SM clock in MHz, e.g. 1410"
+        )
+    return value
+
+
 PRECISION_TEXT: dict[Precision, str] = {
     Precision.EXACT: "exact — fp32 contractions stay fp32 (SIMT) unless the framework lets that op use "
     "TF32 tensor cores; lower-precision dtypes may use a tensor-core path of equal or higher "

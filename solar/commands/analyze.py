@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from solar.api import analyze_archs, load, load_hf
 from solar.backends.assumptions import Assumptions
 from solar.commands.args import (
     Progress,
@@ -20,7 +19,6 @@ from solar.commands.args import (
 )
 from solar.errors import UsageError
 from solar.frontends.llm import cli as llm_cli
-from solar.hardware import get_spec
 from solar.report import render, reports_to_json, with_insights
 from solar.symbolic import cli as symbolic_cli
 from solar.usecases import cli as usecases_cli
@@ -69,6 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _load_hf(args: argparse.Namespace):
+    from solar import api
     """The `hf:` form of analyze; --scenario and its flags belong to it alone."""
     hf_flags = (args.scenario, args.batch, args.seq, args.context)
     if not args.file.startswith("hf:"):
@@ -79,23 +78,26 @@ def _load_hf(args: argparse.Namespace):
         raise UsageError("hf: models are analysed for inference; drop --train, --mode and --infer-structure")
     from solar.frontends.torch.hf import scenario  # torch
 
-    return load_hf(args.file, scenario(*hf_flags), debug=args.debug)
+    return api.load_hf(args.file, scenario(*hf_flags), debug=args.debug)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    from solar import api  # the analysis (islpy, networkx, lark): not paid by --help or a bad flag
+    from solar.hardware import get_spec
+
     for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
         get_spec(arch)
     assumptions = Assumptions(precision=args.precision, cache=args.cache, clock_mhz=args.clock_mhz)
     if args.symbolic:
-        return symbolic_cli.run(args, assumptions, lambda path: load(path, train=args.train, debug=args.debug).program)
+        return symbolic_cli.run(args, assumptions, lambda path: api.load(path, train=args.train, debug=args.debug).program)
     progress = Progress()
     progress(f"tracing and lowering {args.file}")
-    loaded = _load_hf(args) or load(
+    loaded = _load_hf(args) or api.load(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
         train=args.train, loss=args.loss, optimizer=args.optimizer,
         frontend=args.frontend, llm=llm_cli.config(args), share_layers=args.share_layers, debug=args.debug,
     )
-    reports = analyze_archs(
+    reports = api.analyze_archs(
         loaded, args.arch, assumptions,
         on_arch=lambda a: progress(f"pricing {a}"),
         dispatch_us=args.dispatch_us, grid_sync_us=args.grid_sync_us, measured_ops=args.measured_ops,

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from solar.api import check_clock_mhz
+from solar.backends.assumptions import check_clock_mhz
 from solar.errors import UsageError
 
 #: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).

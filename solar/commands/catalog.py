@@ -6,8 +6,6 @@ import argparse
 
 from rich.table import Table
 
-from solar.frontends.jax import supported_primitives
-from solar.hardware import list_specs
 from solar.report import render
 
 
@@ -17,11 +15,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_specs(args: argparse.Namespace) -> int:
+    from solar import hardware  # pydantic and the spec files: not paid by --help
+
     table = Table(title="hardware specs: dense peaks at the boost clock (TFLOP/s; int: TOP/s)", title_justify="left")
     keys = ("tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4")
     for col in ("name", "SMs", "boost MHz", "DRAM TB/s", "L2 MiB", "fp32 SIMT", *keys):
         table.add_column(col, justify="left" if col == "name" else "right", no_wrap=col == "name")
-    for s in list_specs():
+    for s in hardware.list_specs():
         rates = [s.tensor_rate(k) for k in keys]
         table.add_row(
             s.name,
@@ -37,6 +37,7 @@ def cmd_specs(args: argparse.Namespace) -> int:
 
 
 def cmd_ops(args: argparse.Namespace) -> int:
+    from solar.frontends.jax import supported_primitives  # jax
     from solar.frontends.torch.lowerings import LOWERINGS  # torch
 
     names = sorted(str(op) for op in LOWERINGS)

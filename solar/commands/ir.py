@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from solar.api import einsum_text, ir_text
 from solar.commands.args import add_mode_flags, add_run_flags, add_share_flag
 from solar.frontends.llm import cli as llm_cli
 
@@ -22,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_ir(args: argparse.Namespace) -> int:
+    from solar.api import ir_text  # the analysis (islpy, networkx, lark): not paid by --help
+
     text = ir_text(
         args.file, mode=args.mode, infer_structure=args.infer_structure,
         frontend=args.frontend, llm=llm_cli.config(args), share_layers=args.share_layers, debug=args.debug,
@@ -31,6 +32,8 @@ def cmd_ir(args: argparse.Namespace) -> int:
 
 
 def cmd_einsum(args: argparse.Namespace) -> int:
+    from solar.api import einsum_text
+
     text = einsum_text(
         args.file, mode=args.mode, infer_structure=args.infer_structure, share_layers=args.share_layers,
         debug=args.debug,

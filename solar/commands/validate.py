@@ -9,9 +9,6 @@ from rich.table import Table
 
 from solar.commands.args import add_train_flags, count, new_file
 from solar.report import render
-from solar.validate.calibrate import calibrate
-from solar.validate.run import validate_file
-from solar.validate.train import validate_train_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,10 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from solar.validate import run, train  # torch and the analysis: not paid by --help
+
     if args.train:
-        result = validate_train_file(args.file, args.arch, args.loss, args.optimizer, reps=min(args.reps, 20))
+        result = train.validate_train_file(args.file, args.arch, args.loss, args.optimizer, reps=min(args.reps, 20))
     else:
-        result = validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
+        result = run.validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
     if args.json:
         print(result.to_json())
         return 1 if result.violations else 0
@@ -59,6 +58,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    from solar.validate.calibrate import calibrate  # torch
+
     measured = calibrate(args.out, args.arch, args.dispatch_only, args.raw)
     dispatch = measured.pop("dispatch", {})
     for key, m in measured.items():

@@ -7,7 +7,6 @@ import argparse
 
 from rich.table import Table
 
-from solar.api import check_file
 from solar.commands.args import add_mode_flags, add_run_flags, count
 from solar.report import render
 
@@ -22,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from solar.api import check_file  # the analysis (islpy, networkx, lark): not paid by --help
+
     result = check_file(args.file, args.seed, args.mode, args.infer_structure, debug=args.debug)
     table = Table(title=f"verify {result.program}: IR interpreter vs PyTorch", title_justify="left")
     for col in ("op", "shapes", "mode", "rel. error", "tolerance", "result", "source"):

@@ -12,9 +12,6 @@ from pathlib import Path
 from rich.console import Console
 
 from solar.commands.args import Parser
-from solar.definitions.report import definition_rows, write_definitions_report
-from solar.definitions.scores import DEFAULT_SUSPICIOUS_RATIO, load_timings
-from solar.definitions.suite import cases, find_definitions, write_problems
 from solar.errors import SolarError, UsageError
 from solar.kernelbench.cli import add_batch_flags, checked_batch_flags, run_config, stoppable
 from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
@@ -72,6 +69,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # the suite reader, the scores and the report: not paid by --help or a bad flag
+    from solar.definitions.report import definition_rows, write_definitions_report
+    from solar.definitions.scores import DEFAULT_SUSPICIOUS_RATIO, load_timings
+    from solar.definitions.suite import cases, find_definitions, write_problems
+
     console = Console(stderr=True, highlight=False)
     entries = find_definitions(args.root, args.definitions)  # every file is checked first
     all_cases = cases(entries)

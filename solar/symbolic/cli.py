@@ -6,9 +6,12 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solar.backends.assumptions import Assumptions
-from solar.ir.nodes import Program
+
+if TYPE_CHECKING:
+    from solar.ir.nodes import Program
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:

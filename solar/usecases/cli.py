@@ -8,13 +8,11 @@ from typing import Any
 
 from rich.markup import escape
 
-from solar.api import analyze_archs, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.levels import SOL_LEVELS, Level
 from solar.backends.levels import title as level_title
 from solar.commands.args import add_mode_flags, add_run_flags, add_train_flags, clock_mhz
 from solar.errors import UsageError
-from solar.hardware import get_spec
 from solar.report import render
 from solar.usecases import plots
 
@@ -176,19 +174,21 @@ def _amount(x: float, unit: str) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from solar import api
     from solar.usecases.compare import build_comparison  # scipy.optimize
 
     loaded = _load(args)
     assumptions = Assumptions(precision=args.precision, clock_mhz=args.clock_mhz, cache=args.cache)
-    reports = analyze_archs(loaded, args.arch, assumptions)
+    reports = api.analyze_archs(loaded, args.arch, assumptions)
     comparison = build_comparison(loaded, reports, assumptions)
     return _emit(args, comparison, "roofline", print_comparison)
 
 
 def cmd_provision(args: argparse.Namespace) -> int:
+    from solar import hardware
     from solar.usecases.provision import provision_loaded  # scipy.optimize
 
-    get_spec(args.like)
+    hardware.get_spec(args.like)
     loaded = _load(args)
     assumptions = Assumptions(precision=args.precision, clock_mhz=args.clock_mhz)
     prov = provision_loaded(loaded, args.target_ms / 1e3, args.like, args.level, assumptions)
@@ -207,10 +207,12 @@ def _emit(args: argparse.Namespace, result: Any, plot: str, show: Any) -> int:
 
 
 def _load(args: argparse.Namespace) -> Any:
+    from solar import api, hardware  # the analysis (islpy, networkx, lark): not paid by --help
+
     if getattr(args, "arch", None):
         for arch in args.arch:
-            get_spec(arch)
-    return load(
+            hardware.get_spec(arch)
+    return api.load(
         args.file,
         mode=args.mode,
         infer_structure=args.infer_structure,
