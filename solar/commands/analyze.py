@@ -14,6 +14,7 @@ from solar.commands.args import (
     add_run_flags,
     add_share_flag,
     add_train_flags,
+    check_gpus,
     clock_mhz,
     measured,
 )
@@ -63,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_flags(a)
     llm_cli.add_flags(a)
     symbolic_cli.add_flags(a)
-    a.set_defaults(fn=cmd_analyze)
+    a.set_defaults(fn=cmd_analyze, check=check_gpus)
 
 
 def _load_hf(args: argparse.Namespace):

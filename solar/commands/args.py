@@ -178,3 +178,13 @@ class Progress:
     def done(self) -> None:
         if self.on:
             print(f"solar: analysed in {time.monotonic() - self.start:.1f} s", file=sys.stderr, flush=True)
+
+
+def check_gpus(args: argparse.Namespace) -> None:
+    """The GPU names a command was given (`--arch`, `--like`), checked before the program's
+    framework is imported: a misspelt name is one line at once, not after torch has loaded."""
+    from solar import hardware  # pydantic and the spec files: not paid by --help
+
+    names = [*(getattr(args, "arch", None) or ()), *([args.like] if getattr(args, "like", None) else [])]
+    for name in names:
+        hardware.get_spec(name)

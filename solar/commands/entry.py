@@ -75,6 +75,8 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
         debug = getattr(args, "debug", False)
         runs_user_code = getattr(args, "runs_user_code", False)
         with _terminate_cleanly(args):
+            if getattr(args, "check", None):  # what can be checked before torch or jax is imported
+                args.check(args)
             if runs_user_code:
                 _preload(args.file)
             with usercode.deadline(args.timeout if runs_user_code else None):

@@ -11,7 +11,13 @@ from rich.markup import escape
 from solar.backends.assumptions import Assumptions
 from solar.backends.levels import SOL_LEVELS, Level
 from solar.backends.levels import title as level_title
-from solar.commands.args import add_mode_flags, add_run_flags, add_train_flags, clock_mhz
+from solar.commands.args import (
+    add_mode_flags,
+    add_run_flags,
+    add_train_flags,
+    check_gpus,
+    clock_mhz,
+)
 from solar.errors import UsageError
 from solar.report import render
 from solar.usecases import plots
@@ -270,7 +276,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--cache", choices=("cold", "warm"), default="cold", help="cache state before the run"
     )
-    c.set_defaults(fn=cmd_compare)
+    c.set_defaults(fn=cmd_compare, check=check_gpus)
     p = sub.add_parser(
         "provision",
         help="the least hardware with which a program could meet a target time",
@@ -294,4 +300,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=Level.CACHE_AWARE.value,
         help="the bound to invert (default cache_aware; on-chip capacity always uses it)",
     )
-    p.set_defaults(fn=cmd_provision)
+    p.set_defaults(fn=cmd_provision, check=check_gpus)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from solar import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,3 +50,25 @@ def test_start_up_imports_no_heavy_dependency():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["analyze", "examples/matmul.py", "--arch", "V100"],
+        ["analyze", "examples/matmul.py", "--arch", "H100-SXM", "B100"],
+        ["compare", "examples/matmul.py", "--arch", "L4", "V100"],
+        ["provision", "examples/matmul.py", "--target-ms", "1", "--like", "V100"],
+    ],
+)
+def test_an_unknown_gpu_is_one_line_before_the_framework_loads(argv):
+    code = (
+        "import sys\n"
+        "from solar.cli import main\n"
+        f"rc = main({argv!r})\n"
+        "print(rc, 'torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["2", "False"]
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("solar: error: unknown GPU") and "known: " in line
