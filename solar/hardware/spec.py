@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from solar.errors import SpecError
 from solar.userfiles import read_text
 
-SPEC_DIR = Path(__file__).resolve().parents[2] / "hardware_specs"
+# The spec files: `hardware_specs/` of the source tree, reached through the package's `specs` link
+# (a wheel holds them as package data in that folder).
+SPEC_DIR = (Path(__file__).parent / "specs").resolve()
 
 # Dense tensor-core peaks per operand dtype (int rates are ops/s), and non-tensor (SIMT) peaks.
 TensorKey = Literal["fp64", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4"]
