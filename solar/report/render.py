@@ -86,7 +86,9 @@ def print_report(report, per_op: bool, group_by: str | None = None) -> None:
 
     con = console()
     t = report.totals
-    con.print(f"[bold]{escape(report.program)}[/bold] on [bold]{escape(report.arch)}[/bold]")
+    step = report.serving  # an hf: step is named by its model and scenario, not the traced class
+    name = report.program if step is None else step.model
+    con.print(f"[bold]{escape(name)}[/bold] on [bold]{escape(report.arch)}[/bold]")
     con.print(op_table(report, per_op, group_by))
     bt = Table(title="bounds", title_justify="left")
     for col in ("level", "time", "bottleneck", "compute", "memory", "launch"):
