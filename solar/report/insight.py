@@ -173,13 +173,13 @@ def _capped(items, budgets: dict[str, float]) -> list[Opportunity]:
     left = dict(budgets)
     out = []
     for raw, keys, o in sorted(items, key=lambda it: -it[0]):
-        win = min([raw, *(left[k] for k in keys)])
+        key = min(keys, key=left.__getitem__)  # the budget with least left
+        win = min(raw, left[key])
         if win <= 0:
             continue
         for k in keys:
             left[k] -= win
         if win < raw:
-            key = min(keys, key=lambda k: budgets[k])
             o = o.model_copy(update={"together": budgets[key]})
         out.append(o.model_copy(update={"seconds": win}))
     return out
