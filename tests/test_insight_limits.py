@@ -86,10 +86,17 @@ def test_savings_within_their_gaps(path):
 
 
 def test_layernorm_softmax_fusion_is_the_gap():
-    """Two memory-bound ops whose fusion is the whole program: the fixes overlap, together the
-    unfused − fused gap, not the sum of both ops' time over their compute."""
+    """Two memory-bound ops whose fusion is the whole program: each op's win is its unfused time less
+    the compulsory bytes only it moves (LayerNorm reads x and its weights, softmax writes the
+    output beyond the write-back L2), and the two add to exactly unfused − fused."""
     r = analyze_loaded(load(str(ROOT / "examples" / "layernorm_softmax.py")), "H100-SXM")
-    gap = r.bounds["unfused"].seconds - r.bounds["fused"].seconds
+    x = 32 * 512 * 2048 * 4
+    assert r.insights.op_floor_bytes == [x + 2 * 2048 * 4, r.totals.dram_bytes - x - 2 * 2048 * 4]
+    bw = r.totals.dram_bytes / r.bounds["fused"].memory_seconds
     fusions = [o for o in r.insights.opportunities if o.kind == "fusion"]
-    assert sum(o.seconds for o in fusions) == pytest.approx(gap, rel=REL)
-    assert [o.together for o in fusions] == [pytest.approx(gap, rel=REL)]
+    assert [o.seconds for o in fusions] == pytest.approx(
+        [op.seconds - floor / bw for op, floor in zip(r.ops, r.insights.op_floor_bytes)], rel=REL
+    )
+    assert [o.together for o in fusions] == [0.0, 0.0]
+    gap = r.bounds["unfused"].seconds - r.bounds["fused"].seconds
+    assert sum(o.seconds for o in fusions) == pytest.approx(gap, rel=1e-9)

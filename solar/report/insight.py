@@ -7,6 +7,7 @@ contributes parts through PARTS, and every `*_seconds` term of its bound is comp
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +54,9 @@ class Opportunity(_Model):
 class Insights(_Model):
     gaps: list[Gap]
     opportunities: list[Opportunity]
+    # per op: the compulsory DRAM bytes only its work moves (op_floor_bytes), which fusing it
+    # cannot save; [] when unknown
+    op_floor_bytes: list[float] = []
 
 
 TOP_PARTS = 5
@@ -102,6 +106,34 @@ PARTS: dict[Level, Callable[[Any], list[Part]]] = {
     Level.LIBRARY: lambda r: _beyond_compute("kernel", r.library_kernels, _kernel_label),
     Level.UNFUSED: lambda r: _beyond_compute("op", r.ops, _op_label),
 }
+
+
+def op_floor_bytes(graph, op_node_ids, traffic) -> list[float]:
+    """Per op (its node ids), the compulsory DRAM bytes its work moves in any implementation: the
+    program inputs only it reads, less what a warm L2 may hold, and the outputs only it writes,
+    less what the write-back L2 may keep; disjoint between ops, so they add to at most the
+    compulsory bytes."""
+    from solar.backends.memory import compulsory_by_tensor  # islpy, networkx
+
+    if traffic is None:
+        return []
+    per = compulsory_by_tensor(graph)
+    accessed = []
+    for ids in op_node_ids:
+        nodes = [graph.node(i) for i in ids]
+        accessed.append((
+            {o.tensor for n in nodes for o in n.operands} & per.keys(),
+            {n.output for n in nodes} & per.keys(),
+        ))
+    readers = Counter(t for reads, _ in accessed for t in reads)
+    writers = Counter(t for _, writes in accessed for t in writes)
+    kept = sum(w for _, w in per.values()) - traffic.write_bytes  # outputs the L2 may keep
+    out = []
+    for reads, writes in accessed:
+        r = sum(per[t][0] for t in reads if readers[t] == 1 and writers[t] == 0)
+        w = sum(per[t][1] for t in writes if writers[t] == 1)
+        out.append(max(0.0, r - traffic.l2_resident_bytes) + max(0.0, w - kept))
+    return out
 
 
 def _bandwidth(report) -> float:
@@ -189,10 +221,14 @@ def opportunities(
     report,
     fastest_op_compute: tuple[float, ...] | None = None,
     measured: dict[str, float] | None = None,
+    floor_bytes: list[float] | None = None,
 ) -> list[Opportunity]:
     """Ranked by the time each could win, largest first; each at most the gap between the levels
-    it names, and the items on one gap together at most that gap."""
+    it names, and the items on one gap together at most that gap. `floor_bytes`: per op, the
+    compulsory bytes only its work moves (op_floor_bytes)."""
     b = report.bounds
+    bw = _bandwidth(report) if floor_bytes else 0.0
+    floors = [x / bw for x in floor_bytes] if floor_bytes and bw else [0.0] * len(report.ops)
     lv = _levels(b)
     lib_lo = _lower(b, Level.CACHE_AWARE)  # fusing across library kernels: cache-aware -> library
     op_lo = _lower(b, Level.LIBRARY)  # fusing an op into its neighbours: library -> unfused
@@ -219,11 +255,13 @@ def opportunities(
         add(k.seconds - k.compute_seconds, ((lib_lo, Level.LIBRARY), _DEVICE), kind="fusion",
             what=f"fuse across the library kernel {_kernel_label(k)}",
             detail=f"{k.in_bytes:.0f} B in, {k.out_bytes:.0f} B out of DRAM at its boundary ({k.source})")
-    for op in report.ops:
+    for op, floor in zip(report.ops, floors):
         if not op.contractions:
-            add(op.seconds - op.compute_seconds, ((op_lo, Level.UNFUSED), _DEVICE), kind="fusion",
+            # inside any fused kernel the op's work still costs its compute and its compulsory bytes
+            add(op.seconds - max(op.compute_seconds, floor), ((op_lo, Level.UNFUSED), _DEVICE), kind="fusion",
                 what=f"fuse {_op_label(op)} into its neighbours",
-                detail=f"unfused {op.seconds * 1e6:.2f} µs, compute {op.compute_seconds * 1e6:.2f} µs ({op.source})")
+                detail=f"unfused {op.seconds * 1e6:.2f} µs, compute {op.compute_seconds * 1e6:.2f} µs"
+                + (f", compulsory DRAM {floor * 1e6:.2f} µs" if floor > 0 else "") + f" ({op.source})")
     launch_bound = [op for op in report.ops if op.bottleneck == "launch"]
     if launch_bound:
         add(sum(op.seconds - max(op.compute_seconds, op.memory_seconds) for op in launch_bound),
@@ -278,7 +316,9 @@ def opportunities(
     return out[:TOP_OPPORTUNITIES]
 
 
-def insights(report, fastest_op_compute=None, measured=None) -> Insights:
+def insights(report, fastest_op_compute=None, measured=None, floor_bytes=None) -> Insights:
     return Insights(
-        gaps=gaps(report), opportunities=opportunities(report, fastest_op_compute, measured)
+        gaps=gaps(report),
+        opportunities=opportunities(report, fastest_op_compute, measured, floor_bytes),
+        op_floor_bytes=list(floor_bytes or []),
     )
