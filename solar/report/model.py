@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solar.backends.levels import Level
 from solar.errors import SolarError
-from solar.report.insight import Insights, insights
+from solar.report.insight import Insights, insights, op_floor_bytes
 from solar.report.measured_ops import MeasuredOps
 from solar.version import __version__
 
@@ -235,13 +235,18 @@ def build_report(program_name: str, analysis: Any, graph: Any) -> Report:
             for k in lib.kernels
         ],
     )
-    return with_insights(report, getattr(analysis, "fastest_op_compute", None))
+    floors = op_floor_bytes(graph, [op.node_ids for op in analysis.ops], analysis.traffic)
+    return with_insights(report, getattr(analysis, "fastest_op_compute", None), floor_bytes=floors)
 
 
-def with_insights(report: Report, fastest_op_compute=None, measured: dict[str, float] | None = None) -> Report:
+def with_insights(
+    report: Report, fastest_op_compute=None, measured: dict[str, float] | None = None, floor_bytes=None
+) -> Report:
     """The report with its insight rows and opportunities (solar.report.insight) recomputed, e.g. after a
     level was added or with measured times."""
-    new = insights(report, fastest_op_compute, measured)
+    if floor_bytes is None and report.insights is not None:
+        floor_bytes = report.insights.op_floor_bytes
+    new = insights(report, fastest_op_compute, measured, floor_bytes)
     if fastest_op_compute is None and report.insights is not None:  # keep the precision rows
         kept = [o for o in report.insights.opportunities if o.kind in ("precision", "measured op")]
         ranked = sorted([*new.opportunities, *kept], key=lambda o: -o.seconds)

@@ -160,7 +160,12 @@ def print_fix_first(con, report) -> None:
         )
     for n, o in enumerate(ins.opportunities[:FIX_FIRST], 1):
         caveat = f" [caveat: {escape(o.caveat)}]" if o.caveat else ""
-        con.print(f"  {n}. {o.kind}: {escape(o.what)} — up to {fmt_seconds(o.seconds)}{caveat}", highlight=False)
+        together = f"; its fixes together at most {fmt_seconds(o.together)}" if o.together else ""
+        gap = f" ({o.lo} -> {o.hi}{together})" if o.lo and o.hi else ""
+        con.print(
+            f"  {n}. {o.kind}: {escape(o.what)} — up to {fmt_seconds(o.seconds)}{gap}{caveat}",
+            highlight=False,
+        )
 
 
 def print_measured_ops(con: Any, mo: MeasuredOps, top: int = 8) -> None:

@@ -88,14 +88,16 @@ def show_analysis(args: argparse.Namespace, loaded: Any, reports: list) -> bool:
 def print_comparison(c: Any) -> None:
     con = render.console()
     title = f"{c.program} on {len(c.rows)} GPUs (ratio: bound / {c.reference}'s)"
-    levels = list(c.rows[0].levels)
+    levels = c.levels()  # the union over the GPUs: a calibrated one may have more
     cols = ("GPU", "clock", *(level_title(lv) for lv in levels), "what changes the binding (fused)",
             "precision paths")
     table = render.table(escape(title), cols, show_lines=True)
     for row in c.rows:
         cells = [
             f"{render.fmt_seconds(cell.seconds)} ({'-' if cell.ratio is None else f'{cell.ratio:.3g}'}x)\n{cell.binds}"
-            for cell in row.levels.values()
+            if (cell := row.levels.get(level)) is not None
+            else "–"
+            for level in levels
         ]
         paths = " ".join(row.tensor_paths) or "none"
         prec = "\n".join([*row.precision, f"tensor: {paths}"])

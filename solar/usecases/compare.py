@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from solar.api import analyze_archs, assumptions_of, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.compute import compute_time, tensor_path
-from solar.backends.levels import SOL_LEVELS
+from solar.backends.levels import SOL_LEVELS, ordered
 from solar.backends.work import Work, graph_work, total
 from solar.errors import UsageError
 from solar.frontends.loaded import Loaded
@@ -88,6 +88,11 @@ class Comparison(_Model):
     dram_bytes: float
     cache_aware_dram_bytes: float
     rows: list[CompareRow]
+
+    def levels(self) -> tuple[str, ...]:
+        """Every level some row has, in report order: a table's columns (a GPU without a level,
+        e.g. one with no calibrated dispatch floors for eager_host, has no cell for it)."""
+        return ordered(level for r in self.rows for level in r.levels)
 
     def row(self, arch: str) -> CompareRow:
         for r in self.rows:

@@ -30,19 +30,41 @@ def _report():
         _op("exp", 1 * US, 1 * US, 0.5 * US),  # no win
         _op("tanh", 2 * US, 0.5 * US, 0.5 * US, bottleneck="launch"),
     ]
-    bounds = {"fused": NS(seconds=10 * US), "unfused": NS(seconds=20 * US), "eager_host": NS(seconds=25 * US)}
+    bounds = {
+        "fused": NS(seconds=10 * US), "cache_aware": NS(seconds=11 * US), "library": NS(seconds=14 * US),
+        "unfused": NS(seconds=20 * US), "eager_host": NS(seconds=25 * US),
+    }
     return NS(library_kernels=kernels, ops=ops, bounds=bounds, traffic=None)
 
 
 def test_opportunities_rank_fusion_precision_launch_dispatch():
+    """Each row within the gap it names: the library kernel's 5 µs over its compute is cut to the
+    library − cache-aware gap (3 µs, which it then takes whole: it overlaps nothing else listed)."""
     out = opportunities(_report(), fastest_op_compute=(1 * US, 2 * US, 1 * US, 0.5 * US))
-    rows = [(o.kind, o.what, o.detail) for o in out]
+    rows = [(o.kind, o.what, o.detail, o.lo, o.hi, o.together) for o in out]
     assert rows == [
-        ("fusion", "fuse across the library kernel mm + add [fc]", "100 B in, 50 B out of DRAM at its boundary (m.py:3)"),
-        ("dispatch", "host dispatch binds eager execution: CUDA graphs or torch.compile", ""),
-        ("precision", "run mm at the fastest precision (it runs on fp32 now)", "m.py:mm"),
-        ("fusion", "fuse relu [act] into its neighbours", "unfused 3.00 µs, compute 1.00 µs (m.py:relu)"),
-        ("fusion", "fuse tanh into its neighbours", "unfused 2.00 µs, compute 0.50 µs (m.py:tanh)"),
-        ("launch", "1 kernels are bound by the launch floor: fuse them", "each kernel takes at least the spec's minimum kernel time"),
+        ("dispatch", "host dispatch binds eager execution: CUDA graphs or torch.compile", "", "unfused", "eager_host", 0.0),
+        ("precision", "run mm at the fastest precision (it runs on fp32 now)", "m.py:mm", "", "", 0.0),
+        ("fusion", "fuse across the library kernel mm + add [fc]", "100 B in, 50 B out of DRAM at its boundary (m.py:3)",
+         "cache_aware", "library", pytest.approx(3 * US, rel=1e-12)),
+        ("fusion", "fuse relu [act] into its neighbours", "unfused 3.00 µs, compute 1.00 µs (m.py:relu)", "library", "unfused", 0.0),
+        ("fusion", "fuse tanh into its neighbours", "unfused 2.00 µs, compute 0.50 µs (m.py:tanh)", "library", "unfused", 0.0),
+        ("launch", "1 kernels are bound by the launch floor: fuse them", "each kernel takes at least the spec's minimum kernel time",
+         "cache_aware", "unfused", 0.0),
+        ("cache", "keep more of the working set on chip (finite on-chip storage forces traffic)", "", "fused", "cache_aware", 0.0),
     ]
-    assert [o.seconds for o in out] == pytest.approx([5 * US, 5 * US, 4 * US, 2 * US, 1.5 * US, 1.5 * US], rel=1e-12)
+    assert [o.seconds for o in out] == pytest.approx([5 * US, 4 * US, 3 * US, 2 * US, 1.5 * US, 1.5 * US, 1 * US], rel=1e-12)
+
+
+def test_overlapping_fusions_together_at_most_their_gap():
+    """Three ops whose times over their compute (4, 3, 2 µs) add to more than library → unfused
+    (6 µs): largest first, each takes what is left; the one cut says the gap's total; the one left
+    with nothing is not listed."""
+    ops = [_op("a", 5 * US, 1 * US, 5 * US), _op("b", 4 * US, 1 * US, 4 * US), _op("c", 3 * US, 1 * US, 3 * US)]
+    bounds = {"fused": NS(seconds=6 * US), "cache_aware": NS(seconds=6 * US), "library": NS(seconds=6 * US),
+              "unfused": NS(seconds=12 * US)}
+    out = opportunities(NS(library_kernels=[], ops=ops, bounds=bounds, traffic=None))
+    assert [(o.what, o.together) for o in out] == [
+        ("fuse a into its neighbours", 0.0), ("fuse b into its neighbours", pytest.approx(6 * US, rel=1e-12)),
+    ]
+    assert [o.seconds for o in out] == pytest.approx([4 * US, 2 * US], rel=1e-12)
