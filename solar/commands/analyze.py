@@ -14,12 +14,13 @@ from solar.commands.args import (
     add_run_flags,
     add_share_flag,
     add_train_flags,
+    check_frontend,
     check_gpus,
+    check_loss,
     clock_mhz,
     measured,
 )
 from solar.errors import UsageError
-from solar.frontends.detect import framework_of
 from solar.frontends.llm import cli as llm_cli
 from solar.report import render, reports_to_json, with_insights
 from solar.symbolic import cli as symbolic_cli
@@ -82,37 +83,15 @@ def check_hf_flags(args: argparse.Namespace) -> None:
 MEASURED_OPS_FILE = "a per-op measurement file (benchmarks/measure_ops.py)"
 
 
-def check_frontend(args: argparse.Namespace) -> None:
-    """The --llm-* flags and --frontend, --mode and --infer-structure against what the file is (IR
-    text, a JAX or a PyTorch program), with the messages the loader gives (solar.frontends.select)."""
-    llm = llm_cli.config(args)
-    if getattr(args, "train", False) or args.file.startswith("hf:"):
-        return
-    if args.frontend == "llm" and llm is None:
-        raise UsageError("--frontend llm needs an endpoint: --llm-base-url and --llm-model (or SOLAR_LLM_BASE_URL, SOLAR_LLM_MODEL)")
-    framework = framework_of(args.file)
-    if framework == "ir":
-        if args.mode is not None or args.infer_structure:
-            raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to IR text")
-    elif args.frontend == "llm" or args.frontend in ("auto", "torch") and framework != "jax":
-        return
-    elif args.frontend == "torch":
-        raise UsageError(f"{args.file} is a JAX program (it imports jax, not torch); use --frontend jax or auto")
-    elif framework == "jax":
-        if args.mode is not None or args.infer_structure:
-            raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to JAX files")
-    else:
-        raise UsageError(f"{args.file} is a PyTorch program; use --frontend torch or auto")
-
-
 def check_analyze(args: argparse.Namespace) -> None:
     """What analyze checks before the program's framework is imported: the GPU names, the `hf:`
-    flags, the frontend flags against the file, and that a --measured-ops file can be read (none
-    of which --symbolic reads)."""
+    flags, the loss and frontend flags against the file, and that a --measured-ops file can be read
+    (none of which --symbolic reads)."""
     check_gpus(args)
     if args.symbolic:
         return
     check_hf_flags(args)
+    check_loss(args)
     check_frontend(args)
     if args.measured_ops is not None:
         read_text(args.measured_ops, MEASURED_OPS_FILE, UsageError)

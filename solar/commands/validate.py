@@ -7,7 +7,7 @@ import argparse
 
 from rich.table import Table
 
-from solar.commands.args import add_train_flags, count, new_file
+from solar.commands.args import add_train_flags, check_gpus, check_loss, count, new_file
 from solar.frontends.detect import framework_of
 from solar.report import render
 from solar.validate.device import check_cuda_driver
@@ -30,24 +30,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     cal.set_defaults(fn=cmd_calibrate, check=check_calibrate)
 
 
-def _check_arch(args: argparse.Namespace) -> None:
-    if args.arch is not None:
-        from solar import hardware  # pydantic and the spec files: not paid by --help
-
-        hardware.get_spec(args.arch)
-
-
 def check_validate(args: argparse.Namespace) -> None:
-    """Before torch is imported: the model file can be read and parsed, --arch names a GPU, and
-    this machine may have a CUDA device (none without an NVIDIA driver: one line at once)."""
+    """Before torch is imported: the model file can be read and parsed, --arch names a GPU, --loss
+    is one, and this machine may have a CUDA device (none without an NVIDIA driver: one line at once)."""
     framework_of(args.file)
-    _check_arch(args)
+    check_gpus(args)
+    check_loss(args)
     check_cuda_driver()
 
 
 def check_calibrate(args: argparse.Namespace) -> None:
     """Before torch is imported: --arch names a GPU and this machine may have a CUDA device."""
-    _check_arch(args)
+    check_gpus(args)
     check_cuda_driver()
 
 
