@@ -97,7 +97,7 @@ CHILD = (
 def _has_cuda() -> bool:
     """Whether this machine has a CUDA device (then validate/calibrate would measure, not fail)."""
     code = "import torch; print(torch.cuda.is_available())"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     return out.stdout.strip() == "True"
 
 
@@ -110,7 +110,7 @@ def _version(package: str) -> str | None:
 
 def _git_commit(root: Path) -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
@@ -134,7 +134,7 @@ def run_once(argv: list[str], root: Path) -> dict:
     """One fresh process: CPU seconds (user + sys), exit status, stderr lines, heavy imports."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, cwd=root, env=env)
+    proc = subprocess.run([sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, cwd=root, env=env, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     marks = [line.split() for line in proc.stdout.splitlines() if line.startswith("@@bench ")]
