@@ -14,7 +14,9 @@ from solar.commands.args import (
     add_run_flags,
     add_share_flag,
     add_train_flags,
+    check_frontend,
     check_gpus,
+    check_loss,
     clock_mhz,
     measured,
 )
@@ -23,6 +25,7 @@ from solar.frontends.llm import cli as llm_cli
 from solar.report import render, reports_to_json, with_insights
 from solar.symbolic import cli as symbolic_cli
 from solar.usecases import cli as usecases_cli
+from solar.userfiles import read_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,22 +67,45 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_flags(a)
     llm_cli.add_flags(a)
     symbolic_cli.add_flags(a)
-    a.set_defaults(fn=cmd_analyze, check=check_gpus)
+    a.set_defaults(fn=cmd_analyze, check=check_analyze)
+
+
+def check_hf_flags(args: argparse.Namespace) -> None:
+    """--scenario and its flags belong to the `hf:` form alone, which analyses for inference."""
+    if not args.file.startswith("hf:"):
+        if any(f is not None for f in (args.scenario, args.batch, args.seq, args.context)):
+            raise UsageError("--scenario, --batch, --seq and --context apply to hf:<model id or config.json>")
+    elif args.train or args.mode or args.infer_structure:
+        raise UsageError("hf: models are analysed for inference; drop --train, --mode and --infer-structure")
+
+
+#: what a --measured-ops file is, in its one-line errors (as solar.report.measured_ops reads it).
+MEASURED_OPS_FILE = "a per-op measurement file (benchmarks/measure_ops.py)"
+
+
+def check_analyze(args: argparse.Namespace) -> None:
+    """What analyze checks before the program's framework is imported: the GPU names, the `hf:`
+    flags, the loss and frontend flags against the file, and that a --measured-ops file can be read
+    (none of which --symbolic reads)."""
+    check_gpus(args)
+    if args.symbolic:
+        return
+    check_hf_flags(args)
+    check_loss(args)
+    check_frontend(args)
+    if args.measured_ops is not None:
+        read_text(args.measured_ops, MEASURED_OPS_FILE, UsageError)
 
 
 def _load_hf(args: argparse.Namespace):
+    """The `hf:` form of analyze (its flags checked by check_hf_flags)."""
     from solar import api
-    """The `hf:` form of analyze; --scenario and its flags belong to it alone."""
-    hf_flags = (args.scenario, args.batch, args.seq, args.context)
+
     if not args.file.startswith("hf:"):
-        if any(f is not None for f in hf_flags):
-            raise UsageError("--scenario, --batch, --seq and --context apply to hf:<model id or config.json>")
         return None
-    if args.train or args.mode or args.infer_structure:
-        raise UsageError("hf: models are analysed for inference; drop --train, --mode and --infer-structure")
     from solar.frontends.torch.hf import scenario  # torch
 
-    return api.load_hf(args.file, scenario(*hf_flags), debug=args.debug)
+    return api.load_hf(args.file, scenario(args.scenario, args.batch, args.seq, args.context), debug=args.debug)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:

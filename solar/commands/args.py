@@ -12,6 +12,8 @@ from pathlib import Path
 
 from solar.backends.assumptions import check_clock_mhz
 from solar.errors import UsageError
+from solar.frontends.detect import framework_of
+from solar.frontends.llm import cli as llm_cli
 
 #: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
 DEFAULT_TIMEOUT_S = 600.0
@@ -181,10 +183,58 @@ class Progress:
 
 
 def check_gpus(args: argparse.Namespace) -> None:
-    """The GPU names a command was given (`--arch`, `--like`), checked before the program's
-    framework is imported: a misspelt name is one line at once, not after torch has loaded."""
+    """The GPU names a command was given (`--arch`, one or several; `--like`), checked before the
+    program's framework is imported: a misspelt name is one line at once, not after torch has loaded."""
     from solar import hardware  # pydantic and the spec files: not paid by --help
 
-    names = [*(getattr(args, "arch", None) or ()), *([args.like] if getattr(args, "like", None) else [])]
+    arch = getattr(args, "arch", None) or ()
+    names = [*([arch] if isinstance(arch, str) else arch), *([args.like] if getattr(args, "like", None) else [])]
     for name in names:
         hardware.get_spec(name)
+
+
+# ---- checks before the program's framework is imported (a command's `check` hook) ---------------
+
+#: the losses every frontend knows by name (solar.frontends.torch.train, solar.frontends.jax.train).
+LOSSES = ("sum", "mean")
+
+
+def check_loss(args: argparse.Namespace) -> None:
+    """With --train, --loss is sum, mean or FILE:function (the frontends' message)."""
+    spec = getattr(args, "loss", "sum")
+    if getattr(args, "train", False) and spec not in LOSSES:
+        _, sep, name = spec.rpartition(":")
+        if not sep or not name:
+            raise UsageError(f"unknown loss {spec!r}; use sum, mean or FILE:function")
+
+
+def check_frontend(args: argparse.Namespace) -> None:
+    """The --llm-* flags, and --frontend, --mode and --infer-structure against what the file is (IR
+    text, a JAX or a PyTorch program), with the loader's messages (solar.frontends.select)."""
+    frontend = getattr(args, "frontend", "auto")
+    llm = llm_cli.config(args) if hasattr(args, "llm_base_url") else None
+    if getattr(args, "train", False) or args.file.startswith("hf:"):
+        return
+    if frontend == "llm" and llm is None:
+        raise UsageError("--frontend llm needs an endpoint: --llm-base-url and --llm-model (or SOLAR_LLM_BASE_URL, SOLAR_LLM_MODEL)")
+    framework = framework_of(args.file)
+    if framework == "ir":
+        if args.mode is not None or args.infer_structure:
+            raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to IR text")
+    elif frontend == "llm" or frontend in ("auto", "torch") and framework != "jax":
+        return
+    elif frontend == "torch":
+        raise UsageError(f"{args.file} is a JAX program (it imports jax, not torch); use --frontend jax or auto")
+    elif framework == "jax":
+        if args.mode is not None or args.infer_structure:
+            raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to JAX files")
+    else:
+        raise UsageError(f"{args.file} is a PyTorch program; use --frontend torch or auto")
+
+
+def check_program(args: argparse.Namespace) -> None:
+    """What a command that loads a program can check before its framework is imported: the GPU
+    names, --loss, and the frontend flags against the file."""
+    check_gpus(args)
+    check_loss(args)
+    check_frontend(args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from solar.commands.args import add_mode_flags, add_run_flags, add_share_flag
+from solar.commands.args import add_mode_flags, add_run_flags, add_share_flag, check_frontend
 from solar.frontends.llm import cli as llm_cli
 
 
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         add_run_flags(c)
         if name == "ir":
             llm_cli.add_flags(c)
-        c.set_defaults(fn=fn)
+        c.set_defaults(fn=fn, check=check_frontend)
 
 
 def cmd_ir(args: argparse.Namespace) -> int:

@@ -7,8 +7,10 @@ import argparse
 
 from rich.table import Table
 
-from solar.commands.args import add_train_flags, count, new_file
+from solar.commands.args import add_train_flags, check_gpus, check_loss, count, new_file
+from solar.frontends.detect import framework_of
 from solar.report import render
+from solar.validate.device import check_cuda_driver
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,13 +21,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     val.add_argument("--reps", type=count(1), default=50, help="timed calls per mode (median and min reported)")
     val.add_argument("--json", action="store_true", help="print the result as JSON")
     add_train_flags(val)
-    val.set_defaults(fn=cmd_validate)
+    val.set_defaults(fn=cmd_validate, check=check_validate)
     cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
     cal.add_argument("--out", type=new_file, default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
     cal.add_argument("--arch", default=None, metavar="NAME", help="spec to extend (default: detected)")
     cal.add_argument("--dispatch-only", action="store_true", help="measure the host dispatch floors only; keep the existing calibrated ceilings")
     cal.add_argument("--raw", type=new_file, default=None, metavar="FILE", help="also write the dispatch measurements as JSON")
-    cal.set_defaults(fn=cmd_calibrate)
+    cal.set_defaults(fn=cmd_calibrate, check=check_calibrate)
+
+
+def check_validate(args: argparse.Namespace) -> None:
+    """Before torch is imported: the model file can be read and parsed, --arch names a GPU, --loss
+    is one, and this machine may have a CUDA device (none without an NVIDIA driver: one line at once)."""
+    framework_of(args.file)
+    check_gpus(args)
+    check_loss(args)
+    check_cuda_driver()
+
+
+def check_calibrate(args: argparse.Namespace) -> None:
+    """Before torch is imported: --arch names a GPU and this machine may have a CUDA device."""
+    check_gpus(args)
+    check_cuda_driver()
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from solar.commands.args import (
     add_mode_flags,
     add_run_flags,
     add_train_flags,
-    check_gpus,
+    check_program,
     clock_mhz,
 )
 from solar.errors import UsageError
@@ -278,7 +278,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--cache", choices=("cold", "warm"), default="cold", help="cache state before the run"
     )
-    c.set_defaults(fn=cmd_compare, check=check_gpus)
+    c.set_defaults(fn=cmd_compare, check=check_program)
     p = sub.add_parser(
         "provision",
         help="the least hardware with which a program could meet a target time",
@@ -302,4 +302,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=Level.CACHE_AWARE.value,
         help="the bound to invert (default cache_aware; on-chip capacity always uses it)",
     )
-    p.set_defaults(fn=cmd_provision, check=check_gpus)
+    p.set_defaults(fn=cmd_provision, check=check_program)

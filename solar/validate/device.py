@@ -3,8 +3,10 @@ that describes it (detected from the device's name, SM count and L2 size)."""
 
 from __future__ import annotations
 
+import ctypes.util
 import subprocess
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from solar.errors import SolarError, SpecError
@@ -22,6 +24,29 @@ class DeviceInfo:
     compute_capability: str
 
 
+#: what `validate` and `calibrate` say on a machine without a CUDA device.
+NO_CUDA = (
+    "no CUDA GPU here: solar validate times real kernels and needs one "
+    "(solar analyze does not); run it on a machine with an NVIDIA GPU"
+)
+
+#: the NVIDIA kernel driver's version file, present wherever its driver is loaded (containers included).
+NVIDIA_DRIVER = "/proc/driver/nvidia/version"
+
+
+def no_cuda_driver() -> bool:
+    """True when this machine certainly has no CUDA device: no NVIDIA kernel driver loaded and no
+    CUDA driver library (libcuda) to be found, known without importing torch. False means there may
+    be one (require_cuda asks torch)."""
+    return not Path(NVIDIA_DRIVER).exists() and ctypes.util.find_library("cuda") is None
+
+
+def check_cuda_driver() -> None:
+    """The one-line error of require_cuda, at once, where no_cuda_driver() says there is no device."""
+    if no_cuda_driver():
+        raise SolarError(NO_CUDA)
+
+
 def require_cuda():
     """torch with a CUDA device, or a one-line error."""
     try:
@@ -29,10 +54,7 @@ def require_cuda():
     except ImportError:  # pragma: no cover - torch is a dependency
         raise SolarError("solar validate needs PyTorch with CUDA; install torch for your GPU") from None
     if not torch.cuda.is_available():
-        raise SolarError(
-            "no CUDA GPU here: solar validate times real kernels and needs one "
-            "(solar analyze does not); run it on a machine with an NVIDIA GPU"
-        )
+        raise SolarError(NO_CUDA)
     return torch
 
 
@@ -98,4 +120,14 @@ def environment() -> dict[str, str]:
     return env
 
 
-__all__ = ["DeviceInfo", "asdict", "detect_spec", "environment", "query_device", "require_cuda"]
+__all__ = [
+    "NO_CUDA",
+    "DeviceInfo",
+    "asdict",
+    "check_cuda_driver",
+    "detect_spec",
+    "environment",
+    "no_cuda_driver",
+    "query_device",
+    "require_cuda",
+]
