@@ -12,9 +12,9 @@ from typing import Any, Sequence
 
 from solar.backends.assumptions import CLOCK_MHZ_RANGE, Assumptions, check_clock_mhz
 from solar.errors import UsageError
+from solar.frontends.detect import FRONTENDS
 from solar.frontends.loaded import Loaded, Provenance, Serving, eager_calls, provenance_lines
 from solar.frontends.select import (
-    FRONTENDS,
     LLM_HINT,
     check_file,
     load,

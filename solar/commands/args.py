@@ -12,7 +12,7 @@ from pathlib import Path
 
 from solar.backends.assumptions import check_clock_mhz
 from solar.errors import UsageError
-from solar.frontends.detect import framework_of
+from solar.frontends.detect import check_frontend_choice, file_frontend
 from solar.frontends.llm import cli as llm_cli
 
 #: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
@@ -210,26 +210,13 @@ def check_loss(args: argparse.Namespace) -> None:
 
 def check_frontend(args: argparse.Namespace) -> None:
     """The --llm-* flags, and --frontend, --mode and --infer-structure against what the file is (IR
-    text, a JAX or a PyTorch program), with the loader's messages (solar.frontends.select)."""
-    frontend = getattr(args, "frontend", "auto")
-    llm = llm_cli.config(args) if hasattr(args, "llm_base_url") else None
+    text, a JAX or a PyTorch program): the loader's own decision (solar.frontends.detect)."""
     if getattr(args, "train", False) or args.file.startswith("hf:"):
         return
-    if frontend == "llm" and llm is None:
-        raise UsageError("--frontend llm needs an endpoint: --llm-base-url and --llm-model (or SOLAR_LLM_BASE_URL, SOLAR_LLM_MODEL)")
-    framework = framework_of(args.file)
-    if framework == "ir":
-        if args.mode is not None or args.infer_structure:
-            raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to IR text")
-    elif frontend == "llm" or frontend in ("auto", "torch") and framework != "jax":
-        return
-    elif frontend == "torch":
-        raise UsageError(f"{args.file} is a JAX program (it imports jax, not torch); use --frontend jax or auto")
-    elif framework == "jax":
-        if args.mode is not None or args.infer_structure:
-            raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to JAX files")
-    else:
-        raise UsageError(f"{args.file} is a PyTorch program; use --frontend torch or auto")
+    frontend = getattr(args, "frontend", "auto")
+    llm = llm_cli.config(args) if hasattr(args, "llm_base_url") else None
+    check_frontend_choice(frontend, llm is not None)
+    file_frontend(args.file, frontend, args.mode, args.infer_structure)
 
 
 def check_program(args: argparse.Namespace) -> None:

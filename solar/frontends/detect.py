@@ -1,18 +1,20 @@
 """Which frontend a model file needs, decided from what its source imports (read with `ast`, without
 running the file): a file that imports jax or flax and not torch is a JAX program; a `.ir` file
-is IR text."""
+is IR text. With the `--frontend` choice, which loader a model file goes to (`file_frontend`): the
+one decision solar.frontends.select acts on and the CLI checks before it imports a framework."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from solar.errors import ModelFileError
+from solar.errors import ModelFileError, UsageError
 from solar.userfiles import read_python
 
 JAX_ROOTS = {"jax", "flax", "jaxlib", "equinox"}
 TORCH_ROOTS = {"torch"}
 IR_SUFFIX = ".ir"  # IR text, as `solar ir` prints it
+FRONTENDS = ("auto", "torch", "jax", "llm")
 
 
 def imported_roots(source: str) -> set[str]:
@@ -43,3 +45,34 @@ def framework_of(path: str | Path) -> str:
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ModelFileError(f"{p.name}: cannot parse the model file: {type(exc).__name__}: {exc}") from None
     return "jax" if roots & JAX_ROOTS and not roots & TORCH_ROOTS else "torch"
+
+
+def check_frontend_choice(frontend: str, has_llm: bool) -> None:
+    """`frontend` is one of FRONTENDS, and "llm" comes with an endpoint."""
+    if frontend not in FRONTENDS:
+        raise UsageError(f"unknown frontend {frontend!r}; use one of {', '.join(FRONTENDS)}")
+    if frontend == "llm" and not has_llm:
+        raise UsageError(
+            "--frontend llm needs an endpoint: --llm-base-url and --llm-model (or SOLAR_LLM_BASE_URL, "
+            "SOLAR_LLM_MODEL)"
+        )
+
+
+def file_frontend(path: str | Path, frontend: str, mode: str | None, infer_structure: bool) -> str:
+    """The loader a model file goes to under `frontend` (checked by check_frontend_choice): "ir"
+    (IR text), "torch" (the PyTorch tracer, with the LLM frontend for what it cannot read, or the
+    LLM frontend alone) or "jax"; a flag that does not apply to the file is a UsageError."""
+    framework = framework_of(path)
+    if framework == "ir":
+        if mode is not None or infer_structure:
+            raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to IR text")
+        return "ir"
+    if frontend in ("llm", "auto", "torch") and framework != "jax" or frontend == "llm":
+        return "torch"
+    if frontend == "torch":
+        raise UsageError(f"{path} is a JAX program (it imports jax, not torch); use --frontend jax or auto")
+    if framework == "jax":
+        if mode is not None or infer_structure:
+            raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to JAX files")
+        return "jax"
+    raise UsageError(f"{path} is a PyTorch program; use --frontend torch or auto")

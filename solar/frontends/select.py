@@ -23,7 +23,7 @@ from solar.errors import (
 )
 from solar.frontends import jax as jax_frontend
 from solar.frontends import usercode
-from solar.frontends.detect import framework_of
+from solar.frontends.detect import check_frontend_choice, file_frontend, framework_of
 from solar.frontends.loaded import Loaded, Provenance, Serving
 from solar.heap import settled
 from solar.ir.nodes import Program, Role
@@ -75,7 +75,6 @@ def check_file(
         return _frontend("torch.check").check_file(path, seed=seed, mode=mode, infer_structure=infer_structure)
 
 
-FRONTENDS = ("auto", "torch", "jax", "llm")
 LLM_HINT = (
     "; an LLM can write the IR instead: set SOLAR_LLM_BASE_URL and SOLAR_LLM_MODEL "
     "(or --llm-base-url/--llm-model), see README \"LLM frontend\""
@@ -118,33 +117,22 @@ def _choose(
 ) -> Loaded:
     if train:
         return _load_train(model_or_path, inputs, mode, loss, optimizer)
-    if frontend not in FRONTENDS:
-        raise UsageError(f"unknown frontend {frontend!r}; use one of {', '.join(FRONTENDS)}")
-    if frontend == "llm" and llm is None:
-        raise UsageError("--frontend llm needs an endpoint: --llm-base-url and --llm-model (or SOLAR_LLM_BASE_URL, SOLAR_LLM_MODEL)")
+    check_frontend_choice(frontend, llm is not None)
     if isinstance(model_or_path, (str, Path)):
         if inputs is not None:
             raise UsageError("inputs are taken from the file's get_inputs(); pass inputs=None with a path")
         if str(model_or_path).startswith("hf:"):
             raise UsageError("an hf: model is one serving step: solar.api.load_hf(spec, Scenario(...)), or `solar analyze hf:... --scenario`")
-        framework = framework_of(model_or_path)
-        if framework == "ir":
-            if mode is not None or infer_structure:
-                raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to IR text")
+        loader = file_frontend(model_or_path, frontend, mode, infer_structure)
+        if loader == "ir":
             provenance = (Provenance("the whole program", "ir"),)
             return Loaded(
                 load_ir_file(model_or_path), (), str(Path(model_or_path).resolve()), None,
                 (provenance[0].describe(),), provenance,
             )
-        if frontend in ("llm", "auto", "torch") and framework != "jax" or frontend == "llm":
+        if loader == "torch":
             return _load_torch_or_llm(model_or_path, mode, infer_structure, frontend, llm, share_layers)
-        if frontend == "torch":
-            raise UsageError(f"{model_or_path} is a JAX program (it imports jax, not torch); use --frontend jax or auto")
-        if framework == "jax":
-            if mode is not None or infer_structure:
-                raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to JAX files")
-            return _load_jax_file(model_or_path, frontend, llm)
-        raise UsageError(f"{model_or_path} is a PyTorch program; use --frontend torch or auto")
+        return _load_jax_file(model_or_path, frontend, llm)
     if frontend == "llm":
         raise UsageError("the LLM frontend reads model files; pass a path")
     if isinstance(model_or_path, Program):
