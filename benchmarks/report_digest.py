@@ -7,7 +7,7 @@ lines, and both are stored per problem, with a hash of the IR text.
 
 Usage:
     python benchmarks/report_digest.py --out before.json [-k SUBSTRING]
-    python benchmarks/report_digest.py --compare before.json after.json
+    python benchmarks/report_digest.py --compare before.json after.json [--ignore insights ...]
 
 The comparison says which problems differ in numbers (exactly: the JSON floats as written),
 in assumption lines, or in IR text, and exits 1 when any number differs."""
@@ -83,7 +83,8 @@ def digest(key: str, what: str) -> dict:
     return out
 
 
-def compare(before: dict, after: dict) -> int:
+def compare(before: dict, after: dict, ignore: tuple[str, ...] = ()) -> int:
+    """Print what differs; `ignore`: top-level report keys left out of the numbers compared."""
     bad = 0
     for key in sorted(set(before) | set(after)):
         b, a = before.get(key), after.get(key)
@@ -99,7 +100,7 @@ def compare(before: dict, after: dict) -> int:
             print(f"{key}: IR text differs")
         for r in sorted(set(b["reports"]) | set(a["reports"])):
             rb, ra = b["reports"].get(r), a["reports"].get(r)
-            if rb is None or ra is None or rb["numbers"] != ra["numbers"]:
+            if rb is None or ra is None or _kept(rb["numbers"], ignore) != _kept(ra["numbers"], ignore):
                 print(f"{key} {r}: NUMBERS DIFFER")
                 bad += 1
             elif rb["assumptions"] != ra["assumptions"]:
@@ -110,15 +111,20 @@ def compare(before: dict, after: dict) -> int:
     return 1 if bad else 0
 
 
+def _kept(numbers: dict, ignore: tuple[str, ...]) -> dict:
+    return {k: v for k, v in numbers.items() if k not in ignore}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="write the digest here")
     ap.add_argument("-k", default="", help="only problems whose key contains this")
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    ap.add_argument("--ignore", nargs="*", default=[], metavar="KEY", help="report keys not compared (e.g. insights)")
     args = ap.parse_args()
     if args.compare:
         before, after = (json.loads(Path(p).read_text()) for p in args.compare)
-        return compare(before, after)
+        return compare(before, after, tuple(args.ignore))
     result = {}
     for key, what in problems().items():
         if args.k in key:
