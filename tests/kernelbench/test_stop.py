@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -203,8 +204,9 @@ class _Run:
 
 
 @contextlib.contextmanager
-def _kernelbench(tmp_path: Path, isolation: str) -> Iterator[_Run]:
-    """`solar kernelbench` on a quick problem and two hangs, in a session of its own."""
+def _kernelbench(tmp_path: Path, isolation: str, remove_tmp: bool = True) -> Iterator[_Run]:
+    """`solar kernelbench` on a quick problem and two hangs, in a session of its own (its TMPDIR
+    removed after, unless the caller looks into it later and removes it itself)."""
     pids = [tmp_path / "hang1.pid", tmp_path / "hang2.pid"]
     root = write_suite(
         tmp_path / "suite",
@@ -214,8 +216,10 @@ def _kernelbench(tmp_path: Path, isolation: str) -> Iterator[_Run]:
             "level1/3_Hang.py": setsid_hang(pids[1]),
         },
     )
-    out, tmp = tmp_path / "out", tmp_path / "tmp"
-    tmp.mkdir()
+    out = tmp_path / "out"
+    # the run's TMPDIR, short: multiprocessing's fork server binds a Unix socket in it (at most 107
+    # bytes of path), which pytest's tmp_path exceeds once its session number has three digits
+    tmp = Path(tempfile.mkdtemp(prefix="kb-", dir=tempfile.gettempdir()))
     tag = f"{os.getpid()}-{tmp_path.name}"
     env = {**os.environ, "TMPDIR": str(tmp), TAG: tag}
     env["PYTHONPATH"] = os.pathsep.join([str(Path.cwd()), env.get("PYTHONPATH", "")])
@@ -230,6 +234,8 @@ def _kernelbench(tmp_path: Path, isolation: str) -> Iterator[_Run]:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        if remove_tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.mark.parametrize(
@@ -268,13 +274,16 @@ def test_a_signal_ends_the_run_cleanly(tmp_path, signum, isolation, when):
 def test_a_runner_killed_outright_takes_its_workers_along(tmp_path, monkeypatch):
     """SIGKILL cannot be handled: the fork server exits once the runner is gone, and each
     supervisor's parent-death signal kills its worker's tree. The next run removes the folder."""
-    with _kernelbench(tmp_path, "fork") as run:
+    with _kernelbench(tmp_path, "fork", remove_tmp=False) as run:
         run.wait("running")
         run.proc.kill()
         run.proc.communicate(timeout=120)
-    run.nothing_left()
-    assert list(run.tmp.glob("solar-kb-*@*"))  # nobody was left to remove it
-    monkeypatch.setattr(tempfile, "tempdir", str(run.tmp))
-    with WorkerSet() as workers:
-        assert workers.tmp.parent == run.tmp
-        assert list(run.tmp.glob("solar-kb-*")) == [workers.tmp]  # the dead run's folder is gone
+    try:
+        run.nothing_left()
+        assert list(run.tmp.glob("solar-kb-*@*"))  # nobody was left to remove it
+        monkeypatch.setattr(tempfile, "tempdir", str(run.tmp))
+        with WorkerSet() as workers:
+            assert workers.tmp.parent == run.tmp
+            assert list(run.tmp.glob("solar-kb-*")) == [workers.tmp]  # the dead run's folder is gone
+    finally:
+        shutil.rmtree(run.tmp, ignore_errors=True)
