@@ -35,7 +35,7 @@ EXAMPLES = ROOT / "examples"
 HUGE = [p for p in list_problems(SUITE) if "huge" in p.relative_to(SUITE).parts]
 # PyTorch model files only: examples/jax/ holds JAX programs, run by tests/frontends/jax, and the
 # study scripts of examples/studies/ (which analyse model files, and are no model files themselves)
-# run as scripts from the README.
+# run as scripts from docs/MANUAL.md.
 TORCH_EXAMPLES = [
     p for p in list_problems(EXAMPLES)
     if "jax" not in p.relative_to(EXAMPLES).parts and framework_of(p) == "torch"

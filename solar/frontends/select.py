@@ -77,7 +77,7 @@ def check_file(
 
 LLM_HINT = (
     "; an LLM can write the IR instead: set SOLAR_LLM_BASE_URL and SOLAR_LLM_MODEL "
-    "(or --llm-base-url/--llm-model), see README \"LLM frontend\""
+    "(or --llm-base-url/--llm-model), see docs/MANUAL.md \"LLM frontend\""
 )
 
 

@@ -1,7 +1,7 @@
 """LLM frontend: a model at any OpenAI-compatible endpoint writes Affine Loop IR text for what the
 tracers cannot read (whole programs, single ops without a lowering); solar parses it with the IR
 parser (never executes it), checks it against the original run on random inputs at two or more
-shape bindings, and caches what it accepts. See README "LLM frontend".
+shape bindings, and caches what it accepts. See docs/MANUAL.md, "LLM frontend".
 
 The configuration is imported with the package; the rule writer, the program writer (with the
 parser and the checker behind them) on first use, so `solar --help` and `solar llm-cache` do not
