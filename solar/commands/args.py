@@ -12,7 +12,7 @@ from pathlib import Path
 
 from solar.backends.assumptions import check_clock_mhz
 from solar.errors import UsageError
-from solar.frontends.detect import check_frontend_choice, file_frontend
+from solar.frontends.detect import check_frontend_choice, file_frontend, loss_spec
 from solar.frontends.llm import cli as llm_cli
 
 #: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
@@ -195,17 +195,10 @@ def check_gpus(args: argparse.Namespace) -> None:
 
 # ---- checks before the program's framework is imported (a command's `check` hook) ---------------
 
-#: the losses every frontend knows by name (solar.frontends.torch.train, solar.frontends.jax.train).
-LOSSES = ("sum", "mean")
-
-
 def check_loss(args: argparse.Namespace) -> None:
     """With --train, --loss is sum, mean or FILE:function (the frontends' message)."""
-    spec = getattr(args, "loss", "sum")
-    if getattr(args, "train", False) and spec not in LOSSES:
-        _, sep, name = spec.rpartition(":")
-        if not sep or not name:
-            raise UsageError(f"unknown loss {spec!r}; use sum, mean or FILE:function")
+    if getattr(args, "train", False):
+        loss_spec(getattr(args, "loss", "sum"))
 
 
 def check_frontend(args: argparse.Namespace) -> None:

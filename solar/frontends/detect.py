@@ -15,6 +15,7 @@ JAX_ROOTS = {"jax", "flax", "jaxlib", "equinox"}
 TORCH_ROOTS = {"torch"}
 IR_SUFFIX = ".ir"  # IR text, as `solar ir` prints it
 FRONTENDS = ("auto", "torch", "jax", "llm")
+LOSSES = ("sum", "mean")  # the losses of a training step (`--loss`) every frontend knows by name
 
 
 def imported_roots(source: str) -> set[str]:
@@ -76,3 +77,14 @@ def file_frontend(path: str | Path, frontend: str, mode: str | None, infer_struc
             raise UsageError("--mode and --infer-structure apply to PyTorch model files, not to JAX files")
         return "jax"
     raise UsageError(f"{path} is a PyTorch program; use --frontend torch or auto")
+
+
+def loss_spec(spec: str, file_required: bool = False) -> tuple[str, str] | None:
+    """A `--loss` value: None for a loss named in LOSSES, else the (FILE, function) of
+    `FILE:function` (FILE empty: a function of the model file itself, unless `file_required`)."""
+    if spec in LOSSES:
+        return None
+    path, sep, name = spec.rpartition(":")
+    if not sep or not name or file_required and not path:
+        raise UsageError(f"unknown loss {spec!r}; use sum, mean or FILE:function")
+    return path, name

@@ -15,11 +15,11 @@ import jax
 import jax.numpy as jnp
 
 from solar.errors import ModelFileError, UsageError
+from solar.frontends.detect import LOSSES, loss_spec
 from solar.frontends.jax import loader
 from solar.frontends.jax.convert import convert
 from solar.frontends.jax.loader import Arg, JaxTraced
 
-LOSSES = ("sum", "mean")
 OPTIMIZERS = ("sgd", "adamw", "none")
 
 
@@ -55,9 +55,7 @@ def _loss(spec: str, module: Any) -> Callable[..., Any]:
             return sum(reduce(x) for x in leaves)
 
         return loss
-    path, sep, name = spec.rpartition(":")
-    if not sep or not name:
-        raise UsageError(f"unknown loss {spec!r}; use sum, mean or FILE:function")
+    path, name = loss_spec(spec)  # not None: the named losses returned above
     fn = getattr(loader.import_model_file(path) if path else module, name, None)
     if not callable(fn):
         raise UsageError(f"{path} defines no function {name!r} (the --loss FILE:function form)")

@@ -24,6 +24,7 @@ from torch.export.graph_signature import OutputKind
 from solar.errors import ModelFileError, SolarError, UsageError
 from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder, add, call, loop_vars, mul, sub
+from solar.frontends.detect import LOSSES, loss_spec
 from solar.frontends.files import import_model_file, one_line
 from solar.frontends.torch import loader
 from solar.frontends.torch.context import LowerCtx
@@ -39,7 +40,6 @@ from solar.ir.scalar_ops import Update
 from solar.passes import optimize as run_passes
 
 aten = torch.ops.aten
-LOSSES = ("sum", "mean")
 OPTIMIZERS = ("sgd", "adamw", "none")
 # Kept whole in the joint trace: attention in its CPU flash form (lowered with a saved-P backward).
 OPTIMIZER_INSTANCE = 1 << 30  # the op instance of the optimizer update (one eager kernel)
@@ -115,11 +115,10 @@ def loss_function(spec: str | Callable[..., torch.Tensor]) -> Callable[..., torc
     """`sum` | `mean` (of every floating-point output) or `FILE:function` (called as f(output, *inputs))."""
     if callable(spec):
         return spec
-    if spec in LOSSES:
+    reference = loss_spec(spec, file_required=True)
+    if reference is None:
         return _reduce_all(spec)
-    path, sep, name = spec.rpartition(":")
-    if not sep or not path or not name:
-        raise UsageError(f"unknown loss {spec!r}; use sum, mean or FILE:function")
+    path, name = reference
     fn = getattr(import_model_file(path), name, None)
     if not callable(fn):
         raise UsageError(f"{path} defines no function {name!r} (the --loss FILE:function form)")
