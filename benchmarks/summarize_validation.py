@@ -1,5 +1,5 @@
 """Summarise `solar validate` results (JSON lines from benchmarks/h200_validation.py) into the
-Markdown table docs/RESULTS.md shows: violations (must be zero) and headroom (measured / bound) per
+Markdown table docs/results/validation.md shows: violations (must be zero) and headroom (measured / bound) per
 category, execution mode and bound level.
 
     python benchmarks/summarize_validation.py benchmarks/results/h200/*.jsonl
