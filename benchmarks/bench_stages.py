@@ -15,7 +15,7 @@ the stitch refuses, the whole model's trace), and the row's `layers` says what w
 One process; torch, solar and the lazily imported parts (scipy's LP) are imported by analysing a
 small problem first (not recorded), and each file's own top-level imports (timm, torchvision,
 `from transformers import BertModel`) are run before its stages and recorded apart (`import_cpu_s`,
-not in the totals: the issue's "after imports"). CPU seconds (time.process_time) are the
+not in the totals: "after imports"). CPU seconds (time.process_time) are the
 steady number on a shared machine; wall seconds are recorded too. A problem that raises or runs past
 --timeout is recorded with a one-line error and not counted in the medians. PyTorch files only (a
 JAX file is timed as one `load` stage)."""

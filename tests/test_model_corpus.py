@@ -36,7 +36,7 @@ from benchmarks.model_corpus import (
 from benchmarks.suite_tools import load_problem  # noqa: E402
 
 MODELS = list_models()
-# Ops a corpus model needs that solar does not lower yet (issue 11, item 2): the model's test is an
+# Ops a corpus model needs that solar does not lower yet: the model's test is an
 # expected failure naming the op, and fails loudly (strict) once the op lands.
 PENDING = {
     "aten.as_strided.default": "adaptive_avg_pool2d of a permuted / channels-last tensor",

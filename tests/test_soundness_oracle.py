@@ -1,4 +1,4 @@
-"""The committed H200 soundness sweep (benchmarks/results/h200/soundness.jsonl, issue 10) as an
+"""The committed H200 soundness sweep (benchmarks/results/h200/soundness.jsonl) as an
 oracle: for every timed case, no bound that claims that execution may exceed the fastest measured
 run. A failure here is a bound above a real kernel's time — a bug in solar."""
 

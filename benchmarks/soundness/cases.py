@@ -1,4 +1,4 @@
-"""The soundness sweep's cases (issue 10): programs where a decomposition's internal precision or an
+"""The soundness sweep's cases: programs where a decomposition's internal precision or an
 aliased output could make a bound exceed what real kernels do. Each case builds an in-memory module
 and its inputs; `build()` is called under `torch.device("cuda")` to time it and under a fake-tensor
 mode to analyse it, so a case is one definition for both sides.
@@ -327,8 +327,8 @@ def _alias_cases() -> list[Case]:
 
 
 def _llama_layer(seq: int) -> Case:
-    """One Llama-shaped decoder layer from HF transformers (bf16, SDPA attention), as the issue's
-    report: hidden 4096, 32 heads, MLP 11008."""
+    """One Llama-shaped decoder layer from HF transformers (bf16, SDPA attention): hidden 4096,
+    32 heads, MLP 11008."""
 
     def build():
         from solar.frontends.torch.libraries import prepare_torchvision

@@ -1,4 +1,4 @@
-"""Time the soundness sweep's cases on the CUDA GPU at hand (issue 10). Needs only torch there: the
+"""Time the soundness sweep's cases on the CUDA GPU at hand. Needs only torch there: the
 bounds are computed on any CPU from the committed measurements (benchmarks/soundness/report.py and
 tests/test_soundness_oracle.py), so the GPU side never depends on solar's analysis stack.
 

@@ -52,9 +52,9 @@ def test_eager_host_and_recurrence_never_above_eager(rows, measured):
 
 @needs_floors
 def test_eager_host_explains_level3():
-    # issue 16's target: median eager_host / eager >= 0.5 on KernelBench level 3, against the
+    # the target: median eager_host / eager >= 0.5 on KernelBench level 3, against the
     # synchronised-start timing (λ = 0) where it exists, else the committed protocol's
     joined = [j for j in join(measured_path=MEASUREMENTS[-1]) if j.level == "level3"]
-    assert len(joined) >= 48  # of the 50 problems (29_SwinMLP, 30_SwinTransformerV2: rows not recorded yet)
+    assert len(joined) >= 48  # of the 50 problems (29_SwinMLP, 30_SwinTransformerV2: no rows recorded)
     ratio = statistics.median(j.bounds["eager_host"] / j.measured_seconds for j in joined)
     assert ratio >= 0.5, f"median eager_host / eager on level 3: {ratio:.3f} ({summary(joined)})"

@@ -1,4 +1,4 @@
-"""In-place updates of inputs and buffers (issue 10): the output holding a mutated tensor's new value
+"""In-place updates of inputs and buffers: the output holding a mutated tensor's new value
 shares its storage (TensorDecl.updates), so the identity copy the functional export makes moves
 nothing, and only what changes is written. Exact byte counts by hand."""
 

@@ -269,7 +269,7 @@ class _AnchorsInAList(torch.nn.Module):
 
 
 def test_tensors_in_list_and_dict_attributes_through_the_api():
-    # a real tensor in a container used to be deep-copied under the fake mode: a torch traceback
+    # a real tensor in a container must not be deep-copied under the fake mode (a torch traceback)
     report = solar.analyze(_AnchorsInAList(), [torch.randn(16, 4)], arch="H100-SXM")
     assert report.totals.contraction_flops == 2 * 16 * 4 * 4
 

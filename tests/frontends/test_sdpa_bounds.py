@@ -1,7 +1,7 @@
 """bf16 scaled-dot-product attention on an H200: solar's bounds must stay below the fastest times
-measured on an H200 (torch 2.11, CUDA 13; issue 10). The P·V product was once priced as an fp32
-contraction on the FMA pipes (a bound 4.7x above the measured time); both products now use the
-bf16 tensor cores, as FlashAttention and cuDNN do (docs/BOUNDS.md §2)."""
+measured on an H200 (torch 2.11, CUDA 13). Both products (Q·Kᵀ and P·V) use the bf16 tensor cores, as FlashAttention
+and cuDNN do; pricing P·V as an fp32 contraction on the FMA pipes would put the bound 4.7x above the
+measured time (docs/BOUNDS.md §2)."""
 
 from __future__ import annotations
 

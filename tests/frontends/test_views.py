@@ -94,8 +94,8 @@ def test_feasible_sees_pieces_that_cannot_meet():
 
 
 def test_square_of_a_concatenation_has_one_statement_per_piece():
-    """sum(x * x) over a cat of k pieces: k statements (k² combinations formed, k feasible before
-    this; now only the k are formed)."""
+    """sum(x * x) over a cat of k pieces: k statements (of the k² combinations of pieces only the
+    k feasible ones are formed)."""
     b = ProgramBuilder.new("p")
     pieces = []
     for k in range(6):

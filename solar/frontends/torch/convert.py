@@ -377,7 +377,7 @@ def _mark_updates(b: ProgramBuilder, returned: tuple[Returned, ...], bindings: d
 
 def drop_unread(program: Program) -> Program:
     """Leave out inputs and params no statement reads (e.g. a mask buffer used as structure); an
-    output that updates a dropped input in place (it overwrites every element) no longer does."""
+    output that updates a dropped input in place (it overwrites every element) updates nothing."""
     read = {ld.tensor for s in program.stmts for ld in s.loads()}
     keep = tuple(
         replace(t, updates=None) if t.updates and t.updates not in read else t

@@ -106,7 +106,7 @@ MISSING_OP_WHOLE = """program missing_op {
 
 
 def in_order_supported() -> bool:
-    """Whether the IR parser reads in-order loops (the IR issue before the LLM frontend's)."""
+    """Whether the IR parser reads in-order loops (`for t in 0..T in order:`)."""
     from solar.errors import SolarError
     from solar.ir.parser import parse_program
 

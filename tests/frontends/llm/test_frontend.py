@@ -76,7 +76,7 @@ def test_recurrence_through_a_library(make_config) -> None:
     from tests.frontends.llm.programs import LIBRARY_FILTER, in_order_supported
 
     if not in_order_supported():
-        pytest.skip("the IR has no in-order loop node yet (issue 13: `for t in 0..T in order:`)")
+        pytest.skip("the IR parser reads no in-order loops (`for t in 0..T in order:`)")
     with ScriptedServer([reply(LIBRARY_FILTER)]) as server:
         loaded = load(EXAMPLES / "library_filter.py", llm=make_config(server.url))
     (prov,) = loaded.provenance
@@ -156,7 +156,7 @@ def test_new_op_written_from_the_reference(make_config, monkeypatch) -> None:
     from tests.frontends.llm.programs import LOGCUMSUMEXP_OP, in_order_supported
 
     if not in_order_supported():
-        pytest.skip("the IR has no in-order loop node yet (issue 13: `for t in 0..T in order:`)")
+        pytest.skip("the IR parser reads no in-order loops (`for t in 0..T in order:`)")
     monkeypatch.delitem(LOWERINGS, torch.ops.aten.logcumsumexp.default, raising=False)
     with ScriptedServer([reply(LOGCUMSUMEXP_OP)]) as server:
         loaded = load(HERE / "new_op.py", llm=make_config(server.url))
