@@ -109,6 +109,26 @@ def _training() -> list[str]:
     return lines
 
 
+def _per_op() -> list[str]:
+    """Each profiled problem's ops joined to their bounds in context: how much of the kernel time
+    the per-op bounds explain, and the op that loses the most."""
+    lines = ["| problem | ops joined | unmatched (profiled / traced) | kernel µs | Σ bound / Σ measured | largest loss |",
+             "|---|---:|---|---:|---:|---|"]
+    for row in read_rows(H200 / "per_op_bounds.jsonl"):
+        ops = row["ops"]
+        measured = sum(o["measured_seconds"] for o in ops) + row["unattributed_seconds"]
+        bound = sum(o["bound_seconds"] for o in ops) + row["unattributed_bound_seconds"]
+        worst = max(ops, key=lambda o: o["measured_seconds"] - o["bound_seconds"])
+        name = worst["op"].split(".")[1]
+        lost = (worst["measured_seconds"] - worst["bound_seconds"]) * 1e6
+        lines.append(
+            f"| {row['problem']} | {row['matched']} | {row['unmatched_measured']} / {row['unmatched_calls']}"
+            f" | {measured * 1e6:.0f} | {bound / measured:.3f}"
+            f" | {name} #{worst['index']} ({lost:.0f} of {worst['measured_seconds'] * 1e6:.0f} µs) |"
+        )
+    return lines
+
+
 def validation() -> str:
     suite = read_rows(H200 / "suite.jsonl") + read_rows(H200 / "shapes.jsonl")
     models, model_bounds = read_rows(H200 / "models.jsonl"), read_rows(H200 / "models_bounds.jsonl")
@@ -187,6 +207,17 @@ def validation() -> str:
         "|---|---|---|---:|---:|---:|---:|",
         *_eager_host(None, "committed (λ calibrated)"),
         *_eager_host(SYNCED, "synchronised start (λ = 0)"),
+        "",
+        "## Per-op measured headroom",
+        "",
+        "`python benchmarks/measure_ops.py FILE... --out ops.jsonl` on the GPU attributes every kernel's",
+        "device time to the top-level ATen op that launched it; `benchmarks/per_op_join.py` joins",
+        "those ops to solar's per-op bounds in context on any CPU",
+        f"(`{_rel(H200 / 'per_op.jsonl')}`, `{_rel(H200 / 'per_op_bounds.jsonl')}`;",
+        "`tests/usecases/test_per_op_oracle.py` holds them as an oracle). Σ bound / Σ measured is the",
+        "share of the ops' kernel time the per-op bounds explain:",
+        "",
+        *_per_op(),
         "",
         "## Training steps",
         "",
