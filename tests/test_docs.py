@@ -53,14 +53,35 @@ def test_every_page_is_generated_from_committed_files():
             assert (ROOT / path.rstrip("`,;:.)")).exists(), (page, path)
 
 
-def test_site_builds_in_strict_mode(tmp_path):
+def _build(root: Path, site: Path) -> subprocess.CompletedProcess:
     pytest.importorskip("mkdocs")
     pytest.importorskip("material")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+    # no --quiet: it drops the warnings that strict mode counts, and a broken link would pass
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=root, capture_output=True, text=True, env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
     )
+
+
+def test_site_builds_in_strict_mode(tmp_path):
+    proc = _build(ROOT, tmp_path / "site")
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "page, text, message",
+    [
+        ("index.md", "[a page](NOPE.md)\n", "'NOPE.md', but the target is not found"),
+        ("ORPHAN.md", "# not in the nav\n", "ORPHAN.md"),
+    ],
+)
+def test_a_broken_link_or_a_page_outside_the_nav_fails_the_build(tmp_path, page, text, message):
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    with open(tmp_path / "docs" / page, "a") as f:
+        f.write(text)
+    proc = _build(tmp_path, tmp_path / "site")
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize(
