@@ -1,4 +1,4 @@
-# case: get_inputs returns ints (was a 0-FLOP success)
+# case: get_inputs returns ints (not a 0-FLOP success)
 # run: analyze {file} --arch H100-SXM --json
 # exit: 2
 # line: ^solar: error: .*get_inputs\(\) returned no array \(only int\)

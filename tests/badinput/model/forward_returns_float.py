@@ -1,4 +1,4 @@
-# case: forward returns a float (was a 0-FLOP success)
+# case: forward returns a float (not a 0-FLOP success)
 # run: analyze {file} --arch H100-SXM --json
 # exit: 2
 # line: ^solar: error: .*forward\(\) returned no tensor \(got float\)

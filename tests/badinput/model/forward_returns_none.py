@@ -1,4 +1,4 @@
-# case: forward returns None (was a 0-FLOP success)
+# case: forward returns None (not a 0-FLOP success)
 # run: analyze {file} --arch H100-SXM --json
 # exit: 2
 # line: ^solar: error: .*forward_returns_none\.py: forward\(\) returned no tensor \(got NoneType\)

@@ -1,4 +1,4 @@
-# case: get_inputs returns strings (was a 0-FLOP success)
+# case: get_inputs returns strings (not a 0-FLOP success)
 # run: analyze {file} --arch H100-SXM --json
 # exit: 2
 # line: ^solar: error: .*get_inputs\(\) item 0 is a str, not a tensor
