@@ -244,15 +244,15 @@ class _Oversized:
 
 
 def _oversized(data: Any) -> str | None:
-    """`key.path: problem` of the first `_Oversized` number in a loaded YAML document (walked
-    without recursion), or None."""
+    """`key.path: problem` of the first `_Oversized` number of a loaded YAML document, in document
+    order (walked without recursion), or None."""
     stack: list[tuple[str, Any]] = [("<top level>", data)]
     while stack:
         where, value = stack.pop()
         if isinstance(value, _Oversized):
             return f"{where}: {value.problem}"
         items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-        for key, sub in items:
+        for key, sub in reversed(list(items)):  # popped in document order
             if isinstance(key, _Oversized):
                 return f"{where}: a key is {key.problem}"
             name = f"[{key}]" if isinstance(value, list) else str(key)
