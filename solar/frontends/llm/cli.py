@@ -76,9 +76,12 @@ def _deadline(text: str) -> float:
 
 
 def check(args: argparse.Namespace) -> None:
-    """Before any work: an --llm-cache folder can be written (accepted translations are stored there)."""
-    if args.llm_cache is not None:
-        check_writable_dir(args.llm_cache, "--llm-cache", UsageError)
+    """Before any work: the cache folder can be written (accepted translations are stored there),
+    when --llm-cache names one or an endpoint is set (then the default one)."""
+    llm = config(args)
+    if args.llm_cache is not None or llm is not None:
+        path = args.llm_cache if args.llm_cache is not None else llm.cache_path
+        check_writable_dir(path, "--llm-cache", UsageError)
 
 
 def config(args: argparse.Namespace):
