@@ -159,3 +159,11 @@ def test_an_unwritable_cache_fails_before_any_request(capsys) -> None:
         r"name a path in a folder you can write",
         line,
     )
+
+
+def test_with_an_endpoint_the_default_cache_is_checked_too(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SOLAR_LLM_CACHE", "/proc/solar-llm-cache")
+    argv = ["analyze", EXAMPLE, "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("solar: error: --llm-cache /proc/solar-llm-cache: cannot write there (")
