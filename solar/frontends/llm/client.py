@@ -1,7 +1,8 @@
 """One chat request to an OpenAI-compatible endpoint through the `openai` client, at temperature 0,
-with one deadline for the whole request (however slowly the server sends), retries with exponential backoff on 429 / 5xx / timeouts / lost connections, a reply
-size bound, and the token spend of one program counted against its budget. The reply is returned as
-text and nothing else is done with it here."""
+with one deadline for the whole request (however slowly the server sends), retries with exponential
+backoff on 429 / 5xx / timeouts / lost connections, a reply size bound, and the token spend of one
+program counted against its budget. The reply is returned as text and nothing else is done with it
+here."""
 
 from __future__ import annotations
 
