@@ -68,9 +68,11 @@ def count(lowest: int):
 
 
 def new_file(text: str) -> str:
+    """The type of a flag naming a file to write: checked writable (solar.userfiles.check_writable)
+    as it is parsed, before any work."""
     p = Path(text)
     if p.is_dir():
-        raise argparse.ArgumentTypeError(f"{text!r} is a directory; name the YAML file to write")
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; name the file to write")
     if not p.parent.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r}: folder {str(p.parent)!r} does not exist")
     try:
