@@ -1,12 +1,15 @@
-"""Reading the files a user names (model files, spec YAMLs, IR text): the one place solar opens
-them. Every way a path can be wrong — missing, a directory, unreadable, binary, not in its declared
-encoding, a null byte, too large — is one `error(...)` line naming the file (and the line where that
-is known) and saying what to pass instead."""
+"""The files a user names: reading them (model files, spec YAMLs, IR text), the one place solar
+opens them, and checking before any work that an output path can be written. Every way a path can
+be wrong — missing, a directory, unreadable, binary, not in its declared encoding, a null byte, too
+large, not writable — is one `error(...)` line naming the file (and the line where that is known)
+and saying what to pass instead."""
 
 from __future__ import annotations
 
 import codecs
 import io
+import os
+import tempfile
 import tokenize
 from collections.abc import Callable
 from pathlib import Path
@@ -97,3 +100,55 @@ def read_python(path: str | Path, error: ErrorType) -> str:
     text = text.removeprefix("\ufeff")
     _null_byte(text, shown, what, error)
     return text
+
+
+# ---- output paths: checked before the work that would write them ---------------------------------
+
+
+def _cannot_write(what: str, shown: str, exc: OSError, error: ErrorType) -> SolarError:
+    reason = exc.strerror or type(exc).__name__
+    return error(f"{what} {shown}: cannot write there ({reason}); name a path in a folder you can write")
+
+
+def check_writable(path: str | Path, what: str, error: ErrorType) -> None:
+    """That a file can be written at `path` (`what`: the flag, e.g. "--plot"), found by trying:
+    an existing file is opened for appending, a new one created and removed; nothing is changed.
+    Otherwise `error(one line)`."""
+    p, shown = Path(path), str(path)
+    if p.is_dir():
+        raise error(f"{what} {shown}: is a directory; name the file to write")
+    if p.exists() and not p.is_file():
+        raise error(f"{what} {shown}: not a regular file (a device, socket or pipe); name a file to write")
+    if not p.exists() and not p.parent.is_dir():
+        raise error(f"{what} {shown}: folder {str(p.parent)!r} does not exist; create it or name another")
+    try:
+        if p.exists():
+            os.close(os.open(p, os.O_WRONLY | os.O_APPEND))
+        else:
+            os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.unlink(p)
+    except OSError as exc:
+        raise _cannot_write(what, shown, exc, error) from None
+
+
+def check_writable_dir(path: str | Path, what: str, error: ErrorType) -> None:
+    """That `path` is a folder files can be written in, or can be created as one (its nearest
+    existing ancestor a folder that can be written), found by trying: a temporary file (or folder)
+    is made there and removed. Otherwise `error(one line)`."""
+    p, shown = Path(path), str(path)
+    if p.exists() and not p.is_dir():
+        raise error(f"{what} {shown}: exists and is not a folder; pass a folder")
+    existing = p
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise error(f"{what} {shown}: {existing} is not a folder; pass a folder")
+    try:
+        if existing == p:
+            fd, probe = tempfile.mkstemp(dir=p, prefix=".solar-write-check-")
+            os.close(fd)
+            os.unlink(probe)
+        else:
+            os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".solar-write-check-"))
+    except OSError as exc:
+        raise _cannot_write(what, shown, exc, error) from None

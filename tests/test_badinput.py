@@ -92,8 +92,8 @@ def load_cases() -> list[Case]:
         fields = _header(path)
         rel = path.relative_to(CORPUS).as_posix()
         if "case" not in fields:
-            if path.parent.name.endswith(".files"):
-                continue  # a support file of a multi-file case
+            if any(part.endswith(".files") for part in path.relative_to(CORPUS).parts[:-1]):
+                continue  # a support file of a multi-file case (a folder tree of its own)
             raise AssertionError(
                 f"{rel}: no `# case:` header (support files go in _data/ or NAME.files/)"
             )

@@ -26,6 +26,7 @@ from scipy.optimize import linprog
 from solar.backends.algebra import FLOATS, Algebra, Num
 from solar.backends.assumptions import Assumptions
 from solar.backends.work import MacKey, SimtKey, Work, simt_key
+from solar.bounded import as_float
 from solar.errors import SolarError, SpecError
 from solar.hardware import HardwareSpec
 from solar.ir.dtypes import DType
@@ -236,6 +237,8 @@ def compute_time(work: Work, spec: HardwareSpec, assumptions: Assumptions = Assu
         return ComputeTime(0.0, {}, None)
     precision = assumptions.precision
     items = tuple((k, n) for k, n in work.macs + work.simt)
+    for _, n in items:  # exact counts: one past the float range would overflow the LP
+        as_float(n, "the program's work (operations of one class)", SolarError)
     seconds, busy, cells = _solve(rate_table(items, spec, assumptions))
     by_unit = {u: b for u, b in zip(UNITS, busy) if b > 0}
     # Several units may be saturated at the optimum; name the first of them in UNITS order.

@@ -88,6 +88,7 @@ def check_analyze(args: argparse.Namespace) -> None:
     flags, the loss and frontend flags against the file, and that a --measured-ops file can be read
     (none of which --symbolic reads)."""
     check_gpus(args)
+    symbolic_cli.check(args)
     if args.symbolic:
         return
     check_hf_flags(args)

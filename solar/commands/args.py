@@ -14,6 +14,7 @@ from solar.backends.assumptions import check_clock_mhz
 from solar.errors import UsageError
 from solar.frontends.detect import check_frontend_choice, file_frontend, loss_spec
 from solar.frontends.llm import cli as llm_cli
+from solar.userfiles import check_writable
 
 #: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
 DEFAULT_TIMEOUT_S = 600.0
@@ -67,11 +68,17 @@ def count(lowest: int):
 
 
 def new_file(text: str) -> str:
+    """The type of a flag naming a file to write: checked writable (solar.userfiles.check_writable)
+    as it is parsed, before any work."""
     p = Path(text)
     if p.is_dir():
-        raise argparse.ArgumentTypeError(f"{text!r} is a directory; name the YAML file to write")
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; name the file to write")
     if not p.parent.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r}: folder {str(p.parent)!r} does not exist")
+    try:
+        check_writable(p, "", UsageError)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc).strip()) from None
     return text
 
 
@@ -133,11 +140,20 @@ def add_share_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _WithTrain(argparse.Action):
+    """A flag of the training step: stored, and noted in `train_flags` (refused without --train)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.train_flags = (*namespace.train_flags, option_string)
+
+
 def add_train_flags(p: argparse.ArgumentParser) -> None:
     """--train, --loss, --optimizer: bound one training step instead of the forward pass."""
     p.add_argument("--train", action="store_true", help="one training step: forward, loss, backward, optimizer")
-    p.add_argument("--loss", default="sum", help="with --train: sum | mean of the outputs, or FILE:function")
-    p.add_argument("--optimizer", choices=("sgd", "adamw", "none"), default="adamw", help="with --train")
+    p.add_argument("--loss", default="sum", action=_WithTrain, help="with --train: sum | mean of the outputs, or FILE:function")
+    p.add_argument("--optimizer", choices=("sgd", "adamw", "none"), default="adamw", action=_WithTrain, help="with --train")
+    p.set_defaults(train_flags=())
 
 
 def add_level_flags(p: argparse.ArgumentParser) -> None:
@@ -196,14 +212,20 @@ def check_gpus(args: argparse.Namespace) -> None:
 # ---- checks before the program's framework is imported (a command's `check` hook) ---------------
 
 def check_loss(args: argparse.Namespace) -> None:
-    """With --train, --loss is sum, mean or FILE:function (the frontends' message)."""
+    """--loss and --optimizer only with --train (as --batch only with hf:); with --train, --loss
+    is sum, mean or FILE:function (the frontends' message)."""
     if getattr(args, "train", False):
         loss_spec(getattr(args, "loss", "sum"))
+    elif getattr(args, "train_flags", ()):
+        flag = args.train_flags[0]
+        raise UsageError(f"{flag} applies to a training step; add --train, or drop {flag}")
 
 
 def check_frontend(args: argparse.Namespace) -> None:
     """The --llm-* flags, and --frontend, --mode and --infer-structure against what the file is (IR
     text, a JAX or a PyTorch program): the loader's own decision (solar.frontends.detect)."""
+    if hasattr(args, "llm_base_url"):
+        llm_cli.check(args)
     if getattr(args, "train", False) or args.file.startswith("hf:"):
         return
     frontend = getattr(args, "frontend", "auto")

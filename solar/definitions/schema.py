@@ -13,12 +13,11 @@ from (`random`, `scalar` with a value, `safetensors`, `custom`)."""
 from __future__ import annotations
 
 import ast
-import json
-import operator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from solar import bounded
 from solar.errors import SolarError
 from solar.userfiles import read_text
 
@@ -91,71 +90,21 @@ class Workload:
         return dict(self.inputs)[name]
 
 
-# ---- safe arithmetic over axis values (expr axes and constraints) -------------------------------
-
-_BINARY = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-    ast.Div: operator.truediv,
-}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg, ast.Not: operator.not_}
-_COMPARE = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge,
-}
+# ---- arithmetic over axis values (expr axes and constraints) --------------------------------------
 
 
 def evaluate(text: str, env: dict[str, int], where: str) -> Any:
-    """Evaluate an axis expression or constraint: numbers, axis names, + - * / // % **, unary
-    signs, comparisons (chained), and / or / not. Anything else is a DefinitionError."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        raise DefinitionError(f"{where}: {text!r} is not an expression; write e.g. 'H_qo == H_kv * H_r'") from None
-
-    def ev(node: ast.AST) -> Any:
-        match node:
-            case ast.Expression(body=body):
-                return ev(body)
-            case ast.Constant(value=v) if isinstance(v, (int, float)) and not isinstance(v, bool):
-                return v
-            case ast.Name(id=name):
-                if name not in env:
-                    raise DefinitionError(f"{where}: {text!r} names {name!r}, which is no axis with a value here; known: {', '.join(sorted(env))}")
-                return env[name]
-            case ast.BinOp(left=l, op=op, right=r) if type(op) in _BINARY:
-                return _BINARY[type(op)](ev(l), ev(r))
-            case ast.UnaryOp(op=op, operand=x) if type(op) in _UNARY:
-                return _UNARY[type(op)](ev(x))
-            case ast.BoolOp(op=ast.And(), values=vs):
-                return all(ev(v) for v in vs)
-            case ast.BoolOp(op=ast.Or(), values=vs):
-                return any(ev(v) for v in vs)
-            case ast.Compare(left=left, ops=ops, comparators=rights):
-                values = [ev(left), *(ev(r) for r in rights)]
-                return all(
-                    _COMPARE[type(o)](a, b) if type(o) in _COMPARE else _bad(o)
-                    for o, a, b in zip(ops, values, values[1:])
-                )
-        return _bad(node)
-
-    def _bad(node: ast.AST) -> Any:
-        raise DefinitionError(f"{where}: {text!r} uses {type(node).__name__}, which an axis expression may not; use numbers, axis names, + - * / // % ** and comparisons")
-
-    try:
-        return ev(tree)
-    except ZeroDivisionError:
-        raise DefinitionError(f"{where}: {text!r} divides by zero for axes {env}") from None
+    """Evaluate an axis expression or constraint with solar.bounded's evaluator: numbers, axis
+    names, + - * / // % **, unary signs, comparisons (chained), and / or / not, every value within
+    its limits. Anything else is a DefinitionError."""
+    return bounded.evaluate(text, env, where, DefinitionError)
 
 
 # ---- reading files -------------------------------------------------------------------------------
 
 
 def _json_object(text: str, where: str) -> dict:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DefinitionError(f"{where}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from None
+    data = bounded.loads_json(text, where, DefinitionError)
     if not isinstance(data, dict):
         raise DefinitionError(f"{where}: expected a JSON object, got {type(data).__name__}")
     return data
@@ -346,10 +295,7 @@ def axis_values(d: Definition, w: Workload) -> dict[str, int]:
 
 
 def _names(text: str) -> set[str]:
-    try:
-        return {n.id for n in ast.walk(ast.parse(text.strip(), mode="eval")) if isinstance(n, ast.Name)}
-    except SyntaxError:
-        return set()
+    return bounded.names(text)
 
 
 def shape_of(spec: TensorSpec, env: dict[str, int]) -> tuple[int, ...] | None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from solar.bounded import digits_problem
 from solar.errors import SpecError
 from solar.userfiles import read_text
 
@@ -229,7 +231,36 @@ class _Loader(yaml.SafeLoader):
                     )
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_int(self, node: Any) -> Any:
+        """An integer, or an `_Oversized` marker for one of more digits than solar.bounded allows
+        (reported with its key by `_oversized`; Python's int() would fail past 4300 digits)."""
+        problem = digits_problem(str(self.construct_scalar(node)))
+        return _Oversized(problem) if problem else super().construct_yaml_int(node)
 
+
+@dataclass(frozen=True)
+class _Oversized:
+    problem: str
+
+
+def _oversized(data: Any) -> str | None:
+    """`key.path: problem` of the first `_Oversized` number of a loaded YAML document, in document
+    order (walked without recursion), or None."""
+    stack: list[tuple[str, Any]] = [("<top level>", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, _Oversized):
+            return f"{where}: {value.problem}"
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, sub in reversed(list(items)):  # popped in document order
+            if isinstance(key, _Oversized):
+                return f"{where}: a key is {key.problem}"
+            name = f"[{key}]" if isinstance(value, list) else str(key)
+            stack.append((name if where == "<top level>" else f"{where}.{name}", sub))
+    return None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][-+]?[0-9]+)$"),
@@ -350,6 +381,9 @@ def load_spec_file(path: str | Path) -> HardwareSpec:
         raise SpecError(f"{shown}: YAML nested too deeply for a spec file; {_EXAMPLE}") from None
     if not isinstance(data, dict):
         raise SpecError(f"{shown}: <top level>: must be a mapping of keys; {_EXAMPLE}")
+    oversized = _oversized(data)
+    if oversized:
+        raise SpecError(f"{shown}: {oversized}; fix the value ({_EXAMPLE})")
     try:
         spec = HardwareSpec.model_validate(data)
     except ValidationError as exc:

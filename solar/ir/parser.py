@@ -9,10 +9,11 @@ optionally followed by `+ offset` / `- offset` (a data-dependent index). A *head
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from lark import Token, Tree
 
+from solar.bounded import magnitude_problem
 from solar.errors import IRSyntaxError, NotAffineError
 from solar.ir.affine import Affine, Constraint, as_affine, eq, ge, lt, var
 from solar.ir.dtypes import DType
@@ -46,7 +47,30 @@ __all__ = ["parse_program", "parse_stmt", "parse_expr", "parse_affine"]
 
 def parse_program(text: str) -> Program:
     """Parse a whole `program NAME { ... }`."""
-    return _Builder(text).program(parse_tree(text, "program_file").children[0])
+    return _check_sizes(_Builder(text).program(parse_tree(text, "program_file").children[0]))
+
+
+def _check_sizes(program: Program) -> Program:
+    """The program, once every tensor's element count and every statement's iteration count (where
+    its sizes are bound) is within solar.bounded.LIMIT: the counts priced later as floats."""
+
+    def problem(sizes: Iterable[Size]) -> str | None:
+        n = 1
+        for s in sizes:
+            v = s if isinstance(s, int) else bound.get(s)
+            if v is None:
+                return None
+            n *= v
+        return magnitude_problem(n)
+
+    bound = dict(program.symbols)
+    for t in program.tensors:
+        if p := problem(t.shape):
+            raise IRSyntaxError(f"program {program.name!r}: tensor {t.name!r} has too many elements ({p}); write smaller sizes")
+    for k, stmt in enumerate(program.stmts):
+        if p := problem(loop.extent for loop in stmt.loops):
+            raise IRSyntaxError(f"program {program.name!r}, statement {k}: too many iterations ({p}); write smaller extents")
+    return program
 
 
 def parse_stmt(text: str) -> Stmt:

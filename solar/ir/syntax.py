@@ -11,6 +11,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
 
+from solar.bounded import digits_problem
 from solar.errors import IRSyntaxError
 
 __all__ = ["MAX_DEPTH", "edge_token", "parse_tree", "syntax_error"]
@@ -197,7 +198,17 @@ def parse_tree(text: str, start: str) -> Tree:
     except UnexpectedInput as e:
         raise _translate(text, e) from None
     _check_depth(text, tree)
+    _check_numbers(text, tree)
     return tree
+
+
+def _check_numbers(text: str, tree: Tree) -> None:
+    """An IRSyntaxError at an integer literal of more digits than solar.bounded allows (sizes,
+    extents and constants are exact integers, computed with before any other check)."""
+    for tok in tree.scan_values(lambda v: isinstance(v, Token) and v.type == "NUMBER"):
+        problem = tok.isdigit() and digits_problem(tok)
+        if problem:
+            raise syntax_error(text, tok.line, tok.column, f"{problem}; no size or constant of a program is that large")
 
 
 def _check_depth(text: str, tree: Tree) -> None:

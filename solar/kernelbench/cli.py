@@ -30,6 +30,7 @@ from solar.kernelbench.runner import run_analysis
 from solar.kernelbench.signals import Interrupted, signals_as_exceptions
 from solar.kernelbench.summary import Context
 from solar.kernelbench.zygote import stop_server
+from solar.userfiles import check_writable_dir
 
 EXAMPLES = """examples:
   solar kernelbench benchmarks/suite --level 1 2 3 --arch H100-SXM H200-SXM --out report/
@@ -223,15 +224,7 @@ def check_analysis_flags(flags: tuple[str, ...], archs: list[str]) -> None:
 
 def check_out(out: Path) -> None:
     """OUT must be a folder (or creatable as one) that can be written, its results file a file."""
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a folder; pass a folder for the report")
-    existing = out
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UsageError(f"--out {out}: {existing} is not a folder; pass a folder for the report")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {out}: cannot write in {existing}; pass a folder you can write")
+    check_writable_dir(out, "--out", UsageError)
     results = out / RESULTS_FILE
     if results.exists() and not (results.is_file() and os.access(results, os.R_OK | os.W_OK)):
         raise UsageError(

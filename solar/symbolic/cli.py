@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from solar.backends.assumptions import Assumptions
+from solar.errors import UsageError
 
 if TYPE_CHECKING:
     from solar.ir.nodes import Program
@@ -22,6 +23,12 @@ def add_flags(p: argparse.ArgumentParser) -> None:
         help="sizes as symbols: module-level integers of the file (e.g. batch_size=B,seq_len=S); "
         "prints FLOPs, bytes and bounds as formulas",
     )
+
+
+def check(args: argparse.Namespace) -> None:
+    """--symbolic prints formulas and draws nothing: --plot beside it is refused, not ignored."""
+    if args.symbolic is not None and getattr(args, "plot", None):
+        raise UsageError("--plot draws the numeric bounds, which --symbolic does not compute; drop --plot or --symbolic")
 
 
 def run(

@@ -9,6 +9,7 @@ from typing import Any
 
 from solar.backends.levels import Level
 from solar.errors import UsageError
+from solar.userfiles import check_writable
 from solar.report.units import fmt_seconds
 
 FORMATS = (".svg", ".png", ".pdf")
@@ -20,6 +21,7 @@ def check_plot_path(path: str) -> str:
         raise UsageError(f"--plot {path!r}: name a .svg, .png or .pdf file")
     if not p.parent.is_dir():
         raise UsageError(f"--plot {path!r}: folder {str(p.parent)!r} does not exist")
+    check_writable(path, "--plot", UsageError)
     return path
 
 

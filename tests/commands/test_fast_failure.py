@@ -61,6 +61,15 @@ ERRORS = [
     ("provision examples/matmul.py --target-ms 0", "argument --target-ms"),
     ("provision examples/matmul.py --target-ms 1 --like V100", "unknown GPU 'V100'"),
     ("llm-cache bogus", "invalid choice: 'bogus'"),
+    ("analyze examples/matmul.py --llm-timeout -1", "--llm-timeout -1.0: a request deadline is seconds > 0"),
+    ("analyze examples/matmul.py --llm-timeout nan", "--llm-timeout nan: a request deadline is seconds > 0"),
+    ("analyze examples/matmul.py --llm-cache /proc/solar-llm-cache", "--llm-cache /proc/solar-llm-cache: cannot write there"),
+    ("analyze examples/matmul.py --plot /proc/x.svg", "--plot /proc/x.svg: cannot write there"),
+    ("analyze examples/matmul.py --symbolic M=M --plot {tmp}/x.svg", "--plot draws the numeric bounds"),
+    ("analyze examples/matmul.py --optimizer adamw", "--optimizer applies to a training step; add --train"),
+    ("analyze examples/matmul.py --loss mean", "--loss applies to a training step; add --train"),
+    ("compare examples/matmul.py --loss mean", "--loss applies to a training step"),
+    ("kernelbench tests/badinput/cli/kernelbench_out_unwritable.files --arch H100-SXM --out /proc/x", "--out /proc/x: cannot write there"),
     ("ops --bogus", "unrecognized arguments: --bogus"),
 ]
 

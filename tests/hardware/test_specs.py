@@ -315,3 +315,28 @@ def test_get_spec_with_a_bad_path(tmp_path):
     path = _write(tmp_path, {"name": "H100-SXM"})
     with pytest.raises(SpecError, match=r"H100-SXM\.yaml: .*field required \(and \d+ more\)"):
         get_spec(str(path))
+
+
+@pytest.mark.parametrize(
+    "place, digits, message",
+    [
+        (("sm_count",), 5000, "sm_count.value: a number of 5000 digits (at most 40)"),
+        (("dram", "bandwidth_bytes_per_s"), 41, "dram.bandwidth_bytes_per_s.value: a number of 41 digits (at most 40)"),
+        (("tensor_core_flops_per_s", "bf16"), 400, "tensor_core_flops_per_s.bf16.value: a number of 400 digits"),
+    ],
+)
+def test_a_number_of_too_many_digits_names_its_key(tmp_path, place, digits, message):
+    data = _good()
+    target = data
+    for key in place:
+        target = target[key]
+    target["value"] = 424242  # a marker replaced by the long number in the text
+    text = yaml.safe_dump(data, sort_keys=False).replace("424242", "7" * digits)
+    _fails(_write(tmp_path, text), message)
+
+
+def test_forty_digits_reach_the_physical_range_check(tmp_path):
+    data = _good()
+    data["sm_count"]["value"] = 424242
+    text = yaml.safe_dump(data, sort_keys=False).replace("424242", "7" * 40)
+    _fails(_write(tmp_path, text), "sm_count.value: 7.77778e+39 is outside the physical range")

@@ -44,14 +44,20 @@ class Store:
             return None
         try:
             return Entry(**json.loads(path.read_text()))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return None  # damaged: treated as a miss and overwritten
 
     def put(self, entry: Entry) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        tmp = self._path(entry.key).with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(entry), indent=1))
-        tmp.replace(self._path(entry.key))
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            tmp = self._path(entry.key).with_suffix(".tmp")
+            tmp.write_text(json.dumps(asdict(entry), indent=1))
+            tmp.replace(self._path(entry.key))
+        except OSError as exc:
+            raise UsageError(
+                f"--llm-cache {self.root}: cannot store a translation ({exc.strerror or type(exc).__name__}); "
+                "pass a folder you can write"
+            ) from None
 
     def drop(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from solar.errors import UsageError
 from solar.frontends.llm.cache import Store
-from solar.frontends.llm.config import config_from, default_cache_dir
+from solar.frontends.llm.config import check_timeout, config_from, default_cache_dir
+from solar.userfiles import check_writable_dir
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
@@ -35,7 +36,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--llm-attempts",
-        type=int,
+        type=_attempts,
         default=None,
         metavar="N",
         help="rounds of reply -> check -> feedback (default 3)",
@@ -48,11 +49,39 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--llm-timeout",
-        type=float,
+        type=_deadline,
         default=None,
         metavar="S",
-        help="seconds per request (default 120)",
+        help="seconds one request may take in all, however slowly the server answers (default 120)",
     )
+
+
+def _attempts(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of attempts") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text!r}: attempts are 1..100 (default 3)")
+    return value
+
+
+def _deadline(text: str) -> float:
+    try:
+        return check_timeout(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def check(args: argparse.Namespace) -> None:
+    """Before any work: the cache folder can be written (accepted translations are stored there),
+    when --llm-cache names one or an endpoint is set (then the default one)."""
+    llm = config(args)
+    if args.llm_cache is not None or llm is not None:
+        path = args.llm_cache if args.llm_cache is not None else llm.cache_path
+        check_writable_dir(path, "--llm-cache", UsageError)
 
 
 def config(args: argparse.Namespace):

@@ -1,14 +1,16 @@
 """One chat request to an OpenAI-compatible endpoint through the `openai` client, at temperature 0,
-with a timeout, retries with exponential backoff on 429 / 5xx / timeouts / lost connections, a reply
-size bound, and the token spend of one program counted against its budget. The reply is returned as
-text and nothing else is done with it here."""
+with one deadline for the whole request (however slowly the server sends), retries with exponential
+backoff on 429 / 5xx / timeouts / lost connections, a reply size bound, and the token spend of one
+program counted against its budget. The reply is returned as text and nothing else is done with it
+here."""
 
 from __future__ import annotations
 
-import json
+import threading
 import time
 from dataclasses import dataclass, field
 
+from solar.bounded import loads_json
 from solar.errors import LLMError
 from solar.frontends.llm.config import LLMConfig
 
@@ -72,25 +74,19 @@ class ChatClient:
             openai.InternalServerError,
             openai.APITimeoutError,
             openai.APIConnectionError,
+            DeadlinePassed,
         )
         wait = self.config.backoff_s
         for attempt in range(self.config.retries + 1):
             self.usage.requests += 1
             start = time.monotonic()
             try:
-                create = self._openai().chat.completions.with_streaming_response.create
-                with create(
-                    model=self.config.model,
-                    messages=messages,
-                    temperature=self.config.temperature,
-                    max_tokens=min(self.config.max_reply_tokens, left),
-                ) as raw:
-                    body = self._read_bounded(raw)
+                body = self._within_deadline(messages, min(self.config.max_reply_tokens, left))
             except retryable as exc:
                 self.usage.seconds += time.monotonic() - start
                 if attempt == self.config.retries:
                     raise LLMError(
-                        f"{self._where()}: {_describe(exc)} after {attempt + 1} tries"
+                        f"{self._where()}: {_describe(exc)} after {attempt + 1} tries{self._deadline_note(exc)}"
                     ) from None
                 time.sleep(max(wait, _retry_after(exc)))
                 wait *= 2
@@ -105,21 +101,56 @@ class ChatClient:
             return self._reply(messages, body)
         raise AssertionError("unreachable")
 
-    def _read_bounded(self, raw) -> bytes:
+    def _within_deadline(self, messages: list[Message], max_tokens: int) -> bytes:
+        """The response body of one request, or DeadlinePassed once config.timeout_s has passed
+        since it was sent, whatever the server does (the client's own timeout bounds each read
+        only, so a server that drips bytes would hold it forever). The request runs in a thread of
+        its own; one past the deadline is abandoned (its reads stop at the next chunk) and the
+        client is rebuilt for the next try."""
+        deadline = time.monotonic() + self.config.timeout_s
+        client = self._openai()
+        outcome: dict[str, object] = {}
+
+        def request() -> None:
+            try:
+                create = client.chat.completions.with_streaming_response.create
+                with create(
+                    model=self.config.model,
+                    messages=messages,
+                    temperature=self.config.temperature,
+                    max_tokens=max_tokens,
+                ) as raw:
+                    outcome["body"] = self._read_bounded(raw, deadline)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=request, name="solar-llm-request", daemon=True)
+        worker.start()
+        worker.join(self.config.timeout_s)
+        if worker.is_alive():
+            self._client = None  # the abandoned request keeps its connection; the next try gets a new one
+            raise DeadlinePassed()
+        if "error" in outcome:
+            raise outcome["error"]  # type: ignore[misc]
+        return outcome["body"]  # type: ignore[return-value]
+
+    def _read_bounded(self, raw, deadline: float) -> bytes:
         """The response body, read in chunks and abandoned past the size bound (a reply of
-        max_reply_chars characters, 4 bytes each at most, plus the JSON around it)."""
+        max_reply_chars characters, 4 bytes each at most, plus the JSON around it) or the deadline."""
         limit = 4 * self.config.max_reply_chars + (1 << 16)
         body = bytearray()
         for chunk in raw.iter_bytes():
             body += chunk
             if len(body) > limit:
                 raise ReplyTooLong(len(body), self.config.max_reply_chars, unit="bytes (or more)")
+            if time.monotonic() > deadline:
+                raise DeadlinePassed()
         return bytes(body)
 
     def _reply(self, messages: list[Message], body: bytes) -> Reply:
         """The reply text and its token count, from the JSON body (read as data only)."""
+        data = loads_json(body, f"{self._where()}: the response", LLMError)
         try:
-            data = json.loads(body)
             choices = data.get("choices") or []
             text = (choices[0].get("message") or {}).get("content") or "" if choices else ""
             used = (data.get("usage") or {}).get("total_tokens")
@@ -137,8 +168,19 @@ class ChatClient:
             raise ReplyTooLong(len(text), self.config.max_reply_chars)
         return Reply(text, tokens)
 
+    def _deadline_note(self, exc: BaseException) -> str:
+        import openai
+
+        if isinstance(exc, (DeadlinePassed, openai.APITimeoutError)):
+            return f" ({self.config.timeout_s:g} s each, the whole request; raise --llm-timeout for a slow server)"
+        return ""
+
     def _where(self) -> str:
         return f"LLM endpoint {self.config.base_url} (model {self.config.model})"
+
+
+class DeadlinePassed(Exception):
+    """One request ran past its deadline (retried as a timeout is)."""
 
 
 class ReplyTooLong(LLMError):
@@ -154,7 +196,7 @@ class ReplyTooLong(LLMError):
 def _describe(exc) -> str:
     import openai
 
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, (DeadlinePassed, openai.APITimeoutError)):
         return "request timed out"
     if isinstance(exc, openai.APIConnectionError):
         return f"cannot connect ({str(exc).splitlines()[0]})"

@@ -5,6 +5,7 @@ OPENAI_API_KEY)."""
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +26,19 @@ def default_cache_dir() -> Path:
     return Path(base) / "solar" / "llm"
 
 
+def check_timeout(seconds: float) -> float:
+    """A request deadline: seconds, finite and > 0 (one deadline bounds the whole request)."""
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise UsageError(f"--llm-timeout {seconds!r}: a request deadline is seconds > 0 (e.g. 120)")
+    return seconds
+
+
 @dataclass(frozen=True)
 class LLMConfig:
     base_url: str
     model: str
     api_key: str = "none"  # local servers (vLLM, Ollama) accept any key
-    timeout_s: float = 120.0
+    timeout_s: float = 120.0  # the deadline of one request, however the server sends its reply
     retries: int = (
         4  # further tries of one request after a 429, a 5xx, a timeout or a lost connection
     )
@@ -76,5 +84,5 @@ def config_from(
             raise UsageError(f"--llm-attempts must be at least 1, got {attempts}")
         extra["attempts"] = attempts
     if timeout_s is not None:
-        extra["timeout_s"] = timeout_s
+        extra["timeout_s"] = check_timeout(timeout_s)
     return LLMConfig(url, name, key, cache_dir=Path(cache_dir) if cache_dir else None, **extra)

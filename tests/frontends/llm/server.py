@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible server for the LLM frontend's tests: /v1/chat/completions answers
-each request with the next scripted step (a reply text, an HTTP error, a delay) and records every
-request body, so a test can check what reached the model. 127.0.0.1 only; no network."""
+each request with the next scripted step (a reply text, an HTTP error, a delay, or a reply that
+never ends: one byte every `drip_s` seconds of its headers or its body) and records every request
+body, so a test can check what reached the model. 127.0.0.1 only; no network."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ class Step:
     status: int = 200
     delay_s: float = 0.0
     headers: dict = field(default_factory=dict)
+    drip: str = ""  # "headers" | "body": send that part one byte every drip_s, never ending
+    drip_s: float = 0.2
+    body: bytes | None = None  # sent as the response body instead of a chat completion
 
 
 def reply(text: str) -> Step:
@@ -28,6 +32,7 @@ class ScriptedServer:
         self.steps = list(steps)
         self.requests: list[dict] = []
         self.lock = threading.Lock()
+        self.stopping = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -47,6 +52,9 @@ class ScriptedServer:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     step = Step(status=404, text=f"no route {self.path}")
                 time.sleep(step.delay_s)
+                if step.drip:
+                    self.drip(step)
+                    return
                 if step.status == 200:
                     payload = {
                         "id": f"chatcmpl-{len(server.requests)}",
@@ -73,7 +81,7 @@ class ScriptedServer:
                             "type": "scripted",
                         }
                     }
-                data = json.dumps(payload).encode()
+                data = json.dumps(payload).encode() if step.body is None else step.body
                 try:
                     self.send_response(step.status)
                     self.send_header("content-type", "application/json")
@@ -84,6 +92,21 @@ class ScriptedServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
+
+            def drip(self, step: Step) -> None:
+                """A response that never completes: its headers, or after them its body, one byte
+                every step.drip_s until the client leaves or the server stops."""
+                try:
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                    if step.drip == "headers":
+                        self.wfile.write(b"x-slow: ")
+                    else:
+                        self.wfile.write(b"content-type: application/json\r\ncontent-length: 1000000\r\n\r\n")
+                    while not server.stopping.wait(step.drip_s):
+                        self.wfile.write(b"a" if step.drip == "headers" else b" ")
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -98,6 +121,7 @@ class ScriptedServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

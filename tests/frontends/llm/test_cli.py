@@ -4,6 +4,7 @@ scripted server; configuration from flags and the environment."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,44 @@ def test_config_from_flags_and_environment(monkeypatch) -> None:
         config_from()
     with pytest.raises(UsageError, match="--llm-attempts must be at least 1"):
         config_from(model="m", attempts=0)
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (120.0, None),
+        (0.5, None),
+        (0.0, "--llm-timeout 0.0: a request deadline is seconds > 0"),
+        (-1.0, "--llm-timeout -1.0: a request deadline is seconds > 0"),
+        (float("nan"), "--llm-timeout nan: a request deadline"),
+        (float("inf"), "--llm-timeout inf: a request deadline"),
+    ],
+)
+def test_the_request_deadline_is_positive_and_finite(value, message) -> None:
+    if message is None:
+        assert config_from("http://127.0.0.1:9/v1", "m", timeout_s=value).timeout_s == value
+        return
+    with pytest.raises(UsageError, match=message):
+        config_from("http://127.0.0.1:9/v1", "m", timeout_s=value)
+
+
+def test_an_unwritable_cache_fails_before_any_request(capsys) -> None:
+    # no server listens on port 9: a request would be a connection error, not this line
+    argv = ["analyze", EXAMPLE, "--frontend", "llm", "--llm-base-url", "http://127.0.0.1:9/v1",
+            "--llm-model", "m", "--llm-cache", "/proc/solar-llm-cache"]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    # the reason in parentheses is the system's (ENOENT for root, EACCES for others)
+    assert re.fullmatch(
+        r"solar: error: --llm-cache /proc/solar-llm-cache: cannot write there \(.+\); "
+        r"name a path in a folder you can write",
+        line,
+    )
+
+
+def test_with_an_endpoint_the_default_cache_is_checked_too(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SOLAR_LLM_CACHE", "/proc/solar-llm-cache")
+    argv = ["analyze", EXAMPLE, "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("solar: error: --llm-cache /proc/solar-llm-cache: cannot write there (")
