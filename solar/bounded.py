@@ -88,6 +88,23 @@ def loads_json(text: str | bytes, where: str, error: ErrorType) -> Any:
         raise error(f"{where}: JSON nested too deeply (thousands of [ or {{); no input of solar nests so") from None
 
 
+
+def loads_json_lines(text: str, where: str, error: ErrorType) -> list[Any]:
+    """The records of a JSON Lines text (blank lines skipped), each read as `loads_json` reads a
+    document; a bad line is `error("WHERE:LINE: not JSON (...)")`."""
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(loads_json(line, f"{where}:{number}", _JSONLine))
+            except _JSONLine as exc:
+                raise error(str(exc).replace(f"{where}:{number}:1:", f"{where}:{number}:", 1)) from None
+    return records
+
+
+class _JSONLine(SolarError):
+    """One bad line of a JSON Lines text, renamed to the caller's error type."""
+
 # ---- expressions ---------------------------------------------------------------------------------
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from solar.bounded import loads_json, loads_json_lines
 from solar.errors import SolarError, UsageError
 from solar.hardware import get_spec
 
@@ -131,26 +131,17 @@ def _valid(seconds: float | None) -> bool:
     return seconds is not None and math.isfinite(seconds) and seconds > 0
 
 
+class _NotOneDocument(UsageError):
+    """The text is not one JSON document: it may be JSON Lines."""
+
+
 def json_records(text: str, shown: str, error: type[UsageError] = MeasuredFileError) -> Any:
     """The JSON value of `text`, or the list of its JSON Lines records; `error` names a bad line."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return loads_json(text, shown, _NotOneDocument)
+    except _NotOneDocument:
         pass
-    except RecursionError:
-        raise error(f"{shown}: JSON nested too deeply to be a measured file") from None
-    records = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise error(
-                    f"{shown}:{number}: neither JSON nor JSON Lines ({exc.msg})"
-                ) from None
-            except RecursionError:
-                raise error(f"{shown}:{number}: JSON nested too deeply") from None
-    return records
+    return loads_json_lines(text, shown, error)
 
 
 def _is_kernelbench(data: Any) -> bool:

@@ -5,12 +5,12 @@ runs where the loaded program is."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from solar.bounded import loads_json, loads_json_lines
 from solar.errors import UsageError
 from solar.report.insight import Opportunity
 from solar.report.units import fmt_seconds
@@ -58,16 +58,17 @@ class MeasuredOps(_Model):
         )
 
 
+class _NotLines(UsageError):
+    """A line of a per-op file that is not JSON: the file may be one JSON document."""
+
+
 def read_rows(path: str | Path, problem: str | None) -> dict[str, Any]:
     """The per-op row for `problem` from a .json (one row) or .jsonl file (rows keyed "problem")."""
     text = read_text(path, "a per-op measurement file (benchmarks/measure_ops.py)", UsageError)
     try:
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError:
-        try:
-            rows = [json.loads(text)]
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}: not JSON or JSON lines ({exc.msg} at line {exc.lineno})") from None
+        rows = loads_json_lines(text, str(path), _NotLines)
+    except _NotLines:
+        rows = [loads_json(text, str(path), UsageError)]
     rows = [r for r in rows if isinstance(r, dict) and "ops" in r]
     if not rows:
         raise UsageError(f"{path}: no row with per-op times ('ops'); write it with benchmarks/measure_ops.py")

@@ -100,7 +100,7 @@ def test_shipped_configs_read():
     ("write", "match"),
     [
         (None, "no such config file"),
-        ("{not json", "not a JSON config"),
+        ("{not json", "not JSON"),
         ("[1, 2]", "holds an object"),
         ('{"hidden_size": 64}', "no model_type"),
         ('{"model_type": "no-such-model"}', "unknown model_type 'no-such-model'"),

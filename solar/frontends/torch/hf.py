@@ -14,7 +14,6 @@ states (weight bytes, KV-cache bytes) come from the built module and the config.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import torch
 
 from solar.backends.levels import Level
+from solar.bounded import loads_json
 from solar.errors import UsageError
 from solar.frontends.torch.loader import building
 from solar.frontends.torch.signature import layer_signature
@@ -103,8 +103,8 @@ def read_config(spec: str) -> Any:
         if not path.is_file():
             raise UsageError(f"hf:{spec}: no such config file")
         try:
-            data = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = loads_json(path.read_text(), f"hf:{spec}", UsageError)
+        except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"hf:{spec}: not a JSON config ({type(exc).__name__}: {exc})") from None
         if not isinstance(data, dict):
             raise UsageError(f"hf:{spec}: a config.json holds an object, not a {type(data).__name__}")
