@@ -39,6 +39,7 @@ import threading
 import time
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -194,6 +195,7 @@ def _quiet() -> Iterator[None]:
             _real_abort()
         raise _UserExit("os.abort()")
 
+    before = set(threading.enumerate())
     sys.stdout = sys.stderr if debug else _Sink()
     sys.stderr = sys.stderr if debug else _Sink()  # torch prints partial graphs there itself
     sys.stdin = io.StringIO()
@@ -207,6 +209,35 @@ def _quiet() -> Iterator[None]:
         finally:
             sys.stdout, sys.stderr, sys.stdin, os._exit, os.abort = saved[:5]  # type: ignore[assignment]
             logging.disable(saved[5])
+            left = [t for t in threading.enumerate() if t not in before]
+            if left and not debug:
+                _mute(left)
+
+
+class _Muted:
+    """A text stream that drops what the threads in `threads` write (threads the user's code started
+    and left running: their prints must not land in solar's report or `--json`)."""
+
+    def __init__(self, stream: Any, threads: weakref.WeakSet) -> None:
+        self._stream, self._threads = stream, threads
+
+    def write(self, s: str) -> int:
+        if threading.current_thread() in self._threads:
+            return len(s)
+        return self._stream.write(s)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _mute(threads: list[threading.Thread]) -> None:
+    """From now on, what `threads` write to sys.stdout and sys.stderr is dropped."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(stream, _Muted):
+            stream = _Muted(stream, weakref.WeakSet())
+            setattr(sys, name, stream)
+        stream._threads.update(threads)
 
 
 @contextlib.contextmanager

@@ -35,7 +35,9 @@ def _analyze(model: str, *flags: str) -> subprocess.CompletedProcess:
     return _solar("analyze", str(MODELS / model), "--arch", "H100-SXM", "--json", *flags)
 
 
-@pytest.mark.parametrize("model", ["thread_never_ends.py", "fork_at_import.py", "fork_child_returns.py"])
+@pytest.mark.parametrize(
+    "model", ["thread_never_ends.py", "thread_prints_forever.py", "fork_at_import.py", "fork_child_returns.py"]
+)
 def test_the_process_ends_with_one_report_and_nothing_on_stderr(model):
     out = _analyze(model)  # the pipes close once every process holding them has ended
     assert (out.returncode, out.stderr) == (0, "")
