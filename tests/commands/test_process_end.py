@@ -44,12 +44,18 @@ def test_the_process_ends_with_one_report_and_nothing_on_stderr(model):
     assert json.loads(out.stdout)["arch"] == "H100-SXM"  # one report: a forked child printed none
 
 
-def test_real_memory_past_the_limit_is_one_line_naming_the_file():
-    out = _analyze("allocates_real_memory.py", "--max-memory", "100M")
+#: (model file, --max-memory, the limit as the line says it): one allocation that returns (the guard's
+#: check at its end) and allocations that never end (the watchdog thread).
+MEMORY = [("allocates_real_memory.py", "100M", "100 MB"), ("allocates_without_end.py", "150M", "150 MB")]
+
+
+@pytest.mark.parametrize("model,limit,said", MEMORY)
+def test_real_memory_past_the_limit_is_one_line_naming_the_file(model, limit, said):
+    out = _analyze(model, "--max-memory", limit)
     assert (out.returncode, out.stdout) == (2, "")
     (line,) = out.stderr.splitlines()
-    assert line.startswith("solar: error: allocates_real_memory.py: importing the model file allocated ")
-    assert "of real memory, over the --max-memory 100 MB limit; solar analyses on fake tensors" in line
+    assert line.startswith(f"solar: error: {model}: importing the model file allocated ")
+    assert f"of real memory, over the --max-memory {said} limit; solar analyses on fake tensors" in line
 
 
 def test_without_a_command_the_usage_goes_to_stderr():
