@@ -17,7 +17,8 @@ get_inputs(), the Model constructor, forward() while it is traced, JAX functions
   stderr the one error line; torch prints partial graphs on stderr itself); `input()` sees
   end-of-file instead of waiting on a terminal; warnings and log records (torch's and JAX's
   fake-tensor, symbolic-shape and export logs) are silenced. With `debug` (the CLI's `--debug`)
-  the user's stdout goes to stderr, and stderr, warnings and logs are shown.
+  the user's stdout goes to stderr, and stderr, warnings and logs are shown. Threads the user's
+  code started and left running stay silenced after the guard (`_Muted`).
 
 `deadline(seconds)` bounds a whole analysis in wall-clock time (the CLI's `--timeout`): SIGALRM
 raises in whatever Python code is running, user code included (as a BaseException, so that the
