@@ -33,7 +33,7 @@ from solar.frontends.torch.construct import Unallocated
 from solar.frontends.torch.direct import direct
 from solar.frontends.torch.direct_graph import Unsupported
 from solar.frontends.torch.eager import pre_decomposition_calls
-from solar.frontends.torch.fake import fakeify, fakeify_module
+from solar.frontends.torch.fake import fakeify, fakeify_module, tensor_attributes
 from solar.frontends.torch.known import (
     REPLAY_LIMIT,
     KnownStructure,
@@ -355,7 +355,9 @@ def fake_export(
 ) -> tuple[torch.export.ExportedProgram, tuple, Route]:
     """The core-ATen export of `model` on fake copies of its tensors and of `inputs`, the eager
     calls before decomposition and the route the decomposition took."""
-    _check_inputs(inputs, Path(path).name if path else type(model).__name__)
+    where = Path(path).name if path else type(model).__name__
+    _check_inputs(inputs, where)
+    _check_state(model, where)
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         model = fakeify_module(model, fake)
         inputs = tuple(fakeify(x, fake) for x in inputs)
@@ -457,6 +459,19 @@ def _check_inputs(inputs: tuple, where: str) -> None:
             f"{where}: get_inputs() returned no tensor (only {kinds}); get_inputs() returns a list "
             "of the tensors forward() takes, e.g. [torch.randn(16, 1024)]"
         )
+
+
+def _check_state(model: torch.nn.Module, where: str) -> None:
+    """The model's parameters, buffers and tensor attributes are tensors fake ones can stand for
+    (not quantized ones)."""
+    held = [*model.named_parameters(), *model.named_buffers()]
+    held += [(name, t) for _, _, name, t in tensor_attributes(model)]
+    for name, t in held:
+        if t.is_quantized:
+            raise ModelFileError(
+                f"{where}: the model's tensor {name} is quantized ({t.dtype}), which solar cannot "
+                "trace; analyse the model with float weights (quantized models are not supported)"
+            )
 
 
 def _check_outputs(ep: torch.export.ExportedProgram, where: str) -> None:
