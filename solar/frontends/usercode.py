@@ -11,8 +11,9 @@ get_inputs(), the Model constructor, forward() while it is traced, JAX functions
   the CLI exits 130 or 143; a KeyboardInterrupt the file raises itself, with no signal, is the
   file's error like any other (without `stop_signals`, e.g. under the Python API, every
   KeyboardInterrupt passes through);
-- a process the user's code forks never returns into solar: leaving the guard, or calling
-  `os._exit`, it ends at once and silently (its parent goes on with the analysis);
+- a process the user's code forks (os.fork) writes nowhere and never returns into solar: its
+  stdout and stderr are the null device from the start (it holds none of solar's pipes open), and
+  leaving the guard, or calling `os._exit`, it ends at once (its parent goes on with the analysis);
 - the user's stdout and stderr are dropped (solar's own stdout carries reports and `--json`, its
   stderr the one error line; torch prints partial graphs on stderr itself); `input()` sees
   end-of-file instead of waiting on a terminal; warnings and log records (torch's and JAX's
@@ -213,6 +214,20 @@ def _quiet() -> Iterator[None]:
             left = [t for t in threading.enumerate() if t not in before]
             if left and not debug:
                 _mute(left)
+
+
+def _silence_forked_child() -> None:
+    """In a process forked while this thread ran user code: stdout and stderr (the descriptors, not
+    only Python's streams) go to the null device, unless `debug` shows the user's output."""
+    if getattr(_state, "depth", 0) and not debugging():
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_silence_forked_child)
 
 
 class _Muted:

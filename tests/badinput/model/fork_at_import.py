@@ -1,4 +1,4 @@
-# case: the module forks at import and the child calls os._exit(0) later (the child used to print "solar: error: ... os._exit(0)" after the parent's report)
+# case: the module forks at import; the child writes on the stderr descriptor and calls os._exit(0) later (it used to print "solar: error: ... os._exit(0)" after the parent's report)
 # run: analyze {file} --arch H100-SXM --json
 # exit: 0
 # stdout: json
@@ -11,6 +11,7 @@ import torch.nn as nn
 
 if os.fork() == 0:
     time.sleep(2)
+    os.write(2, b"a line from the forked child\n")
     os._exit(0)
 
 
