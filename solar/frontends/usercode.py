@@ -420,7 +420,7 @@ def size_text(nbytes: float) -> str:
     return f"{nbytes / 1e3:.3g} kB"
 
 
-def _over_limit() -> str | None:
+def over_memory_limit() -> str | None:
     """The one-line message when the analysis' real memory is past the limit (None: within)."""
     if not _memory:
         return None
@@ -441,7 +441,7 @@ def _over_limit() -> str | None:
 
 
 def _check_memory() -> None:
-    message = _over_limit()
+    message = over_memory_limit()
     if message:
         raise ModelFileError(message)
 
@@ -460,7 +460,7 @@ def memory_limit(nbytes: int | None) -> Iterator[None]:
 
     def watchdog() -> None:
         while not stop.wait(MEMORY_POLL_S):
-            message = _over_limit()
+            message = over_memory_limit()
             if message and not stop.is_set():
                 os.write(2, f"solar: error: {message}\n".encode())
                 _real_exit(2)

@@ -107,11 +107,11 @@ def test_memory_past_the_limit_outside_user_code_says_to_raise_it(monkeypatch):
     monkeypatch.setattr(usercode, "resident_bytes", lambda: next(sizes))
     monkeypatch.setattr(usercode, "MEMORY_POLL_S", 3600.0)  # the watchdog stays asleep
     with usercode.memory_limit(2 * 10**6):
-        assert usercode._over_limit() == (
+        assert usercode.over_memory_limit() == (
             "the analysis used 3 MB of real memory, over the --max-memory 2 MB limit; raise "
             "--max-memory (0: no limit)"
         )
-    assert usercode._over_limit() is None  # no limit outside the block
+    assert usercode.over_memory_limit() is None  # no limit outside the block
 
 
 def test_no_command_in_process_is_exit_2_with_usage(capsys):
