@@ -1,15 +1,15 @@
-"""The `solar` command: the modules whose subcommands it has (each registers its own) and `main`,
+"""The `solar` command: the modules whose subcommands it has (each registers its own), `main`,
 which runs one command line under the program's contract (solar.commands.entry: one-line errors,
-exit 2; Ctrl-C 130; SIGTERM 143)."""
+exit 2; Ctrl-C 130; SIGTERM 143), and `console`, the program itself, which then ends the process
+(threads the user's code left running included)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
 from solar.commands import analyze, catalog, ir, validate, verify
-from solar.commands.entry import parser, run
+from solar.commands.entry import finish, parser, run
 from solar.definitions import cli as definitions_cli
 from solar.frontends.llm import cli as llm_cli
 from solar.kernelbench import cli as kernelbench_cli
@@ -62,5 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(build_parser(), argv)
 
 
+def console() -> None:
+    """The `solar` program: run the command line, then end the process with its status."""
+    finish(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -43,6 +44,25 @@ def timeout(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: a timeout is seconds >= 0 (0: no limit)")
     return value
+
+
+#: the units of a memory size (--max-memory), by their lower-case spelling.
+SIZE_UNITS = {
+    "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*", re.IGNORECASE)
+
+
+def memory_size(text: str) -> int:
+    """Bytes of a size with a unit (`500M`, `8GB`, `1.5GiB`); `0`: no limit."""
+    m = _SIZE.fullmatch(text)
+    unit = m and m.group(2).lower()
+    if m and not unit and float(m.group(1)) == 0:
+        return 0
+    if not m or unit not in SIZE_UNITS or not math.isfinite(float(m.group(1))):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size; give one with a unit, e.g. 500M or 8G (0: no limit)")
+    return int(float(m.group(1)) * SIZE_UNITS[unit])
 
 
 def clock_mhz(text: str) -> float:
@@ -109,6 +129,11 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timeout", type=timeout, default=DEFAULT_TIMEOUT_S, metavar="S",
         help=f"wall-clock limit of the analysis in seconds (default {DEFAULT_TIMEOUT_S:g}; 0: none)",
+    )
+    p.add_argument(
+        "--max-memory", type=memory_size, default=None, metavar="SIZE",
+        help="real memory the analysis may add to solar's own, e.g. 4G (default: half the "
+        "machine's memory; 0: no limit); the program runs on fake tensors and needs little",
     )
     p.add_argument(
         "--debug", action="store_true",

@@ -1,13 +1,13 @@
 """One `solar` command line under the program's contract (`run`): a SolarError is one line, exit 2;
-Ctrl-C 130; SIGTERM 143 (commands that run user code, under the --timeout clock); a closed stdout 0;
-anything else is a bug in solar and keeps its traceback. `parser` builds one from modules."""
+Ctrl-C 130; SIGTERM 143 (commands that run user code, under the --timeout clock and the
+--max-memory limit); a closed stdout 0; anything else is a bug in solar and keeps its traceback.
+`parser` builds one from modules; `finish` ends the process once a command line has run."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
-import signal
 import sys
 import threading
 import traceback
@@ -42,26 +42,12 @@ def _preload(path: str) -> None:
         import solar.frontends.jax.loader  # noqa: F401
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM during a command that runs user code (passes through user-code guards as Ctrl-C does)."""
-
-
-@contextlib.contextmanager
-def _terminate_cleanly(args: argparse.Namespace):
-    """While a command that runs user code runs in the main thread, SIGTERM ends it as Ctrl-C
-    does: one line, exit 143 (other commands keep their own handling)."""
-    if not getattr(args, "runs_user_code", False) or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise _Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _memory_limit(args: argparse.Namespace) -> contextlib.AbstractContextManager:
+    """The --max-memory limit of a command that runs user code (default: a share of the machine)."""
+    if not getattr(args, "runs_user_code", False):
+        return contextlib.nullcontext()
+    limit = getattr(args, "max_memory", None)
+    return usercode.memory_limit(usercode.default_memory_limit() if limit is None else limit)
 
 
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
@@ -70,28 +56,42 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "fn", None):
-            parser.print_help()
+            usage = " ".join(parser.format_usage().split())
+            print(f"{usage} — name a command (`{parser.prog} --help` lists them)", file=sys.stderr)
             return 2
         debug = getattr(args, "debug", False)
         runs_user_code = getattr(args, "runs_user_code", False)
-        with _terminate_cleanly(args):
+        with usercode.stop_signals() if runs_user_code else contextlib.nullcontext():
             if getattr(args, "check", None):  # what can be checked before torch or jax is imported
                 args.check(args)
             if runs_user_code:
                 _preload(args.file)
-            with usercode.deadline(args.timeout if runs_user_code else None):
+            with usercode.deadline(args.timeout if runs_user_code else None), _memory_limit(args):
                 return args.fn(args)
     except SolarError as exc:
         if debug:
             traceback.print_exc()
         print(f"solar: error: {message_line(exc)}", file=sys.stderr)
         return 2
-    except _Terminated:
-        print("solar: terminated", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:  # Ctrl-C (or a KeyboardInterrupt raised by the user's code)
+    except usercode.Signalled as exc:  # Ctrl-C or SIGTERM while a command ran user code
+        print(exc.line, file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:  # Ctrl-C during any other command
         print("solar: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `solar ops | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def finish(code: int) -> None:
+    """End the `solar` process with `code` once its command line has run (its result written).
+    Threads the user's code started and left running would keep the interpreter alive after
+    its last line: with any non-daemon thread left, stdout and stderr are flushed and the
+    process ends at once (os._exit); otherwise it exits as usual."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
+        os._exit(code)
+    sys.exit(code)

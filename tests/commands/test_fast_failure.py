@@ -34,6 +34,7 @@ ERRORS = [
     ("analyze examples/matmul.py --measured-ops {tmp}/missing.json", "missing.json: no such file; pass the path of a per-op"),
     ("analyze examples/matmul.py --train --loss bogus", "unknown loss 'bogus'; use sum, mean or FILE:function"),
     ("analyze examples/jax/flax_mlp.py --train --loss nope", "unknown loss 'nope'"),
+    ("analyze examples/matmul.py --max-memory 8", "argument --max-memory: '8' is not a size; give one with a unit"),
     ("verify {tmp}/missing.py", "missing.py: no such file"),
     ("verify examples/mlp.py --seed -1", "argument --seed"),
     ("ir", "the following arguments are required: file"),

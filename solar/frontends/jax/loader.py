@@ -260,8 +260,13 @@ def _check_outputs(closed: ClosedJaxpr, where: str) -> None:
     from jax.extend.core import Literal
 
     outs = closed.jaxpr.outvars
-    if not outs or all(isinstance(v, Literal) for v in outs):
-        got = "nothing (None)" if not outs else "only Python constants"
+    made = {v: e for e in closed.jaxpr.eqns for v in e.outvars}  # each variable's equation
+
+    def created(v: Any) -> bool:  # a constant, or an array made from constants only (jnp.ones)
+        return isinstance(v, Literal) or v in made and all(isinstance(a, Literal) for a in made[v].invars)
+
+    if not outs or all(created(v) for v in outs):
+        got = "nothing (None)" if not outs else "only constants (arrays it created, such as jnp.ones(...))"
         raise ModelFileError(
             f"{where}: the program returned {got}; forward() (or the Flax module) must return "
             "the output array(s)"

@@ -33,7 +33,7 @@ from solar.frontends.torch.construct import Unallocated
 from solar.frontends.torch.direct import direct
 from solar.frontends.torch.direct_graph import Unsupported
 from solar.frontends.torch.eager import pre_decomposition_calls
-from solar.frontends.torch.fake import fakeify, fakeify_module
+from solar.frontends.torch.fake import fakeify, fakeify_module, tensor_attributes
 from solar.frontends.torch.known import (
     REPLAY_LIMIT,
     KnownStructure,
@@ -355,6 +355,9 @@ def fake_export(
 ) -> tuple[torch.export.ExportedProgram, tuple, Route]:
     """The core-ATen export of `model` on fake copies of its tensors and of `inputs`, the eager
     calls before decomposition and the route the decomposition took."""
+    where = Path(path).name if path else type(model).__name__
+    _check_inputs(inputs, where)
+    _check_state(model, where)
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         model = fakeify_module(model, fake)
         inputs = tuple(fakeify(x, fake) for x in inputs)
@@ -396,7 +399,6 @@ def _export(
     model: torch.nn.Module, inputs: tuple, path: str | None, decomposition: Decomposition, calls: list
 ) -> tuple[torch.export.ExportedProgram, Route]:
     where = Path(path).name if path else type(model).__name__
-    _check_inputs(inputs, where)
     with usercode.running(path, "tracing forward()"):
         try:
             ep, route = export_decomposed(model, inputs, decomposition, calls)
@@ -440,6 +442,12 @@ def _check_inputs(inputs: tuple, where: str) -> None:
     alone, break the file convention instead of analysing as a program without work."""
     for k, x in enumerate(inputs):
         for leaf in tree_flatten(x)[0]:
+            if isinstance(leaf, torch.Tensor) and leaf.is_quantized:
+                raise ModelFileError(
+                    f"{where}: get_inputs() item {k} is a quantized tensor ({leaf.dtype}), which "
+                    "solar cannot trace; give its integer values (t.int_repr()) or the float tensor "
+                    "(t.dequantize()) and quantize inside forward()"
+                )
             if not isinstance(leaf, (torch.Tensor, *_SCALARS)) and leaf is not None:
                 raise ModelFileError(
                     f"{where}: get_inputs() item {k} is a {type(leaf).__name__}, not a tensor; "
@@ -453,8 +461,22 @@ def _check_inputs(inputs: tuple, where: str) -> None:
         )
 
 
+def _check_state(model: torch.nn.Module, where: str) -> None:
+    """The model's parameters, buffers and tensor attributes are tensors fake ones can stand for
+    (not quantized ones)."""
+    held = [*model.named_parameters(), *model.named_buffers()]
+    held += [(name, t) for _, _, name, t in tensor_attributes(model)]
+    for name, t in held:
+        if t.is_quantized:
+            raise ModelFileError(
+                f"{where}: the model's tensor {name} is quantized ({t.dtype}), which solar cannot "
+                "trace; analyse the model with float weights (quantized models are not supported)"
+            )
+
+
 def _check_outputs(ep: torch.export.ExportedProgram, where: str) -> None:
-    """forward() must return a tensor (or tuple / list / dict of them)."""
+    """forward() must return a tensor (or tuple / list / dict of them), not only tensors it made
+    from nothing (`_created`)."""
     from torch.export.graph_signature import OutputKind, TensorArgument
 
     user = [s for s in ep.graph_signature.output_specs if s.kind == OutputKind.USER_OUTPUT]
@@ -464,3 +486,19 @@ def _check_outputs(ep: torch.export.ExportedProgram, where: str) -> None:
             f"{where}: forward() returned no tensor (got {got}); forward() must return the "
             "program's output tensor(s)"
         )
+    names = {s.arg.name for s in user if isinstance(s.arg, TensorArgument)}
+    if all(_created(n) for n in ep.graph.nodes if n.name in names):
+        raise ModelFileError(
+            f"{where}: forward() returned no tensor computed from anything (only tensors it "
+            "created, such as torch.ones(...)); forward() must return the program's output tensor(s)"
+        )
+
+
+def _created(node: Any) -> bool:
+    """Whether `node` is a tensor made from nothing (torch.ones, torch.empty): an op of no tensor
+    operand that draws nothing at random."""
+    return (
+        node.op == "call_function"
+        and not node.all_input_nodes
+        and torch.Tag.nondeterministic_seeded not in getattr(node.target, "tags", ())
+    )

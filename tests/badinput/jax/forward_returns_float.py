@@ -1,7 +1,7 @@
 # case: forward returns a Python float
 # run: analyze {file} --arch H100-SXM --json
 # exit: 2
-# line: ^solar: error: .*the program returned only Python constants
+# line: ^solar: error: .*the program returned only constants
 import jax
 import jax.numpy as jnp
 

@@ -1,7 +1,7 @@
-# case: KeyboardInterrupt raised in forward
+# case: KeyboardInterrupt raised in forward and no signal arrived: the file's error, not an interrupt
 # run: analyze {file} --arch H100-SXM --json
-# exit: 130
-# line: ^solar: interrupted$
+# exit: 2
+# line: ^solar: error: forward_keyboard_interrupt\.py:\d+: tracing forward\(\) raised KeyboardInterrupt, though no Ctrl-C arrived
 import torch
 import torch.nn as nn
 
