@@ -14,6 +14,7 @@ from solar.backends.assumptions import check_clock_mhz
 from solar.errors import UsageError
 from solar.frontends.detect import check_frontend_choice, file_frontend, loss_spec
 from solar.frontends.llm import cli as llm_cli
+from solar.report.html import check_html_path
 
 #: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
 DEFAULT_TIMEOUT_S = 600.0
@@ -47,6 +48,13 @@ def timeout(text: str) -> float:
 def clock_mhz(text: str) -> float:
     try:
         return check_clock_mhz(finite(text))
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def html_path(text: str) -> str:
+    try:
+        return check_html_path(text)
     except UsageError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

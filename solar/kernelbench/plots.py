@@ -11,7 +11,7 @@ from typing import Any
 from solar.backends.levels import Level, claims
 from solar.kernelbench.headroom import Entry
 from solar.kernelbench.results import Row
-from solar.usecases.plots import log_axes, pyplot
+from solar.usecases.plots import log_axes, log_ticks, pyplot
 
 STATUS_COLORS = {
     "ok": "#2e7d32",
@@ -20,9 +20,11 @@ STATUS_COLORS = {
     "timeout": "#6a1b9a",
 }
 _DPI = 80
+HEADROOM_COLUMNS = 3  # headroom histograms per line of the figure
 
 
 def _png(fig: Any) -> str:
+    log_ticks(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=_DPI, bbox_inches="tight", metadata={"Software": None})
     pyplot().close(fig)
@@ -164,8 +166,12 @@ def headroom_png(entries: list[Entry], variant: str, levels: tuple[str, ...], ar
     is the bound itself (anything left of it is a violation)."""
     plt = pyplot()
     shown = [lvl for lvl in levels if claims(lvl, variant)]
-    fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 3.4), squeeze=False)
-    for ax, level in zip(axes[0], shown):
+    cols = min(len(shown), HEADROOM_COLUMNS)
+    lines = math.ceil(len(shown) / cols)
+    fig, axes = plt.subplots(lines, cols, figsize=(5 * cols, 3.4 * lines), squeeze=False)
+    for ax in axes.flat[len(shown) :]:
+        ax.set_visible(False)
+    for ax, level in zip(axes.flat, shown):
         pairs = [
             (e.row.level, h)
             for e in entries
