@@ -103,6 +103,7 @@ def chromium(binary: str, profile: Path, *args: str, timeout_s: float = 120) -> 
         capture_output=True,
         text=True,
         timeout=timeout_s,
+        check=False,  # Chromium's exit status says little; the output is checked
     )
     return run.stdout
 
@@ -118,7 +119,7 @@ def probe(binary: str, page: Path, width: int, height: int, work: Path, opener: 
         "--dump-dom",
         copy.as_uri(),
     )
-    match = re.search(r'<pre id="solar-probe">(.*?)</pre>', dom, re.S)
+    match = re.search(r'<pre id="solar-probe">(.*?)</pre>', dom, re.DOTALL)
     if not match:
         sys.exit(f"{page}: the probe did not run (Chromium printed {len(dom)} characters)")
     return json.loads(unescape(match.group(1)))

@@ -30,6 +30,7 @@ from solar.report.html import (
     bound_cells,
     bounds_table,
     count,
+    describe_owners,
     fix_cell,
     fixes_block,
     fmt_ratio,
@@ -295,24 +296,29 @@ def _assumptions(rows: list[Row], groups: list[AssumptionGroup]) -> str:
     )
     if own:
         out += folded(
-            f"{sum(len(g.lines) for g in own)} lines stated for one problem each",
+            f"{_plural(sum(len(g.lines) for g in own), 'line')} stated for one problem each",
             assumptions_html(own, everyone, "problem"),
         )
     return out
 
 
-def _detail(row: Row, groups: list[AssumptionGroup]) -> str | None:
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _detail(row: Row, groups: list[AssumptionGroup], everyone: list[tuple[str, str]]) -> str:
     """What a problem's row unfolds to: its bounds, slowest ops, what to fix first and its
-    assumptions (lines only it states in full, shared groups by link)."""
+    assumptions (the lines only its problem states in full, shared groups by link)."""
     if row.status != "ok":
         return folded("message", f"<span class='msg'>{escape(row.error or '')}</span>")
-    bounds = _bounds(row)
-    parts = "<h3>Bounds</h3>" + bounds_table(bounds)
+    parts = "<h3>Bounds</h3>" + bounds_table(_bounds(row))
+    recorded = row.op_count is not None  # rows of an older solar keep no ops or fixes
     if row.ops:
         ops = [_known(OpReport, op) for op in row.ops]
-        parts += "<h3>Slowest ops (unfused: one kernel each)</h3>" + ops_table(ops, row.op_count)
+        some = "Slowest ops" if len(ops) < (row.op_count or 0) else "Ops"
+        parts += f"<h3>{some} (unfused: one kernel each)</h3>" + ops_table(ops, row.op_count)
     parts += "<h3>What to fix first</h3>" + (
-        fixes_block([], _fixes(row)) if row.fixes else "<p>Not recorded in this row.</p>"
+        fixes_block([], _fixes(row)) if recorded else "<p>Not recorded in this row.</p>"
     )
     mine = [g for g in groups if row.key in g.owners]
     own = [line for g in mine if {p for p, _ in g.owners} == {row.problem} for line in g.lines]
@@ -321,13 +327,19 @@ def _detail(row: Row, groups: list[AssumptionGroup]) -> str | None:
     if own:
         parts += "<ul>" + "".join(f"<li>{escape(x)}</li>" for x in own) + "</ul>"
     if shared:
-        links = ", ".join(f"<a href='#{g.ident}'>{len(g.lines)} lines</a>" for g in shared)
-        parts += f"<p class='who'>and the shared groups: {links}</p>"
-    summary = "bounds, " + (f"{len(row.ops)} slowest ops, " if row.ops else "") + "fixes, assumptions"
-    return folded(summary, parts)
+        links = "; ".join(
+            f"<a href='#{g.ident}'>{escape(describe_owners(g.owners, everyone, 'problem'))}</a> "
+            f"({_plural(len(g.lines), 'line')})"
+            for g in shared
+        )
+        parts += f"<p class='who'>Shared with other problems: {links}</p>"
+    ops_part = f"{_plural(len(row.ops), 'op')}, " if row.ops else ""
+    return folded(f"bounds, {ops_part}fixes, assumptions", parts)
 
 
-def _problem_row(e: Entry, levels: list[str], variants: tuple[str, ...], violating: set) -> list[Any]:
+def _problem_row(
+    e: Entry, levels: list[str], variants: tuple[str, ...], violating: set
+) -> list[Any]:
     r = e.row
     name = raw(escape(r.problem).replace("/", "/<wbr>").replace("_", "_<wbr>"), cls="name")
     line: list[Any] = [name, r.arch, _status(r.status)]
@@ -349,7 +361,8 @@ def _problems(joined: Joined, groups: list[AssumptionGroup]) -> str:
     for variant in joined.variants:
         head += [f"measured ({variant})", f"{variant} / fused"]
     body = [_problem_row(e, levels, joined.variants, violating) for e in joined.entries]
-    details = [_detail(e.row, groups) for e in joined.entries]
+    everyone = [e.row.key for e in joined.entries if e.row.assumptions]
+    details = [_detail(e.row, groups, everyone) for e in joined.entries]
     return (
         "<h2 id='problems'>Problems</h2><p>Click a header to sort; open a row for its bounds, "
         "slowest ops, what to fix first and assumptions. Bounds in level order; bottleneck and "

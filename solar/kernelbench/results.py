@@ -78,8 +78,9 @@ def report_fields(report: dict[str, Any]) -> dict[str, Any]:
         "bounds": report.get("bounds"),
         "assumptions": tuple(report.get("assumptions", ())),
         "ops": tuple(
-            op.model_copy(update={"einsum": [op.headline] if op.einsum else [], "contractions": []})
-            .model_dump(mode="json")
+            op.model_copy(
+                update={"einsum": [op.headline] if op.einsum else [], "contractions": []}
+            ).model_dump(mode="json")
             for op in slowest
         ),
         "op_count": len(ops),

@@ -141,6 +141,10 @@ def count(value: float | None, unit: str) -> Cell:
     return num(value, fmt_count(value, unit))
 
 
+def share(fraction: float | None) -> Cell:
+    return num(fraction, DASH if fraction is None else f"{100 * fraction:.1f}%")
+
+
 def _td(cell: Any, numeric: bool) -> str:
     if not isinstance(cell, Cell):
         cell = text(cell, "n" if numeric else "")
@@ -174,12 +178,17 @@ def table(
     else:
         body = "".join(
             f"<tbody>{line}"
-            + ("" if more is None else f"<tr class='more'><td colspan='{len(head)}'>{more}</td></tr>")
+            + (
+                ""
+                if more is None
+                else f"<tr class='more'><td colspan='{len(head)}'>{more}</td></tr>"
+            )
             + "</tbody>"
             for line, more in zip(lines, details, strict=True)
         )
     tip = " title='click to sort'" if sortable else ""
-    header = "<thead><tr>" + "".join(f"<th{tip}>{escape(h).replace('_', '_<wbr>')}</th>" for h in head) + "</tr></thead>"
+    names = "".join(f"<th{tip}>{escape(h).replace('_', '_<wbr>')}</th>" for h in head)
+    header = f"<thead><tr>{names}</tr></thead>"
     return f"<div class='scroll'><table{attr}>{header}{body}</table></div>"
 
 
@@ -227,19 +236,20 @@ BOUND_TAIL = ("bottleneck", "binding unit")
 
 def bounds_table(bounds: Mapping[str, BoundReport]) -> str:
     """One row per level, in level order."""
-    rows = [
-        (
-            title(lvl),
-            seconds(b.seconds),
-            b.bottleneck,
-            binding_unit(b),
-            seconds(b.compute_seconds),
-            seconds(b.memory_seconds),
-            seconds(b.launch_seconds),
+    rows = []
+    for lvl in ordered(bounds):
+        b = bounds[lvl]
+        rows.append(
+            (
+                title(lvl),
+                seconds(b.seconds),
+                b.bottleneck,
+                binding_unit(b),
+                seconds(b.compute_seconds),
+                seconds(b.memory_seconds),
+                seconds(b.launch_seconds),
+            )
         )
-        for lvl in ordered(bounds)
-        for b in (bounds[lvl],)
-    ]
     head = ("level", "time", "bottleneck", "binding unit", "compute", "memory", "launch")
     return table(head, rows)
 
@@ -266,18 +276,31 @@ def ops_table(ops: Sequence[OpReport], total: int | None = None) -> str:
             count(op.flops, "FLOP"),
             count(op.dram_bytes, "B"),
             seconds(op.seconds),
-            num(op.seconds / op_seconds if op_seconds else None, f"{100 * op.seconds / op_seconds:.1f}%" if op_seconds else DASH),
+            share(op.seconds / op_seconds if op_seconds else None),
             op.bottleneck,
             op.binds or DASH,
             raw(escape(op.source.split(": ", 1)[0]), cls="wrap"),
         )
         for k, op in enumerate(ranked, 1)
     ]
-    head = ("#", "op", "module", "einsum", "FLOPs", "DRAM bytes", "time bound", "share", "bottleneck",
-            "binds", "source")
+    head = (
+        "#",
+        "op",
+        "module",
+        "einsum",
+        "FLOPs",
+        "DRAM bytes",
+        "time bound",
+        "share",
+        "bottleneck",
+        "binds",
+        "source",
+    )
     shown = len(ranked) if total is None else total
     note = (
-        f"<p class='who'>The {len(ranked)} slowest of {shown} ops.</p>" if shown > len(ranked) else ""
+        f"<p class='who'>The {len(ranked)} slowest of {shown} ops.</p>"
+        if shown > len(ranked)
+        else ""
     )
     return note + table(head, rows, sortable=True)
 
@@ -313,12 +336,16 @@ def fixes_block(gaps: Sequence[Gap], fixes: Sequence[Opportunity]) -> str:
         )
     out = f"<ul class='gap'>{''.join(items)}</ul>" if items else ""
     if fixes:
-        out += "<ol class='fix'>" + "".join(
-            f"<li>{escape(fix_line(o))}"
-            + (f"<div class='caveat'>caveat: {escape(o.caveat)}</div>" if o.caveat else "")
-            + "</li>"
-            for o in fixes
-        ) + "</ol>"
+        out += (
+            "<ol class='fix'>"
+            + "".join(
+                f"<li>{escape(fix_line(o))}"
+                + (f"<div class='caveat'>caveat: {escape(o.caveat)}</div>" if o.caveat else "")
+                + "</li>"
+                for o in fixes
+            )
+            + "</ol>"
+        )
     return out or "<p>Nothing to fix: the levels agree.</p>"
 
 
@@ -363,8 +390,8 @@ def describe_owners(owners: Sequence[Owner], everyone: Sequence[Owner], noun: st
     `H100-SXM, L4` (one program), or the (problem, GPU) pairs when they are no such product."""
     names = list(dict.fromkeys(n for n, _ in owners))
     archs = list(dict.fromkeys(a for _, a in owners))
-    all_names = set(n for n, _ in everyone)
-    all_archs = set(a for _, a in everyone)
+    all_names = {n for n, _ in everyone}
+    all_archs = {a for _, a in everyone}
     if len(set(owners)) != len(names) * len(archs):
         pairs = [f"{n} on {a}" for n, a in owners]
         return f"{len(pairs)} {noun}–GPU pairs: {_names(pairs)}" if len(pairs) > 1 else pairs[0]
@@ -380,7 +407,9 @@ def describe_owners(owners: Sequence[Owner], everyone: Sequence[Owner], noun: st
     return f"{who} on {where}"
 
 
-def assumptions_html(groups: Sequence[AssumptionGroup], everyone: Sequence[Owner], noun: str) -> str:
+def assumptions_html(
+    groups: Sequence[AssumptionGroup], everyone: Sequence[Owner], noun: str
+) -> str:
     """Each group once, headed by who states it."""
     return "".join(
         f"<div class='asm' id='{g.ident}'><div class='who'><b>{escape(describe_owners(g.owners, everyone, noun))}"
@@ -404,7 +433,9 @@ def check_html_path(path: str) -> str:
         raise UsageError(f"{path!r}: name an .html file")
     folder = p.parent
     if not folder.is_dir():
-        raise UsageError(f"{path!r}: folder {str(folder)!r} does not exist; create it or pick another")
+        raise UsageError(
+            f"{path!r}: folder {str(folder)!r} does not exist; create it or pick another"
+        )
     if p.is_dir() or (p.exists() and not p.is_file()):
         raise UsageError(f"{path!r}: not a regular file; name a file to write")
     if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
@@ -424,7 +455,11 @@ def _overview(reports: Sequence[Report]) -> str:
     for r in reports:
         fixes = r.insights.opportunities if r.insights else []
         rows.append(
-            (raw(f"<a href='#gpu-{escape(r.arch)}'>{escape(r.arch)}</a>"), *bound_cells(r.bounds, levels), fix_cell(fixes))
+            (
+                raw(f"<a href='#gpu-{escape(r.arch)}'>{escape(r.arch)}</a>"),
+                *bound_cells(r.bounds, levels),
+                fix_cell(fixes),
+            )
         )
         links.append(r.arch)
     head = ("GPU", *level_head(levels), *BOUND_TAIL, "top fix")
@@ -443,8 +478,14 @@ def _section(r: Report) -> str:
     if r.traffic is not None:
         forced = [f for f in r.traffic.forced if f.bytes > 0]
         out += f"<p>{escape(r.traffic.summary())}</p>" + (
-            "<ul>" + "".join(f"<li>{escape(f.kind)}: {escape(f.detail)} (+{escape(fmt_count(f.bytes, 'B'))})</li>" for f in forced) + "</ul>"
-            if forced else ""
+            "<ul>"
+            + "".join(
+                f"<li>{escape(f.kind)}: {escape(f.detail)} (+{escape(fmt_count(f.bytes, 'B'))})</li>"
+                for f in forced
+            )
+            + "</ul>"
+            if forced
+            else ""
         )
     ins = r.insights or Insights(gaps=[], opportunities=[])
     out += "<h3>What to fix first</h3>" + fixes_block(ins.gaps, ins.opportunities)
@@ -467,7 +508,11 @@ def render_page(reports: Sequence[Report]) -> str:
     ]
     nav = " ".join(
         f"<a href='#{i}'>{escape(t)}</a>"
-        for i, t in (("bounds", "bounds"), *((f"gpu-{r.arch}", r.arch) for r in reports), ("assumptions", "assumptions"))
+        for i, t in (
+            ("bounds", "bounds"),
+            *((f"gpu-{r.arch}", r.arch) for r in reports),
+            ("assumptions", "assumptions"),
+        )
     )
     body = (
         f"<h1>solar: {escape(name)}</h1>"
@@ -487,4 +532,6 @@ def write_page(path: str, reports: Sequence[Report]) -> None:
     try:
         Path(path).write_text(render_page(reports), encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"--html {path!r}: cannot write ({exc.strerror}); pick another path") from None
+        raise UsageError(
+            f"--html {path!r}: cannot write ({exc.strerror}); pick another path"
+        ) from None

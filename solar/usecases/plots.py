@@ -4,6 +4,7 @@ bandwidth against compute (`provision_plane`)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,8 @@ def log_tick_values(lo: float, hi: float) -> list[float]:
     if len(ticks) < 2:  # less than a factor of about 2.5: evenly spaced values
         from matplotlib.ticker import MaxNLocator
 
-        ticks = [float(t) for t in MaxNLocator(4).tick_values(lo, hi) if lo <= t <= hi and t > 0]
+        even = MaxNLocator(4, steps=[1, 2, 5, 10]).tick_values(lo, hi)
+        ticks = [float(t) for t in even if lo <= t <= hi and t > 0]
     return [float(t) for t in np.unique(ticks)]
 
 
@@ -228,7 +230,7 @@ def label_points(ax: Any, marks: list[tuple[float, float, str, str]]) -> None:
     dots = [(px - 6, py - 16, px + 6, py + 16) for px, py in points]
     for line in ax.get_lines():  # curves too: a label should not sit on one
         xy = ax.transData.transform(line.get_xydata())
-        for (x0, y0), (x1, y1) in zip(xy[:-1], xy[1:]):
+        for (x0, y0), (x1, y1) in itertools.pairwise(xy):
             n = max(1, math.ceil(math.hypot(x1 - x0, y1 - y0) / 4))
             for t in range(n + 1):
                 cx, cy = x0 + (x1 - x0) * t / n, y0 + (y1 - y0) * t / n
@@ -237,7 +239,9 @@ def label_points(ax: Any, marks: list[tuple[float, float, str, str]]) -> None:
     def cost(box: Any) -> float:
         area = 0.0
         for x0, y0, x1, y1 in [*((b.x0, b.y0, b.x1, b.y1) for b in taken), *dots]:
-            area += max(min(box.x1, x1) - max(box.x0, x0), 0) * max(min(box.y1, y1) - max(box.y0, y0), 0)
+            w = min(box.x1, x1) - max(box.x0, x0)
+            h = min(box.y1, y1) - max(box.y0, y0)
+            area += max(w, 0) * max(h, 0)
         inside = frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1)
         return area + (0.0 if inside else box.width * box.height)
 
