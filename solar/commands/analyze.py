@@ -91,6 +91,8 @@ def check_analyze(args: argparse.Namespace) -> None:
     flags, the loss and frontend flags against the file, and that a --measured-ops file can be read
     (none of which --symbolic reads)."""
     check_gpus(args)
+    if args.symbolic and args.html:
+        raise UsageError("--html writes the numeric report; drop --symbolic or --html")
     if args.symbolic:
         return
     check_hf_flags(args)

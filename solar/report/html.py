@@ -14,6 +14,7 @@ from typing import Any
 from solar.backends.levels import Level, ordered, title
 from solar.errors import UsageError
 from solar.report.insight import Gap, Insights, Opportunity
+from solar.report.measured_ops import MeasuredOps
 from solar.report.model import BoundReport, OpReport, Report
 from solar.report.units import fmt_seconds as _seconds
 from solar.version import __version__
@@ -490,7 +491,36 @@ def _section(r: Report) -> str:
     ins = r.insights or Insights(gaps=[], opportunities=[])
     out += "<h3>What to fix first</h3>" + fixes_block(ins.gaps, ins.opportunities)
     out += f"<h3>Per op ({len(r.ops)} ops, unfused: one kernel each)</h3>" + ops_table(r.ops)
+    if r.measured_ops is not None:
+        out += _measured_ops(r.measured_ops)
     return out
+
+
+def _measured_ops(mo: MeasuredOps) -> str:
+    """Each measured op against its bound, the most time lost first (--measured-ops)."""
+    rows = [
+        (
+            f"{o.op} #{o.index}",
+            raw(escape(o.module or o.source), cls="wrap"),
+            num(o.kernels, str(o.kernels)),
+            seconds(o.measured_seconds),
+            seconds(o.bound_seconds),
+            seconds(o.lost_seconds),
+            o.binds or DASH,
+        )
+        for o in mo.ops
+    ]
+    head = ("op", "module / source", "kernels", "measured", "bound", "lost", "binds")
+    violations = "".join(f"<li>{escape(v)}</li>" for v in mo.violations)
+    return (
+        f"<h3>Measured per op</h3><p>{escape(mo.describe())}</p>"
+        + table(head, rows, sortable=True)
+        + (
+            f"<div class='box bad'>Ops below their bound:<ul>{violations}</ul></div>"
+            if violations
+            else ""
+        )
+    )
 
 
 def render_page(reports: Sequence[Report]) -> str:

@@ -243,3 +243,50 @@ def test_analyze_html_bad_path_is_one_line_before_the_analysis(tmp_path, name, m
     (line,) = run.stderr.strip().splitlines()
     assert line.startswith("solar: error: argument --html:") and message in line
     assert not (tmp_path / name).exists()
+
+
+def test_measured_ops_get_a_sortable_table_and_their_violations():
+    from solar.report.measured_ops import MeasuredOp, MeasuredOps
+
+    mo = MeasuredOps(
+        problem="m.py",
+        arch="H100-SXM",
+        matched=2,
+        unmatched_measured=0,
+        unmatched_calls=0,
+        measured_seconds=4e-6,
+        unattributed_seconds=0.0,
+        unattributed_bound_seconds=0.0,
+        violations=["aten.relu.default #1 ran below its bound"],
+        ops=[
+            MeasuredOp(
+                index=0,
+                profiled_index=0,
+                op="aten.addmm.default",
+                kernels=1,
+                measured_seconds=3e-6,
+                bound_seconds=2e-6,
+                lost_seconds=1e-6,
+            ),
+            MeasuredOp(
+                index=1,
+                profiled_index=1,
+                op="aten.relu.default",
+                kernels=1,
+                measured_seconds=5e-7,
+                bound_seconds=1e-6,
+                lost_seconds=-5e-7,
+            ),
+        ],
+    )
+    page = check_page(render_page([_report("H100-SXM", SHARED, measured_ops=mo)]))
+    (measured,) = [t for t in page.tables if t.head[:2] == ["op", "module / source"]]
+    assert "sortable" in measured.classes
+    assert [r[0] for r in measured.rows] == ["aten.addmm.default #0", "aten.relu.default #1"]
+    assert "ran below its bound" in " ".join(page.text)
+
+
+def test_analyze_html_with_symbolic_is_one_line(capsys):
+    assert main(["analyze", "examples/mlp.py", "--symbolic", "batch=B", "--html", "x.html"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == "solar: error: --html writes the numeric report; drop --symbolic or --html"
