@@ -29,6 +29,7 @@ from solar.report.html import (
     assumptions_html,
     bound_cells,
     bounds_table,
+    breakable,
     count,
     describe_owners,
     fix_cell,
@@ -341,7 +342,7 @@ def _problem_row(
     e: Entry, levels: list[str], variants: tuple[str, ...], violating: set
 ) -> list[Any]:
     r = e.row
-    name = raw(escape(r.problem).replace("/", "/<wbr>").replace("_", "_<wbr>"), cls="name")
+    name = breakable(r.problem, "name")
     line: list[Any] = [name, r.arch, _status(r.status)]
     line += [count(r.total("flops"), "FLOP"), count(r.total("dram_bytes"), "B")]
     line += bound_cells(_bounds(r), levels)

@@ -34,7 +34,7 @@ table.sortable>thead>tr>th[aria-sort=descending]::after{content:" \\25BC";color:
 td.wrap{white-space:normal;min-width:140px;max-width:240px;overflow-wrap:anywhere}
 td.fix{white-space:normal;min-width:160px;max-width:280px;font-size:12px;line-height:1.3}
 td.fix>div{display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden}
-td.name{white-space:normal;min-width:120px;max-width:220px;overflow-wrap:anywhere}
+td.name{white-space:normal;min-width:100px;max-width:220px;overflow-wrap:anywhere}
 td.eq{white-space:normal;min-width:220px;max-width:420px;font:12px ui-monospace,Menlo,Consolas,monospace;
  overflow-wrap:anywhere}
 tr.more>td{border-top:none;padding:0 8px 0 24px;background:#fcfcfc;white-space:normal;line-height:1.2}
@@ -144,6 +144,14 @@ def count(value: float | None, unit: str) -> Cell:
 
 def share(fraction: float | None) -> Cell:
     return num(fraction, DASH if fraction is None else f"{100 * fraction:.1f}%")
+
+
+def breakable(name: str, cls: str = "") -> Cell:
+    """A dotted, slashed or snake_case name that may wrap after each `.`, `/` and `_`."""
+    html = escape(name)
+    for mark in "./_":
+        html = html.replace(mark, f"{mark}<wbr>")
+    return raw(html, cls=cls)
 
 
 def _td(cell: Any, numeric: bool) -> str:
@@ -271,8 +279,8 @@ def ops_table(ops: Sequence[OpReport], total: int | None = None) -> str:
     rows = [
         (
             num(k, str(k)),
-            op.op,
-            op.module or DASH,
+            breakable(op.op, "name"),
+            breakable(op.module or DASH, "name"),
             einsum(op),
             count(op.flops, "FLOP"),
             count(op.dram_bytes, "B"),
