@@ -69,14 +69,21 @@ class Row(BaseModel):
 def report_fields(report: dict[str, Any]) -> dict[str, Any]:
     """A row's fields from one `solar analyze --json` report: totals, bounds and assumptions as
     printed; the ROW_OPS slowest ops, each with its headline einsum line only; the first ROW_FIXES
-    opportunities."""
-    ops = [OpReport.model_validate(op) for op in report.get("ops", ())]
-    slowest = sorted(ops, key=lambda op: -op.seconds)[:ROW_OPS]
-    insights = report.get("insights") or {}
-    return {
+    opportunities. Ops of a shape this solar does not read (another version's worker) are left
+    out, as rows of an older solar have none."""
+    fields = {
         "totals": report.get("totals"),
         "bounds": report.get("bounds"),
         "assumptions": tuple(report.get("assumptions", ())),
+    }
+    try:
+        ops = [OpReport.model_validate(op) for op in report.get("ops", ())]
+    except ValidationError:
+        return fields
+    slowest = sorted(ops, key=lambda op: -op.seconds)[:ROW_OPS]
+    insights = report.get("insights") or {}
+    return {
+        **fields,
         "ops": tuple(
             op.model_copy(
                 update={"einsum": [op.headline] if op.einsum else [], "contractions": []}

@@ -326,3 +326,5 @@ def test_rows_keep_the_slowest_ops_with_their_headline_and_the_first_fixes():
         "level1/1_A.py", **{k: v for k, v in fields.items() if k not in ("totals", "bounds")}
     )
     assert row.model_dump_json().count("aten.op") == ROW_OPS
+    unread = report_fields({"arch": "L4", "ops": [{"op": "x", "new_field": 1}]})
+    assert "ops" not in unread and "op_count" not in unread  # another version's ops: left out
