@@ -8,10 +8,10 @@ import io
 import math
 from typing import Any
 
-from solar.backends.levels import Level, claims
+from solar.backends.levels import Level, claims, title
 from solar.kernelbench.headroom import Entry
 from solar.kernelbench.results import Row
-from solar.usecases.plots import log_axes, log_ticks, pyplot
+from solar.usecases.plots import log_axes, log_ticks, pyplot, seconds_label
 
 STATUS_COLORS = {
     "ok": "#2e7d32",
@@ -66,7 +66,9 @@ def _by_level(pairs: list[tuple[int | None, float]]) -> dict[int | None, list[fl
     return dict(sorted(out.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
 
 
-def _hist_by_level(ax: Any, pairs: list[tuple[int | None, float]], xlabel: str) -> None:
+def _hist_by_level(
+    ax: Any, pairs: list[tuple[int | None, float]], xlabel: str, label: Any = None
+) -> None:
     if not pairs:
         ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
         ax.set_xticks([])
@@ -81,7 +83,7 @@ def _hist_by_level(ax: Any, pairs: list[tuple[int | None, float]], xlabel: str) 
         color=[_level_color(lv) for lv in groups],
         label=[_level_label(lv) for lv in groups],
     )
-    log_axes(ax, "x")
+    log_axes(ax, "x", label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("problems")
     _counts(ax.yaxis)
@@ -124,7 +126,10 @@ def sol_png(rows: list[Row], arch: str) -> str:
     ok = [r for r in rows if r.arch == arch and r.status == "ok" and r.bound_seconds(Level.FUSED)]
     fig, axes = plt.subplots(1, 3, figsize=(15, 3.6))
     _hist_by_level(
-        axes[0], [(r.level, r.bound_seconds(Level.FUSED)) for r in ok], "SOL (fused bound), seconds"
+        axes[0],
+        [(r.level, r.bound_seconds(Level.FUSED)) for r in ok],
+        "SOL (fused bound)",
+        seconds_label,
     )
     axes[0].set_title(f"{arch}: speed of light")
     necks: dict[str, dict[int | None, int]] = {}
@@ -177,10 +182,10 @@ def headroom_png(entries: list[Entry], variant: str, levels: tuple[str, ...], ar
             for e in entries
             if e.row.arch == arch and (h := e.headroom(variant, level)) is not None
         ]
-        _hist_by_level(ax, pairs, f"measured {variant} / {level} bound")
+        _hist_by_level(ax, pairs, f"measured {variant} / {title(level)} bound")
         if pairs:
             ax.axvline(1.0, color="#c62828", linestyle="--", linewidth=1)
-        ax.set_title(f"{arch}: headroom over the {level} bound")
+        ax.set_title(f"{arch}: headroom over the {title(level)} bound")
     fig.tight_layout()
     return _png(fig)
 

@@ -35,14 +35,17 @@ def pyplot() -> Any:
     return plt
 
 
-def log_axes(ax: Any, which: str = "xy") -> None:
+def log_axes(ax: Any, which: str = "xy", label: Any = None) -> None:
     """Log axes (`which` of x, y) without minor ticks (mathtext labels and minor tick objects cost
-    seconds per figure); their major ticks are set from the final limits by log_ticks."""
-    from matplotlib.ticker import NullLocator
+    seconds per figure), their ticks labelled in plain text by `label` (value -> text; default
+    log_label); the ticks themselves are set from the final limits by log_ticks."""
+    from matplotlib.ticker import FuncFormatter, NullLocator
 
     for name in which:
         getattr(ax, f"set_{name}scale")("log")
-        getattr(ax, f"{name}axis").set_minor_locator(NullLocator())
+        axis = getattr(ax, f"{name}axis")
+        axis.set_minor_locator(NullLocator())
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos: (label or log_label)(v)))
 
 
 def log_tick_values(lo: float, hi: float) -> list[float]:
@@ -66,7 +69,7 @@ def log_tick_values(lo: float, hi: float) -> list[float]:
     return [float(t) for t in np.unique(ticks)]
 
 
-def log_label(value: float, _pos: Any = None) -> str:
+def log_label(value: float) -> str:
     """A tick label in plain text: `0.002`, `50`, `2e-05`, `1e12`."""
     if 1e-3 <= abs(value) < 1e4:
         return f"{value:g}"
@@ -74,9 +77,17 @@ def log_label(value: float, _pos: Any = None) -> str:
     return f"{float(mantissa):g}e{int(exponent)}"
 
 
+def seconds_label(value: float) -> str:
+    """A tick label of a time axis: `10 µs`, `2 ms`, `1 s`."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if value >= scale * (1 - 1e-9):
+            return f"{value / scale:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"
+
+
 def log_ticks(fig: Any) -> None:
-    """Major ticks and plain labels on every log axis of `fig`, from its final limits."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter
+    """Major ticks on every log axis of `fig`, from its final limits."""
+    from matplotlib.ticker import FixedLocator
 
     for ax in fig.axes:
         for axis, scale, limits in (
@@ -87,7 +98,6 @@ def log_ticks(fig: Any) -> None:
             if scale != "log" or not lo > 0:
                 continue
             axis.set_major_locator(FixedLocator(log_tick_values(lo, hi)))
-            axis.set_major_formatter(FuncFormatter(log_label))
 
 
 def _save(fig: Any, path: str) -> None:

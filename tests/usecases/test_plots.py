@@ -14,6 +14,7 @@ from solar.usecases.plots import (
     provision_plane,
     pyplot,
     roofline,
+    seconds_label,
 )
 from solar.usecases.provision import provision_loaded
 from tests.backends.test_cache_aware import softmax
@@ -63,6 +64,16 @@ def test_log_axes_get_more_than_one_tick(lo, hi, ticks):
         "50",
         "1e4",
         "1.5e12",
+    ]
+
+
+def test_time_axes_are_labelled_in_time_units():
+    assert [seconds_label(v) for v in (1e-5, 2e-4, 1e-3, 0.05, 2.0)] == [
+        "10 µs",
+        "200 µs",
+        "1 ms",
+        "50 ms",
+        "2 s",
     ]
 
 
