@@ -18,11 +18,12 @@ from solar.commands.args import (
     check_gpus,
     check_loss,
     clock_mhz,
+    html_path,
     measured,
 )
 from solar.errors import UsageError
 from solar.frontends.llm import cli as llm_cli
-from solar.report import render, reports_to_json, with_insights
+from solar.report import html, render, reports_to_json, with_insights
 from solar.symbolic import cli as symbolic_cli
 from solar.usecases import cli as usecases_cli
 from solar.userfiles import read_text
@@ -53,6 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="per-op measured times (benchmarks/measure_ops.py JSON/JSONL): each op's time lost against its bound, ranked",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    a.add_argument("--html", type=html_path, default=None, metavar="OUT.html",
+                   help="also write a self-contained HTML report (one section per GPU)")
     add_level_flags(a)
     a.add_argument(
         "--group-by", choices=("module", "layer", "op"), default=None,
@@ -89,6 +92,8 @@ def check_analyze(args: argparse.Namespace) -> None:
     (none of which --symbolic reads)."""
     check_gpus(args)
     symbolic_cli.check(args)
+    if args.symbolic and args.html:
+        raise UsageError("--html writes the numeric report; drop --symbolic or --html")
     if args.symbolic:
         return
     check_hf_flags(args)
@@ -133,6 +138,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     progress.done()
     if args.measured:
         reports = [with_insights(r, measured=dict(args.measured)) for r in reports]
+    if args.html:
+        html.write_page(args.html, reports)
     if args.json:
         print(reports_to_json(reports))
     # several GPUs: one comparison table; --plot

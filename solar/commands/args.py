@@ -15,6 +15,7 @@ from solar.backends.assumptions import check_clock_mhz
 from solar.errors import UsageError
 from solar.frontends.detect import check_frontend_choice, file_frontend, loss_spec
 from solar.frontends.llm import cli as llm_cli
+from solar.report.html import check_html_path
 from solar.userfiles import check_writable
 
 #: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
@@ -68,6 +69,13 @@ def memory_size(text: str) -> int:
 def clock_mhz(text: str) -> float:
     try:
         return check_clock_mhz(finite(text))
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def html_path(text: str) -> str:
+    try:
+        return check_html_path(text)
     except UsageError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

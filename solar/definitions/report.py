@@ -12,10 +12,10 @@ from typing import Any
 from solar.definitions.scores import Timing, as_record, per_definition, score_rows, write_scores
 from solar.definitions.suite import Case
 from solar.kernelbench.measured import MeasuredFile, Measurement
-from solar.kernelbench.page import fmt_ratio, fmt_seconds, html_table
 from solar.kernelbench.report import write_report
 from solar.kernelbench.results import Row
 from solar.kernelbench.summary import Context
+from solar.report.html import fmt_ratio, fmt_seconds, table
 
 BOUNDS_FILE = "bounds.jsonl"
 
@@ -75,7 +75,7 @@ def _scores_html(per_def: list[dict], scores: list) -> str:
         for d in per_def
     ]
     flagged = [s for s in scores if s.violation or s.suspicious]
-    detail = html_table(
+    detail = table(
         ["definition", "workload", "GPU", "T_SOL", "T_k", "T_b", "score", "note"],
         [[s.definition, s.workload, s.arch, fmt_seconds(s.sol_seconds), fmt_seconds(s.kernel_seconds),
           fmt_seconds(s.baseline_seconds), "–" if s.score is None else f"{s.score:.3f}", s.note or ""]
@@ -85,7 +85,7 @@ def _scores_html(per_def: list[dict], scores: list) -> str:
     return (
         "<h2 id='scores'>SOL scores</h2><p>S = 1 / (1 + (T_k − T_SOL) / (T_b − T_SOL)), T_SOL the "
         "tightest bound on any implementation; per definition the mean over scored workloads.</p>"
-        + html_table(head, body, {2, 3, 4, 5, 6, 7}) + "<h3>Violations and suspicious kernels</h3>" + detail
+        + table(head, body, {2, 3, 4, 5, 6, 7}) + "<h3>Violations and suspicious kernels</h3>" + detail
     )
 
 

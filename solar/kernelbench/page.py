@@ -1,16 +1,19 @@
-"""The self-contained HTML report: inline CSS, plots as base64 PNG, no network resources."""
+"""The suite's self-contained HTML report: plots as base64 PNG, the problem table (sortable, each
+row expandable to its bounds, slowest ops, what to fix first and assumptions), the assumptions
+once each; no network resources. The page's pieces are solar.report.html's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from html import escape
 from typing import Any
 
-from solar.backends.levels import Level, claims
+from pydantic import BaseModel, ValidationError
+
+from solar.backends.levels import Level, claims, title
 from solar.errors import SolarError
 from solar.hardware import get_spec
 from solar.kernelbench import plots
-from solar.kernelbench.headroom import Joined
+from solar.kernelbench.headroom import Entry, Joined
 from solar.kernelbench.results import FINAL_STATUSES, Row
 from solar.kernelbench.summary import (
     Context,
@@ -19,71 +22,39 @@ from solar.kernelbench.summary import (
     level_label,
     unsupported_ops,
 )
-
-CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1320px;
- padding:0 16px;color:#1b1b1b}
-h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-h3{font-size:15px;margin:16px 0 6px}
-table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f3f3f3}td{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.meta td{white-space:normal}.meta td:first-child{font-weight:600;background:#fafafa;white-space:nowrap}
-.box{border-radius:6px;padding:10px 14px;margin:10px 0}
-.bad{background:#fdecea;border:2px solid #c62828}.good{background:#edf7ed;border:1px solid #2e7d32}
-.note{background:#fff8e1;border:1px solid #f9a825}
-.s-ok{color:#2e7d32}.s-unsupported{color:#b26a00}.s-error{color:#c62828}.s-timeout{color:#6a1b9a}
-.viol{background:#fdecea;font-weight:600}
-img{max-width:100%;height:auto;display:block;margin:6px 0}
-.msg{display:block;max-width:640px;white-space:normal;font-size:12px;color:#444}
-nav a{margin-right:12px}
-"""
-
-
-def fmt_seconds(s: float | None) -> str:
-    if s is None:
-        return "–"
-    if s >= 1:
-        return f"{s:.3f} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3f} ms"
-    return f"{s * 1e6:.2f} µs"
-
-
-def fmt_count(x: float | None, unit: str) -> str:
-    if x is None:
-        return "–"
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:.2f} {prefix}{unit}"
-    return f"{x:.0f} {unit}"
-
-
-def fmt_ratio(x: float | None) -> str:
-    return "–" if x is None else f"{x:.2f}×"
-
-
-def html_table(
-    head: Iterable[str], body: Iterable[Iterable[Any]], numeric: set[int] = frozenset()
-) -> str:
-    """A table; cells are escaped unless given as `("raw", html)`."""
-
-    def cell(i: int, value: Any) -> str:
-        cls = ' class="n"' if i in numeric else ""
-        if isinstance(value, tuple) and value and value[0] == "raw":
-            return f"<td{cls}>{value[1]}</td>"
-        return f"<td{cls}>{escape(str(value))}</td>"
-
-    rows = "".join("<tr>" + "".join(cell(i, v) for i, v in enumerate(r)) + "</tr>" for r in body)
-    return "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + f"</tr>{rows}</table>"
+from solar.report.html import (
+    BOUND_TAIL,
+    AssumptionGroup,
+    Cell,
+    assumptions_html,
+    bound_cells,
+    bounds_table,
+    breakable,
+    count,
+    describe_owners,
+    fix_cell,
+    fixes_block,
+    fmt_ratio,
+    fmt_seconds,
+    folded,
+    group_assumptions,
+    level_head,
+    ops_table,
+    page,
+    raw,
+    seconds,
+    table,
+)
+from solar.report.insight import Opportunity
+from solar.report.model import BoundReport, OpReport
 
 
 def _img(b64: str, alt: str) -> str:
     return f'<img alt="{escape(alt)}" src="data:image/png;base64,{b64}">'
 
 
-def _status(status: str) -> tuple[str, str]:
-    return ("raw", f'<span class="s-{escape(status)}">{escape(status)}</span>')
+def _status(status: str):
+    return raw(f'<span class="s-{escape(status)}">{escape(status)}</span>')
 
 
 def _header(rows: list[Row], joined: Joined, ctx: Context, summary: dict) -> str:
@@ -169,7 +140,7 @@ def _violations(joined: Joined) -> str:
     return out + (
         f"<div class='box bad'><b>{len(joined.violations)} VIOLATION(S)</b> — a measured run faster than a provable "
         "lower bound is a bug in solar (or in the measurement); each needs a fix, never a tolerance."
-        + html_table(
+        + table(
             ("problem", "GPU", "variant", "bound", "fastest run", "bound", "run/bound", "source"),
             body,
             {4, 5, 6},
@@ -179,16 +150,16 @@ def _violations(joined: Joined) -> str:
 
 
 def _coverage(rows: list[Row]) -> str:
-    table = coverage(rows)
-    body = [(lvl, *(c[s] for s in (*FINAL_STATUSES, "total"))) for lvl, c in table.items()]
-    total = [sum(c[s] for c in table.values()) for s in (*FINAL_STATUSES, "total")]
+    counts = coverage(rows)
+    body = [(lvl, *(c[s] for s in (*FINAL_STATUSES, "total"))) for lvl, c in counts.items()]
+    total = [sum(c[s] for c in counts.values()) for s in (*FINAL_STATUSES, "total")]
     body.append(("all", *total))
     out = "<h2 id='coverage'>Coverage</h2><p>Problems per level by analysis status.</p>"
-    out += html_table(("level", *FINAL_STATUSES, "total"), body, {1, 2, 3, 4, 5})
+    out += table(("level", *FINAL_STATUSES, "total"), body, {1, 2, 3, 4, 5})
     differ = arch_dependent(rows)
     if differ:
         out += f"<p>Status differs between GPUs (the worse one is counted): {escape(', '.join(differ))}</p>"
-    return out + _img(plots.coverage_png(table), "coverage per level")
+    return out + _img(plots.coverage_png(counts), "coverage per level")
 
 
 def _unsupported(rows: list[Row]) -> str:
@@ -197,10 +168,10 @@ def _unsupported(rows: list[Row]) -> str:
     if not blocked:
         return out + "<p>None: every problem's ops have a lowering.</p>"
     body = [
-        (op, len(ps), ("raw", f"<span class='msg'>{escape(', '.join(ps))}</span>"))
+        (op, len(ps), raw(f"<span class='msg'>{escape(', '.join(ps))}</span>"))
         for op, ps in blocked
     ]
-    out += html_table(("op", "problems blocked", "problems"), body, {1})
+    out += table(("op", "problems blocked", "problems"), body, {1})
     return out + _img(
         plots.unsupported_png([(op, len(ps)) for op, ps in blocked]), "unsupported ops"
     )
@@ -215,10 +186,10 @@ def _failures(rows: list[Row]) -> str:
     for r in bad:
         merged.setdefault((r.problem, r.status, r.error or ""), []).append(r.arch)
     body = [
-        (p, ", ".join(a), _status(s), ("raw", f"<span class='msg'>{escape(e)}</span>"))
+        (p, ", ".join(a), _status(s), raw(f"<span class='msg'>{escape(e)}</span>"))
         for (p, s, e), a in merged.items()
     ]
-    return out + html_table(("problem", "GPUs", "status", "message"), body)
+    return out + table(("problem", "GPUs", "status", "message"), body)
 
 
 def _sol(rows: list[Row], archs: tuple[str, ...]) -> str:
@@ -257,7 +228,7 @@ def _headroom(joined: Joined, archs: tuple[str, ...], summary: dict) -> str:
             ]
             body = [
                 (
-                    s["bound"],
+                    title(s["bound"]),
                     level_label(s["level"]),
                     s["count"],
                     fmt_ratio(s["median"]),
@@ -267,7 +238,7 @@ def _headroom(joined: Joined, archs: tuple[str, ...], summary: dict) -> str:
                 )
                 for s in stats
             ]
-            out += html_table(
+            out += table(
                 ("bound", "level", "problems", "median", "geomean", "min", "max"),
                 body,
                 {2, 3, 4, 5, 6},
@@ -291,54 +262,119 @@ def _roofline(rows: list[Row], joined: Joined, archs: tuple[str, ...]) -> str:
     return out
 
 
-def _assumptions(rows: list[Row]) -> str:
-    sets: dict[tuple[str, ...], list[str]] = {}
-    for r in rows:
-        if r.assumptions:
-            sets.setdefault(r.assumptions, []).append(r.arch)
+def _known(model: type[BaseModel], data: dict[str, Any]) -> Any:
+    """A report model from a row's JSON, keeping the fields this version knows; rows written by
+    another version of solar may have more or fewer (a missing one reads None, shown as a dash)."""
+    known = {k: v for k, v in data.items() if k in model.model_fields}
+    try:
+        return model.model_validate(known)
+    except ValidationError:
+        return model.model_construct(**{k: known.get(k) for k in model.model_fields})
+
+
+def _bounds(row: Row) -> dict[str, BoundReport]:
+    return {lvl: _known(BoundReport, b) for lvl, b in (row.bounds or {}).items()}
+
+
+def _fixes(row: Row) -> list[Opportunity]:
+    return [_known(Opportunity, o) for o in row.fixes]
+
+
+def _assumption_groups(rows: list[Row]) -> list[AssumptionGroup]:
+    return group_assumptions({r.key: r.assumptions for r in rows if r.assumptions})
+
+
+def _assumptions(rows: list[Row], groups: list[AssumptionGroup]) -> str:
+    everyone = [r.key for r in rows if r.assumptions]
     out = "<h2 id='assumptions'>Assumptions</h2>"
-    for lines, archs in sets.items():
-        out += (
-            f"<p>{escape(', '.join(sorted(set(archs))))}:</p><ul>"
-            + "".join(f"<li>{escape(x)}</li>" for x in lines)
-            + "</ul>"
+    if not groups:
+        return out + "<p>None recorded.</p>"
+    shared = [g for g in groups if len({p for p, _ in g.owners}) > 1]
+    own = [g for g in groups if len({p for p, _ in g.owners}) == 1]
+    out += (
+        "<p>Each line once, under the problems and GPUs whose analysis states it; a problem's row "
+        "in the table above lists its own.</p>" + assumptions_html(shared, everyone, "problem")
+    )
+    if own:
+        out += folded(
+            f"{_plural(sum(len(g.lines) for g in own), 'line')} stated for one problem each",
+            assumptions_html(own, everyone, "problem"),
         )
     return out
 
 
-def _problems(joined: Joined) -> str:
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _detail(row: Row, groups: list[AssumptionGroup], everyone: list[tuple[str, str]]) -> str:
+    """What a problem's row unfolds to: its bounds, slowest ops, what to fix first and its
+    assumptions (the lines only its problem states in full, shared groups by link)."""
+    if row.status != "ok":
+        return folded("message", f"<span class='msg'>{escape(row.error or '')}</span>")
+    parts = "<h3>Bounds</h3>" + bounds_table(_bounds(row))
+    recorded = row.op_count is not None  # rows of an older solar keep no ops or fixes
+    if row.ops:
+        ops = [_known(OpReport, op) for op in row.ops]
+        some = "Slowest ops" if len(ops) < (row.op_count or 0) else "Ops"
+        parts += f"<h3>{some} (unfused: one kernel each)</h3>" + ops_table(ops, row.op_count)
+    parts += "<h3>What to fix first</h3>" + (
+        fixes_block([], _fixes(row)) if recorded else "<p>Not recorded in this row.</p>"
+    )
+    mine = [g for g in groups if row.key in g.owners]
+    own = [line for g in mine if {p for p, _ in g.owners} == {row.problem} for line in g.lines]
+    shared = [g for g in mine if {p for p, _ in g.owners} != {row.problem}]
+    parts += "<h3>Assumptions</h3>"
+    if own:
+        parts += "<ul>" + "".join(f"<li>{escape(x)}</li>" for x in own) + "</ul>"
+    if shared:
+        links = "; ".join(
+            f"<a href='#{g.ident}'>{escape(describe_owners(g.owners, everyone, 'problem'))}</a> "
+            f"({_plural(len(g.lines), 'line')})"
+            for g in shared
+        )
+        parts += f"<p class='who'>Shared with other problems: {links}</p>"
+    ops_part = f"{_plural(len(row.ops), 'op')}, " if row.ops else ""
+    return folded(f"bounds, {ops_part}fixes, assumptions", parts)
+
+
+def _problem_row(
+    e: Entry, levels: list[str], variants: tuple[str, ...], violating: set
+) -> list[Any]:
+    r = e.row
+    name = breakable(r.problem, "name")
+    line: list[Any] = [name, r.arch, _status(r.status)]
+    line += [count(r.total("flops"), "FLOP"), count(r.total("dram_bytes"), "B")]
+    line += bound_cells(_bounds(r), levels)
+    line.append(fix_cell(_fixes(r)))
+    for variant in variants:
+        h = e.headroom(variant, Level.FUSED)
+        mark = "n viol" if (*r.key, variant) in violating else "n"
+        line += [seconds(e.seconds(variant)), Cell(escape(fmt_ratio(h)), h, mark)]
+    return line
+
+
+def _problems(joined: Joined, groups: list[AssumptionGroup]) -> str:
     levels = list(joined.levels)
     violating = {(f.problem, f.arch, f.violation.execution) for f in joined.violations}
-    head = [
-        "problem",
-        "level",
-        "GPU",
-        "status",
-        "FLOPs",
-        "DRAM bytes",
-        *(f"{lvl} bound" for lvl in levels),
-    ]
+    head = ["problem", "GPU", "status", "FLOPs", "DRAM bytes", *level_head(levels)]
+    head += [*BOUND_TAIL, "top fix"]
     for variant in joined.variants:
         head += [f"measured ({variant})", f"{variant} / fused"]
-    body = []
-    for e in joined.entries:
-        r = e.row
-        line: list[Any] = [r.problem, level_label(r.level), r.arch, _status(r.status)]
-        line += [fmt_count(r.total("flops"), "FLOP"), fmt_count(r.total("dram_bytes"), "B")]
-        line += [fmt_seconds(r.bound_seconds(lvl)) for lvl in levels]
-        for variant in joined.variants:
-            h = e.headroom(variant, Level.FUSED)
-            mark = "viol" if (*r.key, variant) in violating else ""
-            line += [
-                fmt_seconds(e.seconds(variant)),
-                ("raw", f"<span class='{mark}'>{escape(fmt_ratio(h))}</span>"),
-            ]
-        body.append(line)
-    numeric = set(range(4, len(head)))
-    return "<h2 id='problems'>Problems</h2>" + html_table(head, body, numeric)
+    body = [_problem_row(e, levels, joined.variants, violating) for e in joined.entries]
+    everyone = [e.row.key for e in joined.entries if e.row.assumptions]
+    details = [_detail(e.row, groups, everyone) for e in joined.entries]
+    return (
+        "<h2 id='problems'>Problems</h2><p>Click a header to sort; open a row for its bounds, "
+        "slowest ops, what to fix first and assumptions. Bounds in level order; bottleneck and "
+        "binding unit of the fused bound (SOL); the top fix is the first "
+        "&ldquo;what to fix first&rdquo; item.</p>"
+        + table(head, body, sortable=True, details=details, cls="problems")
+    )
 
 
 def render(rows: list[Row], joined: Joined, ctx: Context, summary: dict) -> str:
+    groups = _assumption_groups(rows)
     nav = " ".join(
         f"<a href='#{i}'>{t}</a>"
         for i, t in (
@@ -350,6 +386,7 @@ def render(rows: list[Row], joined: Joined, ctx: Context, summary: dict) -> str:
             ("headroom", "headroom"),
             ("roofline", "roofline"),
             ("problems", "problems"),
+            ("assumptions", "assumptions"),
         )
     )
     body = "".join(
@@ -363,11 +400,8 @@ def render(rows: list[Row], joined: Joined, ctx: Context, summary: dict) -> str:
             _sol(rows, ctx.archs),
             _headroom(joined, ctx.archs, summary),
             _roofline(rows, joined, ctx.archs),
-            _problems(joined),
-            _assumptions(rows),
+            _problems(joined, groups),
+            _assumptions(rows, groups),
         )
     )
-    return (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>solar KernelBench report</title>"
-        f"<style>{CSS}</style></head><body>{body}</body></html>\n"
-    )
+    return page("solar KernelBench report", body)

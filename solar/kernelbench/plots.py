@@ -8,10 +8,10 @@ import io
 import math
 from typing import Any
 
-from solar.backends.levels import Level, claims
+from solar.backends.levels import Level, claims, title
 from solar.kernelbench.headroom import Entry
 from solar.kernelbench.results import Row
-from solar.usecases.plots import log_axes, pyplot
+from solar.usecases.plots import log_axes, log_ticks, pyplot, seconds_label
 
 STATUS_COLORS = {
     "ok": "#2e7d32",
@@ -20,9 +20,11 @@ STATUS_COLORS = {
     "timeout": "#6a1b9a",
 }
 _DPI = 80
+HEADROOM_COLUMNS = 3  # headroom histograms per line of the figure
 
 
 def _png(fig: Any) -> str:
+    log_ticks(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=_DPI, bbox_inches="tight", metadata={"Software": None})
     pyplot().close(fig)
@@ -64,7 +66,9 @@ def _by_level(pairs: list[tuple[int | None, float]]) -> dict[int | None, list[fl
     return dict(sorted(out.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
 
 
-def _hist_by_level(ax: Any, pairs: list[tuple[int | None, float]], xlabel: str) -> None:
+def _hist_by_level(
+    ax: Any, pairs: list[tuple[int | None, float]], xlabel: str, label: Any = None
+) -> None:
     if not pairs:
         ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
         ax.set_xticks([])
@@ -79,7 +83,7 @@ def _hist_by_level(ax: Any, pairs: list[tuple[int | None, float]], xlabel: str) 
         color=[_level_color(lv) for lv in groups],
         label=[_level_label(lv) for lv in groups],
     )
-    log_axes(ax, "x")
+    log_axes(ax, "x", label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("problems")
     _counts(ax.yaxis)
@@ -122,7 +126,10 @@ def sol_png(rows: list[Row], arch: str) -> str:
     ok = [r for r in rows if r.arch == arch and r.status == "ok" and r.bound_seconds(Level.FUSED)]
     fig, axes = plt.subplots(1, 3, figsize=(15, 3.6))
     _hist_by_level(
-        axes[0], [(r.level, r.bound_seconds(Level.FUSED)) for r in ok], "SOL (fused bound), seconds"
+        axes[0],
+        [(r.level, r.bound_seconds(Level.FUSED)) for r in ok],
+        "SOL (fused bound)",
+        seconds_label,
     )
     axes[0].set_title(f"{arch}: speed of light")
     necks: dict[str, dict[int | None, int]] = {}
@@ -164,17 +171,21 @@ def headroom_png(entries: list[Entry], variant: str, levels: tuple[str, ...], ar
     is the bound itself (anything left of it is a violation)."""
     plt = pyplot()
     shown = [lvl for lvl in levels if claims(lvl, variant)]
-    fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 3.4), squeeze=False)
-    for ax, level in zip(axes[0], shown):
+    cols = min(len(shown), HEADROOM_COLUMNS)
+    lines = math.ceil(len(shown) / cols)
+    fig, axes = plt.subplots(lines, cols, figsize=(5 * cols, 3.4 * lines), squeeze=False)
+    for ax in axes.flat[len(shown) :]:
+        ax.set_visible(False)
+    for ax, level in zip(axes.flat, shown):
         pairs = [
             (e.row.level, h)
             for e in entries
             if e.row.arch == arch and (h := e.headroom(variant, level)) is not None
         ]
-        _hist_by_level(ax, pairs, f"measured {variant} / {level} bound")
+        _hist_by_level(ax, pairs, f"measured {variant} / {title(level)} bound")
         if pairs:
             ax.axvline(1.0, color="#c62828", linestyle="--", linewidth=1)
-        ax.set_title(f"{arch}: headroom over the {level} bound")
+        ax.set_title(f"{arch}: headroom over the {title(level)} bound")
     fig.tight_layout()
     return _png(fig)
 

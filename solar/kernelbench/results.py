@@ -14,11 +14,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from solar.kernelbench.problems import natural_key
+from solar.report.model import OpReport
 
 Status = Literal["ok", "unsupported", "error", "timeout"]
 #: statuses of a finished attempt: a resumed run skips pairs that have one.
 FINAL_STATUSES: tuple[str, ...] = ("ok", "unsupported", "error", "timeout")
 RESULTS_FILE = "results.jsonl"
+ROW_OPS = 10  # the slowest ops a row keeps for the report (all of them would grow the file a lot)
+ROW_FIXES = 3  # the "what to fix first" items a row keeps
 
 
 class Row(BaseModel):
@@ -27,7 +30,9 @@ class Row(BaseModel):
     `totals` and `bounds` are `solar analyze --json`'s objects as printed (so bound levels added to
     solar later, such as `cache_aware`, pass through). `seconds` is the wall time of the worker
     subprocess, which analysed every GPU of the run at once (imports included). `flags` are the
-    analysis flags it ran with; a resumed run redoes pairs that ran with other flags."""
+    analysis flags it ran with; a resumed run redoes pairs that ran with other flags. `ops` are
+    the ROW_OPS slowest of the program's `op_count` ops and `fixes` its first opportunities, as
+    the JSON prints them (report_fields)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -43,6 +48,9 @@ class Row(BaseModel):
     totals: dict[str, Any] | None = None
     bounds: dict[str, dict[str, Any]] | None = None
     assumptions: tuple[str, ...] = ()
+    ops: tuple[dict[str, Any], ...] = ()
+    op_count: int | None = None
+    fixes: tuple[dict[str, Any], ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -56,6 +64,35 @@ class Row(BaseModel):
     def total(self, name: str) -> float | None:
         value = (self.totals or {}).get(name)
         return None if value is None else float(value)
+
+
+def report_fields(report: dict[str, Any]) -> dict[str, Any]:
+    """A row's fields from one `solar analyze --json` report: totals, bounds and assumptions as
+    printed; the ROW_OPS slowest ops, each with its headline einsum line only; the first ROW_FIXES
+    opportunities. Ops of a shape this solar does not read (another version's worker) are left
+    out, as rows of an older solar have none."""
+    fields = {
+        "totals": report.get("totals"),
+        "bounds": report.get("bounds"),
+        "assumptions": tuple(report.get("assumptions", ())),
+    }
+    try:
+        ops = [OpReport.model_validate(op) for op in report.get("ops", ())]
+    except ValidationError:
+        return fields
+    slowest = sorted(ops, key=lambda op: -op.seconds)[:ROW_OPS]
+    insights = report.get("insights") or {}
+    return {
+        **fields,
+        "ops": tuple(
+            op.model_copy(
+                update={"einsum": [op.headline] if op.einsum else [], "contractions": []}
+            ).model_dump(mode="json")
+            for op in slowest
+        ),
+        "op_count": len(ops),
+        "fixes": tuple(insights.get("opportunities", ())[:ROW_FIXES]),
+    }
 
 
 def read_rows(path: Path) -> tuple[dict[tuple[str, str], Row], int]:

@@ -25,7 +25,7 @@ from typing import Any
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
 from solar.kernelbench.procs import MARKER_VAR
-from solar.kernelbench.results import Row
+from solar.kernelbench.results import Row, report_fields
 from solar.kernelbench.workerset import Outcome, WorkerSet, after_worker, read_output, stop_worker
 from solar.kernelbench.zygote import run_forked
 
@@ -193,9 +193,7 @@ def classify(
                 arch=arch,
                 status="ok",
                 exit_code=0,
-                totals=report.get("totals"),
-                bounds=report.get("bounds"),
-                assumptions=tuple(report.get("assumptions", ())),
+                **report_fields(report),
                 **common,
             )
         )

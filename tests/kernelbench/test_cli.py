@@ -8,6 +8,7 @@ import sys
 
 from solar.kernelbench.cli import main
 from tests.kernelbench.helpers import MATMUL, RELU, write_suite
+from tests.report.pages import check_page
 
 
 def test_run_with_a_fabricated_measured_file_reports_the_violation(tmp_path, capsys):
@@ -51,6 +52,13 @@ def test_run_with_a_fabricated_measured_file_reports_the_violation(tmp_path, cap
     }  # every bound
     html = (out / "report.html").read_text()
     assert f"{len(violated)} VIOLATION(S)" in html
+    page = check_page(html)  # the real report: every table as wide as its header
+    (problems,) = [t for t in page.tables if "problems" in t.classes]
+    assert [t.head[1] for t in page.tables if t.head[:2] == ["#", "op"]] == ["op", "op"]
+    assert {"aten.matmul.default", "aten.relu.default"} <= {
+        r[1] for t in page.tables if t.head[:2] == ["#", "op"] for r in t.rows
+    }
+    assert len(problems.rows) == 4  # two problems, each a row and its detail row
     assert (out / "results.csv").read_text().count("\n") == 3
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert all(r["flags"] == ["--precision", "fastest"] for r in rows)
