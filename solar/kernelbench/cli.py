@@ -25,7 +25,7 @@ from solar.kernelbench.problems import find_problems
 from solar.kernelbench.procs import NOTE, TRACKING
 from solar.kernelbench.ray_runner import measure_on_ray
 from solar.kernelbench.report import write_report
-from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
+from solar.kernelbench.results import DISK_FULL, RESULTS_FILE, read_rows, sorted_rows, write_failed
 from solar.kernelbench.runner import run_analysis
 from solar.kernelbench.signals import Interrupted, signals_as_exceptions
 from solar.kernelbench.summary import Context
@@ -246,10 +246,14 @@ def run(args: argparse.Namespace) -> int:
 
 def stoppable(body, args: argparse.Namespace) -> int:
     """`body(args)`; a stop signal ends it with one line and 128 + the signal's number
-    (solar.kernelbench.signals), the rows in args.out kept."""
+    (solar.kernelbench.signals), the rows in args.out kept; so does a full disk (one line, exit 2)."""
     with signals_as_exceptions():
         try:
             return body(args)
+        except OSError as exc:
+            if exc.errno not in DISK_FULL:
+                raise
+            raise write_failed(Path(exc.filename or args.out / RESULTS_FILE), exc) from None
         except Interrupted as stop:
             stop_server()
             print(f"solar: {_stopped_note(stop.name, args.out)}", file=sys.stderr)
