@@ -43,7 +43,10 @@ a hang costs one row), forked from a fork server that has imported torch and sol
 --isolation subprocess, a fresh `python -m solar.cli analyze` per problem). Rows are appended to OUT/results.jsonl as problems finish; a re-run skips the
 (problem, GPU) pairs already there with the same analysis flags (--force redoes them all;
 --retry-timeouts the timed-out ones, say with a longer --timeout; --retry-errors the crashed ones).
-OUT also gets results.csv, summary.json and a self-contained report.html. Exit status 1 when a
+Runs may share one OUT at once (other GPUs, or the same ones: a pair one run is analysing is left
+to it): rows are appended and the file compacted under a lock in OUT/.locks/, lines that are no row
+moved to results.jsonl.bad. OUT also gets results.csv, summary.json and a self-contained report.html;
+a full disk keeps the rows written and ends the run with one line (exit 2). Exit status 1 when a
 measured time is below a bound (a violation: a bug in solar); 2 for a bad flag (every flag is checked
 before anything starts).
 

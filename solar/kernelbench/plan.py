@@ -26,7 +26,6 @@ from solar.kernelbench.results import (
     RowWriter,
     SharedRows,
     locked,
-    read_rows,
 )
 
 #: the longest --timeout (a week): longer waits overflow the poll timeouts of the standard library.
@@ -120,16 +119,6 @@ def pending(
     return work
 
 
-def resume(config: RunConfig) -> tuple[Path, list[tuple[Problem, dict[str, str]]], int, int]:
-    """The results file, each problem with the GPUs it still needs (`pending`), how many (problem,
-    GPU) pairs the file already holds, and how many of its lines are unreadable (`read_rows`)."""
-    path = config.out / RESULTS_FILE
-    done, bad = read_rows(path)
-    work = pending(config, done)
-    skipped = len(config.problems) * len(config.archs) - sum(len(archs) for _, archs in work)
-    return path, work, skipped, bad
-
-
 @dataclass(frozen=True)
 class Start:
     """A problem to analyse now on `archs` (claimed); `last`: none of its GPUs is left for later."""
@@ -140,18 +129,24 @@ class Start:
 
 
 class Schedule:
-    """The pending pairs of a run, handed out a problem at a time beside other runs on the same OUT:
-    each pair is claimed (results.Claims) and looked up again in results.jsonl under its lock. A pair
-    another run has finished since this one started is dropped (`taken_over`); one another run is
-    analysing waits (`waiting`) and is tried again until its claim is free. Close to release them."""
+    """The pending pairs of a run (`work`, from results.jsonl as it was under its lock when the run
+    started), handed out a problem at a time beside other runs on the same OUT: each pair is claimed
+    (results.Claims) and looked up again in results.jsonl under its lock. A pair another run has
+    finished since this one started is dropped (`taken_over`); one another run is analysing waits
+    (`waiting`) and is tried again until its claim is free. Close to release them."""
 
-    def __init__(self, config: RunConfig, work: list[tuple[Problem, dict[str, str]]]) -> None:
+    def __init__(self, config: RunConfig) -> None:
         self.config = config
-        self._queue = deque((problem, dict(archs)) for problem, archs in work)
         self._claims = Claims(config.out)
         self._rows = SharedRows(config.out / RESULTS_FILE)
         with locked(config.out):
             self._at_start = dict(self._rows.refresh())
+        #: each problem with the GPUs it needed when the run started (resumption: `pending`)
+        self.work = pending(config, self._at_start)
+        #: (problem, GPU) pairs done before the run started
+        self.skipped = len(config.problems) * len(config.archs) - sum(len(a) for _, a in self.work)
+        self.unreadable = self._rows.unreadable  # lines of results.jsonl that are no row
+        self._queue = deque((problem, dict(archs)) for problem, archs in self.work)
         self.taken_over = 0  # pairs another run finished while this one ran
         self.dropped = 0  # problems all of whose pending GPUs another run finished
 
@@ -164,7 +159,7 @@ class Schedule:
         """Still to do: its row is the one it had when the run started (pending then), or a newer
         row is no finished attempt with this run's flags."""
         row = self._rows.rows.get(key)
-        if row == self._at_start.get(key):
+        if row is None or row == self._at_start.get(key):
             return True
         return row.status not in FINAL_STATUSES or row.flags != self.config.flags
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from solar.errors import UsageError
 from solar.kernelbench.measure import MEASURED_FILE, MeasureStats, measured_problems
-from solar.kernelbench.plan import POLL_S, RunConfig, RunStats, Schedule, progress_bar, resume, write_rows
+from solar.kernelbench.plan import POLL_S, RunConfig, RunStats, Schedule, progress_bar, write_rows
 from solar.kernelbench.problems import Problem
-from solar.kernelbench.results import Row, RowWriter, compact
+from solar.kernelbench.results import RESULTS_FILE, Row, RowWriter, compact
 from solar.kernelbench.worker import analyze_problem, failure_message, parse_json, run_solar
 from solar.kernelbench.workerset import WorkerSet
 
@@ -123,11 +123,12 @@ def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     """run_analysis with the workers as Ray tasks (see the module docstring)."""
     ray = _ray()
     started = connect(config.ray or "")
-    path, work, skipped, bad = resume(config)
+    path = config.out / RESULTS_FILE
     remote = ray.remote(num_cpus=1, max_retries=0)(analyze_task)
     start = time.perf_counter()
     written = launched = dropped = 0
-    schedule = Schedule(config, work)
+    schedule = Schedule(config)
+    work = schedule.work
     try:
         with _tasks(ray, started) as refs, progress_bar(show_progress) as progress, RowWriter(path) as writer:
             task = progress.add_task("analyse", total=len(work), last="")
@@ -164,7 +165,9 @@ def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     note = compact(path).note()
     if note:
         print(f"note: {note}", file=sys.stderr)
-    return RunStats(launched, skipped + schedule.taken_over, written, time.perf_counter() - start, bad)
+    return RunStats(
+        launched, schedule.skipped + schedule.taken_over, written, time.perf_counter() - start, schedule.unreadable
+    )
 
 
 # ---- --measure on a cluster: one `solar validate` per problem on a GPU of its own --------------

@@ -232,13 +232,14 @@ def compact(path: Path) -> Compacted:
 
 
 class SharedRows:
-    """The rows of a results file as other runs add them: `refresh` (under the lock) reads only what
-    was appended since the last call, all of it again after a compaction replaced the file (the file
+    """The rows of a results file as other runs add them: `refresh` (call it under the lock) reads
+    only what was appended since the last call, all of it again after a compaction replaced the file (the file
     read is kept open, so its inode number cannot be reused for the new one)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.rows: dict[tuple[str, str], Row] = {}
+        self.unreadable = 0  # lines that are no row
         self._file: BinaryIO | None = None
         self._offset = 0
 
@@ -247,17 +248,18 @@ class SharedRows:
             now = os.stat(self.path)
         except FileNotFoundError:
             self.close()
-            self.rows = {}
+            self.rows, self.unreadable = {}, 0
             return self.rows
         if self._file is None or os.fstat(self._file.fileno()).st_ino != now.st_ino:
             self.close()
             self._file = self.path.open("rb")
-            self.rows, self._offset = {}, 0
+            self.rows, self.unreadable, self._offset = {}, 0, 0
         self._file.seek(self._offset)
         data = self._file.read()
-        end = data.rfind(b"\n") + 1  # a line without its newline yet is read next time
-        _parse(data[:end], self.rows, [])
-        self._offset += end
+        bad: list[bytes] = []
+        _parse(data, self.rows, bad)  # under the lock: no line is being written
+        self.unreadable += len(bad)
+        self._offset += len(data)
         return self.rows
 
     def close(self) -> None:

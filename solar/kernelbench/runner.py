@@ -19,11 +19,10 @@ from solar.kernelbench.plan import (
     Schedule,
     Start,
     progress_bar,
-    resume,
     write_rows,
 )
 from solar.kernelbench.ray_runner import run_on_ray
-from solar.kernelbench.results import RowWriter, compact
+from solar.kernelbench.results import RESULTS_FILE, RowWriter, compact
 from solar.kernelbench.worker import analyze_problem
 from solar.kernelbench.workerset import WorkerSet
 from solar.kernelbench.zygote import start_server, stop_server
@@ -55,10 +54,11 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
     before it propagates; the rows written so far stay in the file."""
     if config.ray is not None:
         return run_on_ray(config, show_progress)
-    path, work, skipped, bad = resume(config)
+    path = config.out / RESULTS_FILE
     start = time.perf_counter()
     written = launched = 0
-    schedule = Schedule(config, work)
+    schedule = Schedule(config)
+    work = schedule.work
     with (
         WorkerSet() as workers,
         progress_bar(show_progress) as progress,
@@ -112,4 +112,6 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
     note = compact(path).note()
     if note:
         print(f"note: {note}", file=sys.stderr)
-    return RunStats(launched, skipped + schedule.taken_over, written, time.perf_counter() - start, bad)
+    return RunStats(
+        launched, schedule.skipped + schedule.taken_over, written, time.perf_counter() - start, schedule.unreadable
+    )

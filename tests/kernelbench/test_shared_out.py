@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from solar.kernelbench.cli import main
-from solar.kernelbench.plan import RunConfig, Schedule, resolve_archs, resume
+from solar.kernelbench.plan import RunConfig, Schedule, resolve_archs
 from solar.kernelbench.problems import find_problems
 from solar.kernelbench.results import BAD_FILE, RESULTS_FILE, RowWriter, compact, read_rows
 from tests.kernelbench.helpers import MATMUL, RELU, make_row, write_suite
@@ -58,7 +59,7 @@ def test_two_runs_on_one_out_never_start_the_same_pair(tmp_path):
     root = write_suite(tmp_path / "suite", SUITE)
     out = tmp_path / "out"
     a_config, b_config = _config(root, out, ["H100-SXM"]), _config(root, out, ["H100-SXM", "B200"])
-    a, b = Schedule(a_config, resume(a_config)[1]), Schedule(b_config, resume(b_config)[1])
+    a, b = Schedule(a_config), Schedule(b_config)
     try:
         first = a.next()
         assert (first.problem.rel, list(first.archs), first.last) == ("level1/1_ReLU.py", ["H100-SXM"], True)
@@ -89,7 +90,7 @@ def test_a_row_from_another_run_with_other_flags_does_not_count(tmp_path):
     root = write_suite(tmp_path / "suite", {"level1/1_ReLU.py": RELU})
     out = tmp_path / "out"
     config = _config(root, out, ["H100-SXM"], flags=("--precision", "fastest"))
-    schedule = Schedule(config, resume(config)[1])
+    schedule = Schedule(config)
     try:
         RowWriter(out / RESULTS_FILE).write(make_row("level1/1_ReLU.py", "H100-SXM"))  # flags ()
         start = schedule.next()
@@ -147,7 +148,12 @@ def test_a_full_disk_while_writing_the_report_leaves_no_part_of_it(tmp_path, cap
     assert sorted(p.name for p in out.iterdir()) == [".locks", "results.csv", RESULTS_FILE, "summary.json"]
 
 
-def test_two_batches_started_at_once_on_one_out_keep_every_row(tmp_path):
+@pytest.mark.parametrize(
+    ("archs", "launched"),
+    [(("H100-SXM", "B200"), 6), (("H100-SXM", "H100-SXM"), 3)],
+    ids=["other-gpus", "same-gpu"],
+)
+def test_two_batches_started_at_once_on_one_out_keep_every_row(tmp_path, archs, launched):
     root = write_suite(tmp_path / "suite", SUITE)
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
@@ -156,12 +162,15 @@ def test_two_batches_started_at_once_on_one_out_keep_every_row(tmp_path):
             [sys.executable, "-m", "solar.kernelbench", str(root), "--arch", arch, "--out", str(out), "--jobs", "1"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
-        for arch in ("H100-SXM", "B200")
+        for arch in archs
     ]
     outputs = [run.communicate(timeout=600) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
     rows, bad = read_rows(out / RESULTS_FILE)
     assert bad == 0 and {(p, a): r.status for (p, a), r in rows.items()} == {
-        (p, a): "ok" for p in SUITE for a in ("H100-SXM", "B200")
+        (p, a): "ok" for p in SUITE for a in set(archs)
     }
-    assert len((out / RESULTS_FILE).read_text().splitlines()) == 6  # compacted: one row per pair
+    assert len((out / RESULTS_FILE).read_text().splitlines()) == len(rows)  # compacted
+    # each problem was analysed once per run that asked for its GPU and did not find it done
+    done = [re.search(r"analysed\s+(\d+)\s+problems", err) for _, err in outputs]
+    assert sum(int(m.group(1)) for m in done) == launched, outputs
