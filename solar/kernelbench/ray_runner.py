@@ -122,14 +122,14 @@ def _every_finished(ray: Any, refs: dict):
 def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     """run_analysis with the workers as Ray tasks (see the module docstring)."""
     ray = _ray()
-    started = connect(config.ray or "")
     path = config.out / RESULTS_FILE
-    remote = ray.remote(num_cpus=1, max_retries=0)(analyze_task)
     start = time.perf_counter()
     written = launched = dropped = 0
     schedule = Schedule(config)
     work = schedule.work
     try:
+        started = connect(config.ray or "")
+        remote = ray.remote(num_cpus=1, max_retries=0)(analyze_task)
         with _tasks(ray, started) as refs, progress_bar(show_progress) as progress, RowWriter(path) as writer:
             task = progress.add_task("analyse", total=len(work), last="")
             while True:
