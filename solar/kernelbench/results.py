@@ -113,11 +113,17 @@ def write_failed(path: Path, exc: OSError) -> UsageError:
     why = DISK_FULL.get(exc.errno) or exc.strerror or type(exc).__name__
     results = path.parent / RESULTS_FILE
     try:
-        kept = f"the {len(read_rows(results)[0])} rows in {results} are kept" if results.is_file() else ""
+        count = len(read_rows(results)[0]) if results.is_file() else None
     except OSError:
-        kept = ""
-    kept = kept or "the rows already written are kept"
-    return UsageError(f"{path}: cannot write it: {why}; {kept} (free space, then run the same command again)")
+        count = None
+    if count is None:
+        kept = "the rows already written are kept"
+    elif count == 0:
+        kept = f"no row was in {results} yet"
+    else:
+        kept = f"the {count} row{'' if count == 1 else 's'} in {results} {'is' if count == 1 else 'are'} kept"
+    then = "free space" if exc.errno in DISK_FULL else "make it writable or pass another --out"
+    return UsageError(f"{path}: cannot write it: {why}; {kept} ({then}, then run the same command again)")
 
 
 def _write_all(fd: int, data: bytes) -> None:

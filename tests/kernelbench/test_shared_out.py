@@ -142,8 +142,8 @@ def test_a_full_disk_while_writing_the_report_leaves_no_part_of_it(tmp_path, cap
     assert main([str(root), "--arch", "H100-SXM", "--out", str(out), "--jobs", "1"]) == 2
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == (
-        f"solar: error: {out / 'report.html'}: cannot write it: the disk is full; the 1 rows in "
-        f"{out / RESULTS_FILE} are kept (free space, then run the same command again)"
+        f"solar: error: {out / 'report.html'}: cannot write it: the disk is full; the 1 row in "
+        f"{out / RESULTS_FILE} is kept (free space, then run the same command again)"
     )
     assert sorted(p.name for p in out.iterdir()) == [".locks", "results.csv", RESULTS_FILE, "summary.json"]
 
