@@ -26,9 +26,15 @@ EXAMPLES = """examples:
   solar definitions DIR --arch B200 --out r/ --ray auto         # the running Ray cluster
 
 DIR holds NAME/definition.json + NAME/workload.jsonl folders (SOL-ExecBench), or definitions/**.json
-with workloads/**.jsonl (FlashInfer-Trace). Each workload becomes a KernelBench-format problem file
-OUT/problems/DEFINITION/UUID.py (the reference source, then a harness calling run(...) at the
-workload's shapes) bounded by `solar analyze` in a process of its own. Results: OUT/results.jsonl
+with workloads/**.jsonl (FlashInfer-Trace); a definition found in two folders with the same workloads
+is read once. Each workload becomes a KernelBench-format problem file OUT/problems/DEFINITION/UUID.py
+(the reference source, then a harness calling run(...) at the workload's shapes) bounded by `solar
+analyze` in a process of its own.
+
+A definition's `reference` is Python code and solar runs it, as it runs a model file: in the worker
+process that bounds each workload (never in this process, never while reading DIR). Bound only
+definitions you would run. Workload JSONL, axis expressions and constraints are data (the
+expressions go through a restricted arithmetic evaluator), never run as code. Results: OUT/results.jsonl
 (the runner's rows; a re-run resumes), OUT/bounds.jsonl (one line per definition, workload, GPU with
 every bound level and, with --measured, the score; the definitions of this run only), summary.json, results.csv, report.html, and
 scores.csv with --measured.
@@ -53,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("root", metavar="DIR", help="folder of definitions")
+    p.add_argument("root", metavar="DIR", help="folder of definitions (their `reference` is Python code that solar runs in its worker processes)")
     p.add_argument("--arch", nargs="+", default=["B200"], metavar="NAME", help="GPU spec names (default B200)")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
     p.add_argument("--definitions", metavar="GLOB", help="only definitions whose name matches")
@@ -72,10 +78,12 @@ def _run(args: argparse.Namespace) -> int:
     # the suite reader, the scores and the report: not paid by --help or a bad flag
     from solar.definitions.report import definition_rows, write_definitions_report
     from solar.definitions.scores import DEFAULT_SUSPICIOUS_RATIO, load_timings
-    from solar.definitions.suite import cases, find_definitions, write_problems
+    from solar.definitions.suite import cases, copies_note, find_definitions, write_problems
 
     console = Console(stderr=True, highlight=False)
     entries = find_definitions(args.root, args.definitions)  # every file is checked first
+    for note in filter(None, map(copies_note, entries)):
+        print(f"note: {note}", file=sys.stderr)
     all_cases = cases(entries)
     ratio = DEFAULT_SUSPICIOUS_RATIO if args.suspicious_ratio is None else args.suspicious_ratio
     if not ratio >= 1.0:

@@ -13,7 +13,7 @@ from solar.definitions.scores import Timing, as_record, per_definition, score_ro
 from solar.definitions.suite import Case
 from solar.kernelbench.measured import MeasuredFile, Measurement
 from solar.kernelbench.report import write_report
-from solar.kernelbench.results import Row
+from solar.kernelbench.results import Row, write_file
 from solar.kernelbench.summary import Context
 from solar.report.html import fmt_ratio, fmt_seconds, table
 
@@ -96,10 +96,11 @@ def write_definitions_report(
 
     scores, unmatched = score_rows(records, timings, suspicious_ratio) if timings else ([], [])
     by_key = {(s.definition, s.workload, s.arch): s for s in scores}
-    with (out / BOUNDS_FILE).open("w", encoding="utf-8") as f:
-        for r in records:
-            s = by_key.get((r["definition"], r["workload"], r["arch"]))
-            f.write(json.dumps({**r, **({"score": as_record(s)} if s else {})}) + "\n")
+    lines = []
+    for r in records:
+        s = by_key.get((r["definition"], r["workload"], r["arch"]))
+        lines.append(json.dumps({**r, **({"score": as_record(s)} if s else {})}) + "\n")
+    write_file(out / BOUNDS_FILE, "".join(lines))
     archs = tuple(config.archs) + tuple(sorted({r.arch for r in rows} - set(config.archs)))
     ctx = Context(
         root=str(root), archs=archs, flags=config.flags, wall_seconds=stats.wall_seconds,
@@ -114,12 +115,12 @@ def write_definitions_report(
         "scores": per_def,
         "unmatched_timings": len(unmatched),
     }
-    written.summary.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_file(written.summary, json.dumps(summary, indent=2) + "\n")
     lines = []
     if timings:
         write_scores(out, scores)
         html = written.html.read_text(encoding="utf-8")
-        written.html.write_text(html.replace("</body>", _scores_html(per_def, scores) + "</body>", 1), encoding="utf-8")
+        write_file(written.html, html.replace("</body>", _scores_html(per_def, scores) + "</body>", 1))
         for d in per_def:
             shown = "–" if d["score"] is None else f"{d['score']:.3f}"
             lines.append(f"{d['definition']} [{d['arch']}]: score {shown} over {d['scored']} workloads, "

@@ -6,13 +6,15 @@ naming the file, the field and what to write instead.
 A definition names symbolic axes (`const` with a value, `var` bound by each workload, `expr` computed
 from other axes), input and output tensors whose shapes are lists of axis names (`null`: a Python
 scalar), `constraints` (Python expressions over the axes), a `reference` Python source defining
-`run(...)`, and optionally `custom_inputs_entrypoint`, a function of the reference that makes the
-inputs a workload marks `custom`. A workload binds every `var` axis and says where each input comes
+`run(...)` (code: it runs where a model file runs, in the analysis worker, never when it is read),
+and optionally `custom_inputs_entrypoint`, a function of the reference that makes the inputs a
+workload marks `custom`. A workload binds every `var` axis and says where each input comes
 from (`random`, `scalar` with a value, `safetensors`, `custom`)."""
 
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,12 +201,12 @@ def _check_reference(d: Definition) -> None:
     try:
         tree = ast.parse(d.reference, filename=f"{d.path}: reference")
     except SyntaxError as exc:
-        raise DefinitionError(f"{d.path}: reference, line {exc.lineno}: {exc.msg}; the reference is Python source") from None
+        raise DefinitionError(f"{d.path}: reference, line {exc.lineno}: {exc.msg}; the reference is Python code (it defines run(...))") from None
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if "run" not in defined:
-        raise DefinitionError(f"{d.path}: the reference defines no global function run(...); the schema's entry point is run")
+        raise DefinitionError(f"{d.path}: the reference (Python code) defines no global function run(...); the schema's entry point is run")
     if d.custom_inputs_entrypoint and d.custom_inputs_entrypoint not in defined:
-        raise DefinitionError(f"{d.path}: custom_inputs_entrypoint {d.custom_inputs_entrypoint!r} is not a function the reference defines")
+        raise DefinitionError(f"{d.path}: custom_inputs_entrypoint {d.custom_inputs_entrypoint!r} is not a function the reference (Python code) defines")
 
 
 def load_definition(path: Path) -> Definition:
@@ -259,6 +261,8 @@ def _workload(data: dict, where: str, d: Definition, number: int) -> Workload:
             raise DefinitionError(f"{where}: inputs.{spec.name} is a scalar (shape null); give it {{\"type\": \"scalar\", \"value\": ...}}")
         if kind == "scalar" and not isinstance(src.get("value"), (int, float, bool)):
             raise DefinitionError(f"{where}: inputs.{spec.name}: a scalar needs a numeric 'value'")
+        if kind == "scalar" and isinstance(src["value"], float) and not math.isfinite(src["value"]):
+            raise DefinitionError(f"{where}: workload {uuid!r}: inputs.{spec.name}.value is {src['value']!r}; a scalar must be a finite number")
         if kind == "custom" and not d.custom_inputs_entrypoint:
             raise DefinitionError(f"{where}: inputs.{spec.name} is custom, but the definition names no custom_inputs_entrypoint")
         inputs.append((spec.name, InputSource(kind, src.get("value"))))

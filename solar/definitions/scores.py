@@ -19,6 +19,7 @@ Measured files (JSON Lines, a JSON list, or one object): FlashInfer-Bench / SOL-
 
 from __future__ import annotations
 
+import io
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 from solar.backends.levels import SOL_LEVELS, headroom, violations
 from solar.errors import UsageError
 from solar.kernelbench.measured import canonical_arch, json_records
+from solar.kernelbench.results import write_file
 from solar.userfiles import read_text
 
 #: what a definition's measured kernel is: an implementation of any kind (not eager, not compiled)
@@ -212,11 +214,12 @@ def write_scores(out: Path, scores: list[Score]) -> Path:
     import csv
 
     path = out / "scores.csv"
-    with path.open("w", encoding="utf-8", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["definition", "workload", "arch", "sol_level", "sol_seconds", "kernel_seconds",
-                    "baseline_seconds", "score", "headroom", "violation", "suspicious", "note"])
-        for s in scores:
-            w.writerow([s.definition, s.workload, s.arch, s.sol_level, s.sol_seconds, s.kernel_seconds,
-                        s.baseline_seconds, s.score, s.headroom, s.violation, s.suspicious, s.note or ""])
+    f = io.StringIO()
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(["definition", "workload", "arch", "sol_level", "sol_seconds", "kernel_seconds",
+                "baseline_seconds", "score", "headroom", "violation", "suspicious", "note"])
+    for s in scores:
+        w.writerow([s.definition, s.workload, s.arch, s.sol_level, s.sol_seconds, s.kernel_seconds,
+                    s.baseline_seconds, s.score, s.headroom, s.violation, s.suspicious, s.note or ""])
+    write_file(path, f.getvalue())
     return path

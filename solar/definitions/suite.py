@@ -16,7 +16,7 @@ custom_inputs_entrypoint, as the benchmarks' evaluators make them)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from solar.definitions.schema import (
@@ -30,6 +30,7 @@ from solar.definitions.schema import (
 )
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
+from solar.kernelbench.results import write_file
 from solar.userfiles import read_text
 
 DEFINITION_FILE = "definition.json"
@@ -55,6 +56,7 @@ class Entry:
     definition: Definition
     workloads: tuple[Workload, ...]
     workload_path: Path
+    copies: tuple[Path, ...] = ()  # other definition files holding the same definition and workloads
 
 
 def _pairs(root: Path) -> list[tuple[Path, Path]]:
@@ -71,28 +73,57 @@ def _pairs(root: Path) -> list[tuple[Path, Path]]:
 
 def find_definitions(root: str | Path, pattern: str | None = None) -> list[Entry]:
     """Every definition under ROOT (only those whose name matches the glob `pattern`) with its
-    workloads; a malformed file is a DefinitionError, a folder without definitions a UsageError."""
+    workloads; a malformed file is a DefinitionError, a folder without definitions a UsageError.
+    A definition found again with the same workloads (a benchmark ships one per kernel language) is
+    read once, the other files kept in `copies`; one name with two different contents is refused."""
     import fnmatch
 
     root = Path(root)
     if not root.is_dir():
         raise UsageError(f"{root}: no such folder; pass a folder of definitions (NAME/definition.json + workload.jsonl)")
-    entries, names = [], {}
+    entries: dict[str, Entry] = {}
     for dpath, wpath in _pairs(root):
         d = load_definition(dpath)
         if pattern and not fnmatch.fnmatch(d.name, pattern):
             continue
-        if d.name in names:
-            raise DefinitionError(f"{dpath}: definition name {d.name!r} is also the name in {names[d.name]}; names must be unique")
-        names[d.name] = dpath
         if not wpath.is_file():
             raise DefinitionError(f"{dpath}: no workloads file {wpath}; write one workload per line there")
         text = read_text(wpath, "a workload JSONL file", DefinitionError)
-        entries.append(Entry(d, tuple(parse_workloads(text, wpath, d)), wpath))
+        entry = Entry(d, tuple(parse_workloads(text, wpath, d)), wpath)
+        first = entries.get(d.name)
+        if first is None:
+            entries[d.name] = entry
+            continue
+        first_path = first.definition.path
+        if replace(d, path=first_path) != first.definition:
+            what = "definitions"
+        elif entry.workloads != first.workloads:
+            what = "workloads"
+        else:
+            entries[d.name] = replace(first, copies=(*first.copies, dpath))
+            continue
+        raise DefinitionError(f"{dpath}: definition {d.name!r} is also in {first_path}, with other {what}; give one of them another name or pass --definitions to pick")
     if not entries:
         what = f" named like {pattern!r}" if pattern else ""
         raise UsageError(f"{root}: no definitions{what}; expected NAME/definition.json with NAME/workload.jsonl, or definitions/ and workloads/ folders")
-    return entries
+    return list(entries.values())
+
+
+def copies_note(entry: Entry) -> str | None:
+    """The line saying a definition was found more than once and read once (None if it was not)."""
+    if not entry.copies:
+        return None
+    others = ", ".join(str(p) for p in entry.copies)
+    return f"definition {entry.definition.name!r} in {entry.definition.path} is also in {others} (same definition and workloads): read once"
+
+
+def file_stem(text: str, what: str, where: Path) -> str:
+    """`text` as a file name under OUT/problems/: characters other than letters, digits, '.', '_'
+    and '-' become '_'; a name that would still lead elsewhere ('', '.', '..', a leading '.') is refused."""
+    stem = _SAFE.sub("_", text)
+    if not stem or stem.startswith("."):
+        raise DefinitionError(f"{where}: {what} {text!r} cannot name a file under OUT/problems/ (it would leave the folder or hide the file); rename it with letters, digits, '_', '-' or '.' not first")
+    return stem
 
 
 def cases(entries: list[Entry]) -> list[Case]:
@@ -100,7 +131,8 @@ def cases(entries: list[Entry]) -> list[Case]:
     out = []
     for e in entries:
         for w in e.workloads:
-            rel = f"{_SAFE.sub('_', e.definition.name)}/{_SAFE.sub('_', w.uuid)}.py"
+            d = e.definition
+            rel = f"{file_stem(d.name, 'definition name', d.path)}/{file_stem(w.uuid, 'workload uuid', e.workload_path)}.py"
             out.append(Case(e.definition, w, axis_values(e.definition, w), rel))
     seen: dict[str, Case] = {}
     for c in out:
@@ -174,11 +206,13 @@ def write_problems(all_cases: list[Case], out: Path) -> list[Problem]:
     """Write each case's problem file under OUT/problems/ (unchanged files are left alone) and
     return them as runner problems (relative names `DEFINITION/UUID.py`, no level)."""
     problems = []
+    folder = (out / PROBLEMS_DIR).resolve()
     for c in all_cases:
         path = out / PROBLEMS_DIR / c.rel
+        if folder not in path.resolve().parents:  # file_stem keeps names inside; a link may not
+            raise DefinitionError(f"{path}: leads outside {out / PROBLEMS_DIR}; remove what is there or pass another --out")
         text = harness(c)
         if not (path.is_file() and path.read_text(encoding="utf-8") == text):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_file(path, text)
         problems.append(Problem(c.rel, None, path))
     return problems

@@ -25,7 +25,7 @@ from solar.kernelbench.problems import find_problems
 from solar.kernelbench.procs import NOTE, TRACKING
 from solar.kernelbench.ray_runner import measure_on_ray
 from solar.kernelbench.report import write_report
-from solar.kernelbench.results import RESULTS_FILE, read_rows, sorted_rows
+from solar.kernelbench.results import DISK_FULL, RESULTS_FILE, read_rows, sorted_rows, write_failed
 from solar.kernelbench.runner import run_analysis
 from solar.kernelbench.signals import Interrupted, signals_as_exceptions
 from solar.kernelbench.summary import Context
@@ -44,7 +44,10 @@ a hang costs one row), forked from a fork server that has imported torch and sol
 --isolation subprocess, a fresh `python -m solar.cli analyze` per problem). Rows are appended to OUT/results.jsonl as problems finish; a re-run skips the
 (problem, GPU) pairs already there with the same analysis flags (--force redoes them all;
 --retry-timeouts the timed-out ones, say with a longer --timeout; --retry-errors the crashed ones).
-OUT also gets results.csv, summary.json and a self-contained report.html. Exit status 1 when a
+Runs may share one OUT at once (other GPUs, or the same ones: a pair one run is analysing is left
+to it): rows are appended and the file compacted under a lock in OUT/.locks/, lines that are no row
+moved to results.jsonl.bad. OUT also gets results.csv, summary.json and a self-contained report.html;
+a full disk keeps the rows written and ends the run with one line (exit 2). Exit status 1 when a
 measured time is below a bound (a violation: a bug in solar); 2 for a bad flag (every flag is checked
 before anything starts).
 
@@ -239,10 +242,14 @@ def run(args: argparse.Namespace) -> int:
 
 def stoppable(body, args: argparse.Namespace) -> int:
     """`body(args)`; a stop signal ends it with one line and 128 + the signal's number
-    (solar.kernelbench.signals), the rows in args.out kept."""
+    (solar.kernelbench.signals), the rows in args.out kept; so does a full disk (one line, exit 2)."""
     with signals_as_exceptions():
         try:
             return body(args)
+        except OSError as exc:
+            if exc.errno not in DISK_FULL:
+                raise
+            raise write_failed(Path(exc.filename or args.out / RESULTS_FILE), exc) from None
         except Interrupted as stop:
             stop_server()
             print(f"solar: {_stopped_note(stop.name, args.out)}", file=sys.stderr)

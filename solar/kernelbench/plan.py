@@ -1,11 +1,13 @@
 """What a suite run is asked to do and how far it got: its configuration (RunConfig, with the checks
 of its timeouts and job count), the (problem, GPU) pairs still pending in OUT/results.jsonl
-(resumption), its statistics, and the progress bar its rows are written under. Shared by the local
-runner (solar.kernelbench.runner) and the Ray runner (solar.kernelbench.ray_runner)."""
+(resumption), the order they start in beside other runs on one OUT (Schedule), its statistics, and the
+progress bar its rows are written under. Shared by the local runner (solar.kernelbench.runner) and the
+Ray runner (solar.kernelbench.ray_runner)."""
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,12 +18,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from solar.errors import UsageError
 from solar.hardware import get_spec
 from solar.kernelbench.problems import Problem
-from solar.kernelbench.results import FINAL_STATUSES, RESULTS_FILE, Row, RowWriter, read_rows
+from solar.kernelbench.results import (
+    FINAL_STATUSES,
+    RESULTS_FILE,
+    Claims,
+    Row,
+    RowWriter,
+    SharedRows,
+    locked,
+)
 
 #: the longest --timeout (a week): longer waits overflow the poll timeouts of the standard library.
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
 #: statuses a run can be asked to redo (--retry-timeouts, --retry-errors).
 RETRYABLE = ("timeout", "error")
+#: how often a run waiting for pairs another run holds tries to claim them again.
+POLL_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -107,14 +119,83 @@ def pending(
     return work
 
 
-def resume(config: RunConfig) -> tuple[Path, list[tuple[Problem, dict[str, str]]], int, int]:
-    """The results file, each problem with the GPUs it still needs (`pending`), how many (problem,
-    GPU) pairs the file already holds, and how many of its lines are unreadable (`read_rows`)."""
-    path = config.out / RESULTS_FILE
-    done, bad = read_rows(path)
-    work = pending(config, done)
-    skipped = len(config.problems) * len(config.archs) - sum(len(archs) for _, archs in work)
-    return path, work, skipped, bad
+@dataclass(frozen=True)
+class Start:
+    """A problem to analyse now on `archs` (claimed); `last`: none of its GPUs is left for later."""
+
+    problem: Problem
+    archs: dict[str, str]
+    last: bool
+
+
+class Schedule:
+    """The pending pairs of a run (`work`, from results.jsonl as it was under its lock when the run
+    started), handed out a problem at a time beside other runs on the same OUT: each pair is claimed
+    (results.Claims) and looked up again in results.jsonl under its lock. A pair another run has
+    finished since this one started is dropped (`taken_over`); one another run is analysing waits
+    (`waiting`) and is tried again until its claim is free. Close to release them."""
+
+    def __init__(self, config: RunConfig) -> None:
+        self.config = config
+        self._claims = Claims(config.out)
+        self._rows = SharedRows(config.out / RESULTS_FILE)
+        with locked(config.out):
+            self._at_start = dict(self._rows.refresh())
+        #: each problem with the GPUs it needed when the run started (resumption: `pending`)
+        self.work = pending(config, self._at_start)
+        #: (problem, GPU) pairs done before the run started
+        self.skipped = len(config.problems) * len(config.archs) - sum(len(a) for _, a in self.work)
+        self.unreadable = self._rows.unreadable  # lines of results.jsonl that are no row
+        self._queue = deque((problem, dict(archs)) for problem, archs in self.work)
+        self.taken_over = 0  # pairs another run finished while this one ran
+        self.dropped = 0  # problems all of whose pending GPUs another run finished
+
+    @property
+    def waiting(self) -> bool:
+        """Pairs are left that have not started (another run may hold them)."""
+        return bool(self._queue)
+
+    def _needed(self, key: tuple[str, str]) -> bool:
+        """Still to do: its row is the one it had when the run started (pending then), or a newer
+        row is no finished attempt with this run's flags."""
+        row = self._rows.rows.get(key)
+        if row is None or row == self._at_start.get(key):
+            return True
+        return row.status not in FINAL_STATUSES or row.flags != self.config.flags
+
+    def next(self) -> Start | None:
+        """The next problem with the GPUs this run may analyse now, None when every pair left is
+        held by another run (or none is left)."""
+        for _ in range(len(self._queue)):
+            problem, archs = self._queue.popleft()
+            held = [a for a in archs if self._claims.take((problem.rel, a))]
+            if held:
+                with locked(self.config.out):
+                    self._rows.refresh()
+            todo = {}
+            for arch in held:
+                if self._needed((problem.rel, arch)):
+                    todo[arch] = archs[arch]
+                else:
+                    self._claims.release((problem.rel, arch))
+                    self.taken_over += 1
+            busy = {a: g for a, g in archs.items() if a not in held}
+            if busy:
+                self._queue.append((problem, busy))
+            if todo:
+                return Start(problem, todo, last=not busy)
+            if not busy:
+                self.dropped += 1
+        return None
+
+    def done(self, start: Start) -> None:
+        """The rows of `start` are written: let its pairs go."""
+        for arch in start.archs:
+            self._claims.release((start.problem.rel, arch))
+
+    def close(self) -> None:
+        self._claims.release_all()
+        self._rows.close()
 
 
 def progress_bar(show: bool) -> Progress:
@@ -134,12 +215,12 @@ def _note(row: Row) -> str:
     return f"{row.problem} [{row.arch}]: {row.status}" + (f" — {row.error}" if row.error else "")
 
 
-def write_rows(writer: RowWriter, progress, rows, last: str, task) -> int:
+def write_rows(writer: RowWriter, progress, rows, last: str, task, advance: int = 1) -> int:
     """Append one problem's rows (a note for each that is not ok) and advance the progress bar;
     returns how many rows were written."""
     for row in rows:
         writer.write(row)
         if row.status != "ok":
             progress.console.print(escape(_note(row)), highlight=False)
-    progress.update(task, advance=1, last=last)
+    progress.update(task, advance=advance, last=last)
     return len(rows)

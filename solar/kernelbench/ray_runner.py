@@ -1,6 +1,7 @@
 """Running a suite's workers as Ray tasks (`--ray [ADDRESS]`): the same pending (problem, GPU) pairs,
 the same per-problem worker process with its timeout (solar.kernelbench.worker, run inside the task),
-the same rows streamed into OUT/results.jsonl as tasks finish, so a re-run resumes.
+the same rows streamed into OUT/results.jsonl as tasks finish, so a re-run resumes, and the same
+claims beside other runs on one OUT (solar.kernelbench.plan.Schedule).
 
 Each task carries the problem's source text (a KernelBench problem and a generated definition problem
 are single files) and writes it under the task's own temporary folder at the same relative path, so
@@ -15,6 +16,7 @@ import contextlib
 import json
 import os
 import socket
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,9 +24,9 @@ from typing import Any
 
 from solar.errors import UsageError
 from solar.kernelbench.measure import MEASURED_FILE, MeasureStats, measured_problems
-from solar.kernelbench.plan import RunConfig, RunStats, progress_bar, resume, write_rows
+from solar.kernelbench.plan import POLL_S, RunConfig, RunStats, Schedule, progress_bar, write_rows
 from solar.kernelbench.problems import Problem
-from solar.kernelbench.results import Row, RowWriter, compact
+from solar.kernelbench.results import RESULTS_FILE, Row, RowWriter, compact
 from solar.kernelbench.worker import analyze_problem, failure_message, parse_json, run_solar
 from solar.kernelbench.workerset import WorkerSet
 
@@ -97,50 +99,75 @@ def _tasks(ray: Any, started: bool):
             ray.shutdown()
 
 
-def _finished(ray: Any, refs: dict):
-    """(what a task was submitted with, its result or None, None or its failure as one line), as
-    tasks finish, until none is left."""
+def _finished(ray: Any, refs: dict, timeout: float | None):
+    """(what a task was submitted with, its result or None, None or its failure as one line) for
+    the tasks that finish within `timeout` seconds (None: at least one)."""
+    ready, _ = ray.wait(list(refs), num_returns=1, timeout=timeout)
+    for ref in ready:
+        key = refs.pop(ref)
+        try:
+            result = ray.get(ref)
+        except ray.exceptions.RayError as exc:  # the worker died, or the task raised
+            yield key, None, _ray_failure(exc)
+        else:
+            yield key, result, None
+
+
+def _every_finished(ray: Any, refs: dict):
+    """`_finished` until no task is left."""
     while refs:
-        ready, _ = ray.wait(list(refs), num_returns=1)
-        for ref in ready:
-            key = refs.pop(ref)
-            try:
-                result = ray.get(ref)
-            except ray.exceptions.RayError as exc:  # the worker died, or the task raised
-                yield key, None, _ray_failure(exc)
-            else:
-                yield key, result, None
+        yield from _finished(ray, refs, None)
 
 
 def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     """run_analysis with the workers as Ray tasks (see the module docstring)."""
     ray = _ray()
-    started = connect(config.ray or "")
-    path, work, skipped, bad = resume(config)
-    remote = ray.remote(num_cpus=1, max_retries=0)(analyze_task)
+    path = config.out / RESULTS_FILE
     start = time.perf_counter()
-    written = 0
-    with _tasks(ray, started) as refs, progress_bar(show_progress) as progress, RowWriter(path) as writer:
-        task = progress.add_task("analyse", total=len(work), last="")
-        for problem, archs in work:
-            try:
-                source = problem.path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                for row in _failed(problem, archs, config.flags, f"{problem.rel}: cannot read the problem file ({exc})", 0.0):
-                    writer.write(row)
-                    written += 1
-                progress.update(task, advance=1, last=problem.rel)
-                continue
-            ref = remote.remote(problem.rel, problem.level, source, archs, config.flags, config.timeout_s, config.isolation)
-            refs[ref] = (problem, archs, time.perf_counter())
-        for (problem, archs, submitted), result, failure in _finished(ray, refs):
-            if failure is None:
-                rows = [Row.model_validate(r) for r in result]
-            else:
-                rows = _failed(problem, archs, config.flags, failure, time.perf_counter() - submitted)
-            written += write_rows(writer, progress, rows, problem.rel, task)
-    compact(path)
-    return RunStats(len(work), skipped, written, time.perf_counter() - start, bad)
+    written = launched = dropped = 0
+    schedule = Schedule(config)
+    work = schedule.work
+    try:
+        started = connect(config.ray or "")
+        remote = ray.remote(num_cpus=1, max_retries=0)(analyze_task)
+        with _tasks(ray, started) as refs, progress_bar(show_progress) as progress, RowWriter(path) as writer:
+            task = progress.add_task("analyse", total=len(work), last="")
+            while True:
+                while (item := schedule.next()) is not None:
+                    launched += 1
+                    try:
+                        source = item.problem.path.read_text(encoding="utf-8")
+                    except (OSError, UnicodeDecodeError) as exc:
+                        message = f"{item.problem.rel}: cannot read the problem file ({exc})"
+                        rows = _failed(item.problem, item.archs, config.flags, message, 0.0)
+                        written += write_rows(writer, progress, rows, item.problem.rel, task, int(item.last))
+                        schedule.done(item)
+                        continue
+                    p = item.problem
+                    ref = remote.remote(p.rel, p.level, source, item.archs, config.flags, config.timeout_s, config.isolation)
+                    refs[ref] = (item, time.perf_counter())
+                progress.update(task, advance=schedule.dropped - dropped)
+                dropped = schedule.dropped
+                if not refs and not schedule.waiting:
+                    break
+                if not refs:  # every pair left is another run's for now
+                    time.sleep(POLL_S)
+                    continue
+                for (item, submitted), result, failure in _finished(ray, refs, POLL_S if schedule.waiting else None):
+                    if failure is None:
+                        rows = [Row.model_validate(r) for r in result]
+                    else:
+                        rows = _failed(item.problem, item.archs, config.flags, failure, time.perf_counter() - submitted)
+                    written += write_rows(writer, progress, rows, item.problem.rel, task, int(item.last))
+                    schedule.done(item)
+    finally:
+        schedule.close()
+    note = compact(path).note()
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    return RunStats(
+        launched, schedule.skipped + schedule.taken_over, written, time.perf_counter() - start, schedule.unreadable
+    )
 
 
 # ---- --measure on a cluster: one `solar validate` per problem on a GPU of its own --------------
@@ -185,7 +212,7 @@ def measure_on_ray(problems: list[Problem], out: Path, timeout_s: float, force: 
         for p in problems:
             if p.rel not in done:
                 refs[remote.remote(p.rel, p.path.read_text(encoding="utf-8"), timeout_s)] = p
-        for p, result, failure in _finished(ray, refs):
+        for p, result, failure in _every_finished(ray, refs):
             result = {"error": failure} if result is None else result
             where = {k: result[k] for k in ("node", "host", "gpu_ids", "cuda_visible_devices") if k in result}
             records = result.get("records")

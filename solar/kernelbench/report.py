@@ -8,7 +8,7 @@ from pathlib import Path
 
 from solar.kernelbench.headroom import Joined, join
 from solar.kernelbench.page import render
-from solar.kernelbench.results import RESULTS_FILE, Row, read_rows, sorted_rows
+from solar.kernelbench.results import RESULTS_FILE, Row, read_rows, sorted_rows, write_file
 from solar.kernelbench.summary import Context, build_summary, results_csv
 
 
@@ -30,9 +30,8 @@ def write_report(out: Path, ctx: Context, rows: list[Row] | None = None) -> Writ
     measurements = [m for f in ctx.measured_files for m in f.measurements]
     joined = join(rows, measurements)
     summary = build_summary(rows, joined, ctx)
-    out.mkdir(parents=True, exist_ok=True)
     paths = (out / "results.csv", out / "summary.json", out / "report.html")
-    paths[0].write_text(results_csv(joined), encoding="utf-8")
-    paths[1].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    paths[2].write_text(render(rows, joined, ctx, summary), encoding="utf-8")
+    write_file(paths[0], results_csv(joined))
+    write_file(paths[1], json.dumps(summary, indent=2) + "\n")
+    write_file(paths[2], render(rows, joined, ctx, summary))
     return Written(*paths, joined, summary)

@@ -1,19 +1,28 @@
 """Running the analysis of a whole suite: parallel workers, a progress bar, incremental results and
 resumption (pairs already in results.jsonl with a final status and the same flags are skipped,
 unless their status is one the run retries: --retry-timeouts, --retry-errors; solar.kernelbench.plan).
+Runs on one OUT at once share it: each starts only pairs no other run holds (plan.Schedule).
 
 A run that is stopped (a signal turned into an exception by solar.kernelbench.signals, or any error)
 kills every worker and the fork server, keeps the rows written so far and removes its folders."""
 
 from __future__ import annotations
 
+import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from solar.kernelbench.plan import RunConfig, RunStats, progress_bar, resume, write_rows
-from solar.kernelbench.problems import Problem
+from solar.kernelbench.plan import (
+    POLL_S,
+    RunConfig,
+    RunStats,
+    Schedule,
+    Start,
+    progress_bar,
+    write_rows,
+)
 from solar.kernelbench.ray_runner import run_on_ray
-from solar.kernelbench.results import RowWriter, compact
+from solar.kernelbench.results import RESULTS_FILE, RowWriter, compact
 from solar.kernelbench.worker import analyze_problem
 from solar.kernelbench.workerset import WorkerSet
 from solar.kernelbench.zygote import start_server, stop_server
@@ -38,15 +47,18 @@ def _stop(workers: WorkerSet, pool: ThreadPoolExecutor, futures: dict, server: b
 
 def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
     """Analyse every pending (problem, arch) pair, appending rows to OUT/results.jsonl as workers
-    finish, then rewrite the file with one row per pair.
+    finish, then rewrite the file with one row per pair (its unreadable lines set aside, said on
+    stderr).
 
     On any exception (Ctrl-C, SIGTERM, a rejected flag) every worker and the fork server are killed
     before it propagates; the rows written so far stay in the file."""
     if config.ray is not None:
         return run_on_ray(config, show_progress)
-    path, work, skipped, bad = resume(config)
+    path = config.out / RESULTS_FILE
     start = time.perf_counter()
-    written = 0
+    written = launched = 0
+    schedule = Schedule(config)
+    work = schedule.work
     with (
         WorkerSet() as workers,
         progress_bar(show_progress) as progress,
@@ -56,29 +68,50 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
         if work and config.isolation == "fork":
             start_server()  # from this thread, so that stopping it is not raced by a worker thread
         pool = ThreadPoolExecutor(max_workers=config.jobs)
-        futures: dict[Future, Problem] = {}
+        running: dict[Future, Start] = {}
+        dropped = 0
         try:
-            for problem, archs in work:
-                future = pool.submit(
-                    analyze_problem,
-                    problem,
-                    archs,
-                    config.flags,
-                    config.timeout_s,
-                    config.isolation,
-                    workers,
+            while True:
+                while len(running) < config.jobs and (item := schedule.next()) is not None:
+                    future = pool.submit(
+                        analyze_problem,
+                        item.problem,
+                        item.archs,
+                        config.flags,
+                        config.timeout_s,
+                        config.isolation,
+                        workers,
+                    )
+                    running[future] = item
+                    launched += 1
+                progress.update(task, advance=schedule.dropped - dropped)
+                dropped = schedule.dropped
+                if not running and not schedule.waiting:
+                    break
+                if not running:  # every pair left is another run's for now
+                    time.sleep(POLL_S)
+                    continue
+                finished, _ = wait(
+                    running,
+                    timeout=POLL_S if schedule.waiting else None,
+                    return_when=FIRST_COMPLETED,
                 )
-                futures[future] = problem
-            remaining = set(futures)
-            while remaining:
-                finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    written += write_rows(writer, progress, future.result(), futures[future].rel, task)
+                    item = running.pop(future)
+                    rows = future.result()
+                    written += write_rows(writer, progress, rows, item.problem.rel, task, int(item.last))
+                    schedule.done(item)
         except BaseException as exc:  # a signal or a rejected flag: stop every worker, keep the rows
             # a signal also ends the fork server (an error leaves it idle, warm for the next run)
             signalled = not isinstance(exc, Exception)
-            _stop(workers, pool, futures, server=config.isolation == "fork" and signalled)
+            _stop(workers, pool, running, server=config.isolation == "fork" and signalled)
             raise
+        finally:
+            schedule.close()
         pool.shutdown(wait=True)
-    compact(path)
-    return RunStats(len(work), skipped, written, time.perf_counter() - start, bad)
+    note = compact(path).note()
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    return RunStats(
+        launched, schedule.skipped + schedule.taken_over, written, time.perf_counter() - start, schedule.unreadable
+    )

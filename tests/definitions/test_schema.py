@@ -98,7 +98,7 @@ def _write(folder: Path, definition: dict, lines: list[dict]) -> None:
     (folder / "workload.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
 
 
-def test_both_layouts_are_found_and_names_must_be_unique(tmp_path):
+def test_both_layouts_are_found_and_one_name_holds_one_definition(tmp_path):
     w = {"uuid": "u/1", "axes": {"B": 1, "H_kv": 2}, "inputs": {"scale": {"type": "scalar", "value": 2.0}}}
     _write(tmp_path / "a" / "gqa", GQA, [w])
     trace = tmp_path / "b"
@@ -109,8 +109,11 @@ def test_both_layouts_are_found_and_names_must_be_unique(tmp_path):
     for root in (tmp_path / "a", trace, tmp_path / "a" / "gqa"):
         [case] = cases(find_definitions(root))
         assert case.rel == "gqa_hr4/u_1.py" and case.axes["H_qo"] == 8
-    _write(tmp_path / "a" / "again", GQA, [w])
-    with pytest.raises(DefinitionError, match=r"definition name 'gqa_hr4' is also the name in"):
+    _write(tmp_path / "a" / "again", GQA, [w])  # the same definition and workloads: read once
+    [entry] = find_definitions(tmp_path / "a")
+    assert entry.copies == (tmp_path / "a" / "gqa" / "definition.json",)
+    _write(tmp_path / "a" / "other", {**GQA, "constraints": []}, [w])
+    with pytest.raises(DefinitionError, match=r"other/definition\.json: definition 'gqa_hr4' is also in .*again/definition\.json, with other definitions"):
         find_definitions(tmp_path / "a")
     text = harness(case)
     assert text.startswith(GQA["reference"].rstrip("\n"))  # the reference keeps its line numbers

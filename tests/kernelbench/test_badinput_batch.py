@@ -15,7 +15,7 @@ import pytest
 
 import solar.kernelbench.cli as kernelbench_cli
 from solar.kernelbench.cli import main
-from solar.kernelbench.results import RESULTS_FILE, read_rows
+from solar.kernelbench.results import BAD_FILE, RESULTS_FILE, read_rows
 from tests.kernelbench.helpers import RELU, write_suite
 
 
@@ -163,6 +163,10 @@ def test_odd_files_in_a_run_cost_at_most_their_rows(tmp_path, capsys, name, resu
     assert main([str(root), "--arch", "H100-SXM", "--out", str(out), "--jobs", "2"]) == 0
     err = capsys.readouterr().err
     assert "Traceback" not in err
+    if results is not None:  # what is not a row is set aside, said in one line, never dropped
+        bad = [line for line in results.split(b"\n") if line.strip()]
+        assert (out / BAD_FILE).read_bytes() == b"".join(line + b"\n" for line in bad)
+        assert f"note: {len(bad)} unreadable lines of {out / RESULTS_FILE} moved to {out / BAD_FILE}\n" in err
     rows = read_rows(out / RESULTS_FILE)[0]
     assert {p: r.status for (p, _), r in rows.items()} == expected
     for row in rows.values():
