@@ -128,7 +128,7 @@ def test_kernelbench_compile_files_and_arch_override(tmp_path):
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("{not json\n", "neither JSON nor JSON Lines"),
+        ("{not json\n", r"m\.json:1:2: not JSON"),
         ('{"a": 1}', "not a `solar validate --json` output"),
     ],
 )
