@@ -14,6 +14,7 @@ from solar.commands.args import (
     add_run_flags,
     add_share_flag,
     add_train_flags,
+    add_view_flags,
     check_frontend,
     check_gpus,
     check_loss,
@@ -53,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="per-op measured times (benchmarks/measure_ops.py JSON/JSONL): each op's time lost against its bound, ranked",
     )
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
+    add_view_flags(a)
     add_level_flags(a)
     a.add_argument(
         "--group-by", choices=("module", "layer", "op"), default=None,
@@ -137,5 +139,5 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     # several GPUs: one comparison table; --plot
     if not usecases_cli.show_analysis(args, loaded, reports) and not args.json:
         for r in reports:
-            render.print_report(r, args.per_op, args.group_by)
+            render.print_report(r, args.per_op, args.group_by, top=args.top, verbose=args.verbose)
     return 0

@@ -133,6 +133,13 @@ def add_share_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_view_flags(p: argparse.ArgumentParser) -> None:
+    """--top and --verbose: how much of a report the terminal shows (--json has it all)."""
+    p.add_argument("--top", type=count(1), default=10, metavar="N", help="show the N slowest ops (default 10)")
+    p.add_argument("--verbose", action="store_true",
+                   help="the full text of the assumptions, caveats and einsums (default: one short line each)")
+
+
 def add_train_flags(p: argparse.ArgumentParser) -> None:
     """--train, --loss, --optimizer: bound one training step instead of the forward pass."""
     p.add_argument("--train", action="store_true", help="one training step: forward, loss, backward, optimizer")
