@@ -235,8 +235,7 @@ def print_report(report, per_op: bool = False, group_by: str | None = None, *, t
         print_measured_ops(con, report.measured_ops)
     if verbose:
         con.print("assumptions:")
-        for text in report.assumptions:
-            con.print(f"  - {escape(text)}", highlight=False)
+        _hanging(con, [("-", text) for text in report.assumptions])
     else:
         con.print("assumptions (--verbose for the full text):")
         for text in report.assumptions:
@@ -261,27 +260,47 @@ def print_serving(con, s) -> None:
 def print_fix_first(con, report, verbose: bool = False) -> None:
     """The 'what to fix first' block: where each level gap comes from (a gap that prints as zero is
     left out), and the top opportunities with the place they name (solar.report.insight)."""
-    from rich.markup import escape
 
     ins = report.insights
     if ins is None:
         return
     con.print("what to fix first:", highlight=False)
+    gaps = []
     for gap in ins.gaps:
         if fmt_seconds(gap.seconds) == fmt_seconds(0.0) or gap.seconds <= 0:
             continue
         term = max(gap.by_term, key=lambda t: gap.by_term[t]) if gap.by_term else ""
         top = f"; most from {gap.parts[0].name}" if gap.parts else ""
         top += f" ({gap.parts[0].source.split(': ', 1)[0]})" if gap.parts and gap.parts[0].source else ""
-        con.print(escape(f"  {gap.lo} -> {gap.hi}: +{fmt_seconds(gap.seconds)} (mostly {term}){top}"), highlight=False)
+        gaps.append(("", f"{gap.lo} -> {gap.hi}: +{fmt_seconds(gap.seconds)} (mostly {term}){top}"))
+    fixes = []
     for n, o in enumerate(ins.opportunities[:FIX_FIRST], 1):
         where = f" ({o.where})" if o.where else ""
         times = f" (× {o.count})" if o.count > 1 else ""
         together = f"; its fixes together at most {fmt_seconds(o.together)}" if o.together else ""
         gap = f" ({o.lo} -> {o.hi}{together})" if o.lo and o.hi else ""
         caveat = f" [caveat: {o.caveat if verbose else head(o.caveat)}]" if o.caveat else ""
-        con.print(escape(f"  {n}. {o.kind}{where}: {o.what}{times} — up to {fmt_seconds(o.seconds)}{gap}{caveat}"),
-                  highlight=False)
+        fixes.append((f"{n}.", f"{o.kind}{where}: {o.what}{times} — up to {fmt_seconds(o.seconds)}{gap}{caveat}"))
+    for items in (gaps, fixes):
+        _hanging(con, items)
+
+
+def _hanging(con, items: list[tuple[str, str]]) -> None:
+    """Indented lines, each a label and a text that wraps under itself (not under the label)."""
+    from rich.markup import escape
+    from rich.padding import Padding
+    from rich.table import Table
+
+    if not items:
+        return
+    labelled = any(label for label, _ in items)
+    grid = Table.grid(padding=(0, 1))
+    if labelled:
+        grid.add_column(no_wrap=True)
+    grid.add_column()
+    for label, text in items:
+        grid.add_row(*([label] if labelled else []), escape(text))
+    con.print(Padding(grid, (0, 0, 0, 2)), highlight=False)
 
 
 def print_measured_ops(con: Any, mo: MeasuredOps, top: int = 8) -> None:

@@ -55,7 +55,7 @@ def report():
 def _printed(capsys, monkeypatch, report, columns: int, **view) -> list[str]:
     monkeypatch.setenv("COLUMNS", str(columns))
     render.print_report(report, **view)
-    return capsys.readouterr().out.splitlines()
+    return [line.rstrip() for line in capsys.readouterr().out.splitlines()]
 
 
 def test_the_answer_comes_first_and_the_assumptions_last(report, capsys, monkeypatch) -> None:
@@ -86,7 +86,7 @@ def test_every_line_fits_and_every_top_op_is_one_row(columns, capsys, monkeypatc
 
 def test_a_wide_console_shows_the_einsum_cut_to_its_column(report, capsys, monkeypatch) -> None:
     lines = _printed(capsys, monkeypatch, report, 200, top=3)
-    op = sorted(report.ops, key=lambda o: -o.seconds)[0]
+    op = max(report.ops, key=lambda o: o.seconds)
     row = next(line for line in lines if line.startswith(op.op))
     assert op.headline[:20] in row
     assert "…" in row or op.headline in row
@@ -126,15 +126,15 @@ def test_an_assumption_is_short_as_its_key_and_head(line, expected) -> None:
 @pytest.mark.parametrize(
     "norm, mode, notice",
     [
-        (torch.nn.BatchNorm1d(16), None, "mode: traced in training mode, as constructed (it changes BatchNorm1d); "
-         "for inference pass --mode eval"),
-        (torch.nn.Dropout(0.1), None, "mode: traced in training mode, as constructed (it changes Dropout); "
-         "for inference pass --mode eval"),
-        (torch.nn.BatchNorm1d(16).eval(), None, "mode: traced in eval mode, as constructed (it changes "
-         "BatchNorm1d); for a training-mode forward pass --mode train"),
+        (torch.nn.BatchNorm1d(16), None, ("mode: traced in training mode, as constructed (it changes BatchNorm1d); "
+                                          "for inference pass --mode eval")),
+        (torch.nn.Dropout(0.1), None, ("mode: traced in training mode, as constructed (it changes Dropout); "
+                                       "for inference pass --mode eval")),
+        (torch.nn.BatchNorm1d(16).eval(), None, ("mode: traced in eval mode, as constructed (it changes "
+                                                 "BatchNorm1d); for a training-mode forward pass --mode train")),
         (torch.nn.Sequential(torch.nn.BatchNorm1d(16), torch.nn.Dropout(0.5).eval()), None,
-         "mode: traced as constructed: BatchNorm1d in training mode, Dropout in eval mode; pass --mode eval "
-         "or --mode train to put every layer in one mode"),
+         ("mode: traced as constructed: BatchNorm1d in training mode, Dropout in eval mode; pass --mode eval "
+          "or --mode train to put every layer in one mode")),
         (torch.nn.BatchNorm1d(16), "eval", None),  # a mode was asked for
         (torch.nn.BatchNorm1d(16), "train", None),
         (torch.nn.BatchNorm1d(16, track_running_stats=False), None, None),  # batch statistics in both modes
@@ -229,7 +229,7 @@ def _fix_first(report, capsys, gaps, opportunities) -> list[str]:
     r = report.model_copy(update={"insights": report.insights.model_copy(
         update={"gaps": gaps, "opportunities": opportunities})})
     render.print_fix_first(Console(width=200), r)
-    return capsys.readouterr().out.splitlines()
+    return [line.rstrip() for line in capsys.readouterr().out.splitlines()]
 
 
 def test_a_gap_that_prints_as_zero_is_left_out(report, capsys) -> None:
@@ -248,15 +248,15 @@ def test_an_opportunity_names_its_place_and_count(report, capsys) -> None:
     lines = _fix_first(report, capsys, [], ops)
     assert lines[1:] == [
         "  1. fusion (model.py:33): fuse add into its neighbours (× 4) — up to 3.00 µs (library -> unfused)",
-        "  2. precision (model.py:12): run dot_general at the fastest precision — up to 1.00 µs "
-        "[caveat: fp32 contractions round their inputs]",
+        ("  2. precision (model.py:12): run dot_general at the fastest precision — up to 1.00 µs "
+         "[caveat: fp32 contractions round their inputs]"),
     ]
 
 
 def test_jax_opportunities_name_their_line_and_none_repeats(capsys, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "400")
     assert cli.main(["analyze", str(EXAMPLES / "jax" / "moe_router.py")]) == 0
-    out = capsys.readouterr().out.splitlines()
+    out = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
     fixes = [line for line in out[out.index("what to fix first:") + 1:] if re.match(r"  \d\. ", line)]
     assert len(fixes) == 3 and len({f.split(". ", 1)[1] for f in fixes}) == 3
     assert [f for f in fixes if "precision" in f] == [
