@@ -221,9 +221,9 @@ def print_report(report, per_op: bool = False, group_by: str | None = None, *, t
         print_serving(con, report.serving)
     con.print(op_table(report, per_op, group_by, top, verbose, con.width))
     con.print(
-        f"totals: {fmt_count(t.flops, 'FLOP')} ({fmt_count(t.contraction_flops, 'FLOP')} in contractions), "
-        f"DRAM compulsory {fmt_count(t.dram_bytes, 'B')}, eager ≥ {fmt_count(t.unfused_dram_bytes, 'B')}, "
-        f"intensity {t.arithmetic_intensity:.1f} FLOP/B", highlight=False,
+        f"totals: {fmt_count(t.flops, 'FLOP')}, {fmt_count(t.contraction_flops, 'FLOP')} in contractions; "
+        f"DRAM {fmt_count(t.dram_bytes, 'B')} compulsory, ≥ {fmt_count(t.unfused_dram_bytes, 'B')} eager; "
+        f"{t.arithmetic_intensity:.1f} FLOP/B", highlight=False,
     )
     if report.traffic is not None:
         con.print(escape(report.traffic.summary()), highlight=False)
