@@ -140,19 +140,20 @@ def op_table(report, per_op: bool, group_by: str | None, top: int = TOP_OPS, ver
                       escape(op.source.split(": ", 1)[0]))
         return t
     shown, summary = top_ops(report.ops, top)
-    modules = any(op.module for op in shown)
-    header = ("op", *(("module",) if modules else ()), "einsum", "FLOPs", "DRAM bytes", "time", "binds", "source")
+    header = ("op", "module", "einsum", "FLOPs", "DRAM bytes", "time", "binds", "source")
     rows = [
-        (op.op, *((op.module,) if modules else ()), op.headline, fmt_count(op.flops, "FLOP"),
-         fmt_count(op.dram_bytes, "B"), fmt_seconds(op.seconds), op.binds, op.source.split(": ", 1)[0])
+        (op.op, op.module, op.headline, fmt_count(op.flops, "FLOP"), fmt_count(op.dram_bytes, "B"),
+         fmt_seconds(op.seconds), op.binds, op.source.split(": ", 1)[0])
         for op in shown
     ]
     if len(summary) > 1:  # some left out: "other" and "total"
         rows += [
-            (f"{row.name} ({row.count} ops, {100 * row.share:.1f}%)", *(("",) if modules else ()), "",
-             fmt_count(row.flops, "FLOP"), fmt_count(row.dram_bytes, "B"), fmt_seconds(row.seconds), "", "")
+            (f"{row.name} ({row.count} ops, {100 * row.share:.1f}%)", "", "", fmt_count(row.flops, "FLOP"),
+             fmt_count(row.dram_bytes, "B"), fmt_seconds(row.seconds), "", "")
             for row in summary
         ]
+    keep = [k for k in range(len(header)) if any(row[k] for row in rows)]  # a column blank in every row goes
+    header, rows = tuple(header[k] for k in keep), [tuple(row[k] for k in keep) for row in rows]
     title = (f"top {len(shown)} of {len(report.ops)} ops by time" if len(shown) < len(report.ops)
              else "ops by time") + " (unfused: one kernel per op)"
     if verbose:
