@@ -14,6 +14,7 @@ from solar.backends.assumptions import check_clock_mhz
 from solar.errors import UsageError
 from solar.frontends.detect import check_frontend_choice, file_frontend, loss_spec
 from solar.frontends.llm import cli as llm_cli
+from solar.report.render import TOP_OPS
 
 #: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
 DEFAULT_TIMEOUT_S = 600.0
@@ -135,7 +136,8 @@ def add_share_flag(p: argparse.ArgumentParser) -> None:
 
 def add_view_flags(p: argparse.ArgumentParser) -> None:
     """--top and --verbose: how much of a report the terminal shows (--json has it all)."""
-    p.add_argument("--top", type=count(1), default=10, metavar="N", help="show the N slowest ops (default 10)")
+    p.add_argument("--top", type=count(1), default=TOP_OPS, metavar="N",
+                   help=f"show the N slowest ops (default {TOP_OPS})")
     p.add_argument("--verbose", action="store_true",
                    help="the full text of the assumptions, caveats and einsums (default: one short line each)")
 

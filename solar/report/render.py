@@ -14,8 +14,9 @@ from solar.report.measured_ops import MeasuredOps
 from solar.report.model import group_ops, top_ops
 from solar.report.units import fmt_count, fmt_seconds
 
-__all__ = ["FIX_FIRST", "PIPE_WIDTH", "TOP_OPS", "console", "fmt_count", "fmt_seconds", "head", "op_table",
-           "print_fix_first", "print_measured_ops", "print_report", "print_serving", "short", "table", "width"]
+__all__ = ["FIX_FIRST", "PIPE_WIDTH", "TOP_OPS", "binds_line", "bounds_table", "console", "fmt_count", "fmt_seconds",
+           "head", "op_table", "print_fix_first", "print_measured_ops", "print_report", "print_serving", "short",
+           "table", "width"]
 
 PIPE_WIDTH = 120  # the width of output that goes to a file or a pipe: the same text on every machine
 TOP_OPS = 10  # op rows of the default table (--top)
