@@ -289,10 +289,12 @@ def _with_serving(report: Report, serving: Serving, arch: str, assumptions: Assu
 
 
 def _with_notes(report: Report, loaded: Loaded) -> Report:
-    """The report with the frontend's assumption lines and the IR's provenance."""
+    """The report with the frontend's assumption lines and notices, and the IR's provenance."""
     update: dict[str, Any] = {}
     if loaded.notes:
         update["assumptions"] = [*report.assumptions, *loaded.notes]
+    if loaded.notices:
+        update["notices"] = [*report.notices, *loaded.notices]
     if loaded.provenance:
         update["provenance"] = [
             ProvenanceReport(

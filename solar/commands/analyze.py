@@ -14,6 +14,7 @@ from solar.commands.args import (
     add_run_flags,
     add_share_flag,
     add_train_flags,
+    add_view_flags,
     check_frontend,
     check_gpus,
     check_loss,
@@ -56,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--per-op", action="store_true", help="show every op and every einsum node")
     a.add_argument("--html", type=html_path, default=None, metavar="OUT.html",
                    help="also write a self-contained HTML report (one section per GPU)")
+    add_view_flags(a)
     add_level_flags(a)
     a.add_argument(
         "--group-by", choices=("module", "layer", "op"), default=None,
@@ -145,5 +147,5 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     # several GPUs: one comparison table; --plot
     if not usecases_cli.show_analysis(args, loaded, reports) and not args.json:
         for r in reports:
-            render.print_report(r, args.per_op, args.group_by)
+            render.print_report(r, args.per_op, args.group_by, top=args.top, verbose=args.verbose)
     return 0

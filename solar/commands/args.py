@@ -16,6 +16,7 @@ from solar.errors import UsageError
 from solar.frontends.detect import check_frontend_choice, file_frontend, loss_spec
 from solar.frontends.llm import cli as llm_cli
 from solar.report.html import check_html_path
+from solar.report.render import TOP_OPS
 from solar.userfiles import check_writable
 
 #: default wall-clock limit of one analysis: far above any real one (a 7B-class model takes seconds).
@@ -179,6 +180,14 @@ class _WithTrain(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         setattr(namespace, self.dest, values)
         namespace.train_flags = (*namespace.train_flags, option_string)
+
+
+def add_view_flags(p: argparse.ArgumentParser) -> None:
+    """--top and --verbose: how much of a report the terminal shows (--json has it all)."""
+    p.add_argument("--top", type=count(1), default=TOP_OPS, metavar="N",
+                   help=f"show the N slowest ops (default {TOP_OPS})")
+    p.add_argument("--verbose", action="store_true",
+                   help="the full text of the assumptions, caveats and einsums (default: one short line each)")
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:

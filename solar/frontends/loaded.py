@@ -79,6 +79,7 @@ class Loaded:
     notes: tuple[str, ...] = ()  # assumption lines from the frontend (module mode, structure used)
     provenance: tuple[Provenance, ...] = ()  # where each part of the IR came from
     serving: Serving | None = None  # an hf: step
+    notices: tuple[str, ...] = ()  # lines shown under the bounds (a module mode nobody chose)
 
     @functools.cached_property
     def graph(self) -> EinsumGraph:

@@ -246,7 +246,10 @@ def load_module(
     if share_layers:
         return _shared_loaded(share.trace_module(model, inputs, mode=mode, infer_structure=infer_structure))
     traced = torch_frontend.trace_module(model, inputs, mode=mode, infer_structure=infer_structure)
-    return Loaded(torch_frontend.lower_traced(traced), traced.flags, None, traced, tuple(traced.notes()))
+    return Loaded(
+        torch_frontend.lower_traced(traced), traced.flags, None, traced, tuple(traced.notes()),
+        notices=tuple(traced.notices()),
+    )
 
 
 # ---- model files: the tracer first, the LLM frontend for what it cannot do ------------------------
@@ -267,7 +270,8 @@ def _load_torch_file(
     part = "the rest of the program" if synthesised else "the whole program"
     provenance = (Provenance(part, "traced"), *synthesised)
     notes = (*traced.notes(), *(p.describe() for p in provenance))
-    return Loaded(program, traced.flags, traced.source_file, traced, notes, provenance)
+    notices = tuple(traced.notices())
+    return Loaded(program, traced.flags, traced.source_file, traced, notes, provenance, notices=notices)
 
 
 def _load_jax_file(path: str | Path, frontend: str, llm: Any) -> Loaded:
@@ -317,7 +321,8 @@ def _shared_loaded(outcome: Any) -> Loaded:
     program = outcome.program if outcome.program is not None else _frontend("torch").lower_traced(traced)
     provenance = (Provenance("the whole program", "traced"),) if traced.source_file else ()
     notes = (*traced.notes(), *(p.describe() for p in provenance), *([outcome.note] if outcome.note else []))
-    return Loaded(program, traced.flags, traced.source_file, traced, notes, provenance)
+    notices = tuple(traced.notices())
+    return Loaded(program, traced.flags, traced.source_file, traced, notes, provenance, notices=notices)
 
 
 def _load_train(model_or_path: Any, inputs: Sequence[Any] | None, mode: str | None, loss: str,

@@ -49,6 +49,8 @@ class Opportunity(_Model):
     lo: str = ""  # the levels whose gap bounds the win ("" for what is not tied to two levels)
     hi: str = ""
     together: float = 0.0  # > 0: it overlaps other items of its gap, which together win at most this
+    where: str = ""  # file:line of the op or kernel it names ("" for what is not one place)
+    count: int = 1  # the ops or kernels it stands for: the same fix at one place (a loop's body)
 
 
 class Insights(_Model):
@@ -73,6 +75,25 @@ def _op_label(op) -> str:
 
 def _kernel_label(k) -> str:
     return " + ".join(k.ops) + (f" [{k.module}]" if k.module else "")
+
+
+def _where(source: str) -> str:
+    """file:line of an op's source (`model.py:18: y = ...`; the first of a kernel's sources)."""
+    return source.split(": ", 1)[0]
+
+
+def _merged(items: list[tuple[float, tuple, Opportunity]]) -> list[tuple[float, tuple, Opportunity]]:
+    """Items naming the same fix at the same place (the ops of a loop's body, traced once per
+    iteration) as one item, their wins summed and counted."""
+    out: dict[tuple, tuple[float, tuple, Opportunity]] = {}
+    for raw, keys, o in items:
+        k = (o.kind, o.what, o.where, keys)
+        if k in out:
+            r, _, m = out[k]
+            o = m.model_copy(update={"seconds": m.seconds + o.seconds, "count": m.count + 1})
+            raw += r
+        out[k] = (raw, keys, o)
+    return list(out.values())
 
 
 def _parts_cache_aware(report) -> list[Part]:
@@ -253,13 +274,13 @@ def opportunities(
     # unfused − cache-aware
     for k in report.library_kernels:
         add(k.seconds - k.compute_seconds, ((lib_lo, Level.LIBRARY), _DEVICE), kind="fusion",
-            what=f"fuse across the library kernel {_kernel_label(k)}",
+            what=f"fuse across the library kernel {_kernel_label(k)}", where=_where(k.source),
             detail=f"{k.in_bytes:.0f} B in, {k.out_bytes:.0f} B out of DRAM at its boundary ({k.source})")
     for op, floor in zip(report.ops, floors):
         if not op.contractions:
             # inside any fused kernel the op's work still costs its compute and its compulsory bytes
             add(op.seconds - max(op.compute_seconds, floor), ((op_lo, Level.UNFUSED), _DEVICE), kind="fusion",
-                what=f"fuse {_op_label(op)} into its neighbours",
+                what=f"fuse {_op_label(op)} into its neighbours", where=_where(op.source),
                 detail=f"unfused {op.seconds * 1e6:.2f} µs, compute {op.compute_seconds * 1e6:.2f} µs"
                 + (f", compulsory DRAM {floor * 1e6:.2f} µs" if floor > 0 else "") + f" ({op.source})")
     launch_bound = [op for op in report.ops if op.bottleneck == "launch"]
@@ -275,22 +296,19 @@ def opportunities(
     if Level.EAGER_HOST in b:
         add(lv[Level.EAGER_HOST] - lv[Level.UNFUSED], ((Level.UNFUSED, Level.EAGER_HOST), _HOST),
             kind="dispatch", what="host dispatch binds eager execution: CUDA graphs or torch.compile")
-    out = _capped(items, gap)
+    out = _capped(_merged(items), gap)
     if fastest_op_compute is not None:
         # an op's own kernel at the fastest precision: its compute share above its other terms
         floor = getattr(b[Level.FUSED], "launch_seconds", 0.0) if Level.FUSED in b else 0.0
+        precise = []
         for op, fast in zip(report.ops, fastest_op_compute):
-            faster = max(fast, op.memory_seconds, floor)
-            if op.bottleneck == "compute" and op.compute_seconds > faster:
-                out.append(
-                    Opportunity(
-                        kind="precision",
-                        what=f"run {_op_label(op)} at the fastest precision (it runs on {op.binds} now)",
-                        seconds=op.compute_seconds - faster,
-                        caveat=TF32_CAVEAT,
-                        detail=op.source,
-                    )
-                )
+            win = op.compute_seconds - max(fast, op.memory_seconds, floor)
+            if op.bottleneck == "compute" and win > 0:
+                precise.append((win, (), Opportunity(
+                    kind="precision", what=f"run {_op_label(op)} at the fastest precision (it runs on {op.binds} now)",
+                    seconds=win, caveat=TF32_CAVEAT, detail=op.source, where=_where(op.source),
+                )))
+        out += [o for _, _, o in _merged(precise)]
     for mode, seconds in (measured or {}).items():
         # the time lost against the tightest level that claims this execution
         below = [

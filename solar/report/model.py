@@ -163,6 +163,7 @@ class Report(_Model):
     library_kernels: list[KernelReport] = []
     insights: Insights | None = None
     measured_ops: MeasuredOps | None = None  # per-op measured headroom (solar.report.measured_ops)
+    notices: list[str] = []  # lines shown under the bounds: a choice the user did not make (the module mode)
 
     @property
     def sol_seconds(self) -> float:
@@ -256,7 +257,8 @@ def with_insights(
 
 class GroupRow(_Model):
     """One row of a rolled-up op table: the ops sharing a key (a module path, a layer, an op type),
-    or the "other" / "total" rows; `share` is the fraction of the summed unfused op time."""
+    or the "other" / "total" rows; `share` is the fraction of the summed unfused op time. A row
+    that folds `repeat` > 1 identical groups (group_ops with fold) sums them."""
 
     name: str
     count: int
@@ -264,6 +266,7 @@ class GroupRow(_Model):
     dram_bytes: float
     seconds: float
     share: float
+    repeat: int = 1
 
 
 TOP = "(top)"  # the key of ops called by the top-level module itself
@@ -286,7 +289,7 @@ GROUP_KEYS = {  # --group-by name -> the key of one op row
 }
 
 
-def _row(name: str, ops: list[OpReport], total_seconds: float) -> GroupRow:
+def _row(name: str, ops: list[OpReport], total_seconds: float, repeat: int = 1) -> GroupRow:
     seconds = sum(o.seconds for o in ops)
     return GroupRow(
         name=name,
@@ -295,11 +298,52 @@ def _row(name: str, ops: list[OpReport], total_seconds: float) -> GroupRow:
         dram_bytes=sum(o.dram_bytes for o in ops),
         seconds=seconds,
         share=seconds / total_seconds if total_seconds else 0.0,
+        repeat=repeat,
     )
 
 
-def group_ops(ops: list[OpReport], by: str) -> list[GroupRow]:
-    """The op rows rolled up by `by` (module | layer | op), slowest group first, then a total row."""
+def _indexed(name: str) -> tuple[str, int | None]:
+    """The name with its first integer component as `*`, and that integer (None: it has none)."""
+    parts = name.split(".")
+    k = next((k for k, part in enumerate(parts) if part.isdigit()), None)
+    if k is None:
+        return name, None
+    return ".".join([*parts[:k], "*", *parts[k + 1:]]), int(parts[k])
+
+
+def _ranges(indices: list[int]) -> str:
+    """Sorted integers as runs: [0, 1, 2, 5] -> "0..2,5"."""
+    runs: list[list[int]] = []
+    for i in sorted(indices):
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ",".join(f"{r[0]}..{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+
+
+def _fold(groups: dict[str, list[OpReport]]) -> dict[str, list[list[OpReport]]]:
+    """Groups whose names differ only in their first index (`layers.3`, `layers.4.mlp`) and that
+    are identical (the same ops in the same order, the same time; the first layer may read the
+    program's input where the others read a layer's output) as one entry, named with the
+    indices it covers (`layers.{0..31}`); every other group alone."""
+    similar: dict[tuple, list[tuple[int | None, str, list[OpReport]]]] = {}
+    for name, members in groups.items():
+        pattern, index = _indexed(name)
+        same = (tuple(o.op for o in members), sum(o.seconds for o in members))
+        similar.setdefault((pattern, same) if index is not None else (name, None), []).append((index, name, members))
+    out: dict[str, list[list[OpReport]]] = {}
+    for (pattern, _), found in similar.items():
+        if len(found) == 1:
+            out[found[0][1]] = [found[0][2]]
+        else:
+            out[pattern.replace("*", "{" + _ranges([i for i, _, _ in found]) + "}", 1)] = [m for _, _, m in found]
+    return out
+
+
+def group_ops(ops: list[OpReport], by: str, fold: bool = False) -> list[GroupRow]:
+    """The op rows rolled up by `by` (module | layer | op), slowest group first, then a total row;
+    with `fold`, identical groups that differ only in an index in one row (GroupRow.repeat, _fold)."""
     if by not in GROUP_KEYS:
         raise SolarError(f"cannot group ops by {by!r}; choose one of {', '.join(GROUP_KEYS)}")
     key = GROUP_KEYS[by]
@@ -307,8 +351,9 @@ def group_ops(ops: list[OpReport], by: str) -> list[GroupRow]:
     for op in ops:
         groups.setdefault(key(op), []).append(op)
     total = sum(o.seconds for o in ops)
-    rows = sorted((_row(name, members, total) for name, members in groups.items()), key=lambda r: -r.seconds)
-    return rows + [_row("total", ops, total)]
+    folded = _fold(groups) if fold else {name: [members] for name, members in groups.items()}
+    rows = [_row(name, [o for m in same for o in m], total, len(same)) for name, same in folded.items()]
+    return sorted(rows, key=lambda r: -r.seconds) + [_row("total", ops, total)]
 
 
 def top_ops(ops: list[OpReport], n: int) -> tuple[list[OpReport], list[GroupRow]]:

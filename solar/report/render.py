@@ -1,73 +1,56 @@
-"""The terminal rendering of reports: the per-op (or grouped) table, the bounds table, totals,
-traffic and assumptions, as `solar analyze` prints them (rich tables)."""
+"""The terminal rendering of reports, as `solar analyze` prints them (rich tables): the answer
+first (the bounds and which level binds each execution), then the slowest ops, totals and traffic,
+what to fix first and the assumptions (short lines; their full text with `verbose`)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from typing import Any
 
+from solar.backends.levels import EXECUTIONS, claims
 from solar.report.measured_ops import MeasuredOps
 from solar.report.model import group_ops, top_ops
 from solar.report.units import fmt_count, fmt_seconds
 
-__all__ = ["COMPACT_OVER", "COMPACT_TOP", "FIX_FIRST", "console", "fmt_count", "fmt_seconds", "op_table",
-           "print_fix_first", "print_measured_ops", "print_report", "print_serving", "table"]
+__all__ = ["FIX_FIRST", "PIPE_WIDTH", "TOP_OPS", "binds_line", "bounds_table", "console", "fmt_count", "fmt_seconds",
+           "head", "op_table", "print_fix_first", "print_measured_ops", "print_report", "print_serving", "short",
+           "table", "width"]
+
+PIPE_WIDTH = 120  # the width of output that goes to a file or a pipe: the same text on every machine
+TOP_OPS = 10  # op rows of the default table (--top)
+FIX_FIRST = 3  # opportunities shown
+
+
+def width() -> int:
+    """The console width: $COLUMNS when set, else the terminal's, else PIPE_WIDTH."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else PIPE_WIDTH
+
 
 def console():
     from rich.console import Console
 
-    return Console(width=max(140, Console().width))
+    return Console(width=width())
 
 
-COMPACT_OVER, COMPACT_TOP = 40, 20  # above this many op rows the default table shows the top N and a rest
+# A line of text (an assumption, a caveat) is "key: head — more"; the head ends at the first clause break.
+CLAUSE_BREAKS = (" — ", "; ", ": ", " (")
 
 
-def op_table(report, per_op: bool, group_by: str | None):
-    """The op table: every op (--per-op), a roll-up (--group-by), all ops of a small program, or the
-    slowest COMPACT_TOP of a large one with "other" and "total" rows."""
-    from rich.markup import escape
-    from rich.table import Table
+def head(text: str) -> str:
+    """`text` up to its first clause break (CLAUSE_BREAKS)."""
+    cut = min((k for k in (text.find(b) for b in CLAUSE_BREAKS) if k > 0), default=len(text))
+    return text[:cut]
 
-    def summary_row(table, row, label: str) -> None:
-        table.add_row(
-            escape(label), str(row.count), fmt_count(row.flops, "FLOP"), fmt_count(row.dram_bytes, "B"),
-            fmt_seconds(row.seconds), f"{100 * row.share:.1f}%",
-        )
 
-    if group_by is not None:
-        table = Table(title=f"ops by {group_by} (unfused: one kernel per op)", title_justify="left")
-        for col in (group_by, "ops", "FLOPs", "DRAM bytes", "unfused time", "share"):
-            table.add_column(col, overflow="fold")
-        for row in group_ops(report.ops, group_by):
-            summary_row(table, row, row.name)
-        return table
-    compact = not per_op and len(report.ops) > COMPACT_OVER
-    shown, rest = top_ops(report.ops, COMPACT_TOP if compact else len(report.ops))
-    table = Table(title="per op (unfused: one kernel per op)", title_justify="left")
-    cols = ("op", "module", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "binds", "source")
-    for col in cols:
-        table.add_column(col, overflow="fold")
-    for op in shown:
-        eqs = op.einsum if per_op else [op.headline] if op.einsum else []
-        table.add_row(
-            op.op,
-            escape(op.module),
-            escape("\n".join(eqs)),
-            fmt_count(op.flops, "FLOP"),
-            fmt_count(op.dram_bytes, "B"),
-            fmt_seconds(op.seconds),
-            op.bottleneck,
-            op.binds,
-            op.source.split(": ", 1)[0],
-        )
-    if compact:
-        for row in rest:
-            table.add_row(
-                f"{row.name} ({row.count} ops)", "", f"{100 * row.share:.1f}% of op time",
-                fmt_count(row.flops, "FLOP"), fmt_count(row.dram_bytes, "B"), fmt_seconds(row.seconds),
-                "", "", "",
-            )
-        table.caption = "--per-op shows every op; --group-by module|layer|op rolls them up"
-    return table
+def short(line: str) -> str:
+    """An assumption line's short form: its key and the head of its value (`cache: cold`)."""
+    key, sep, value = line.partition(": ")
+    return f"{key}{sep}{head(value)}" if sep else head(line)
 
 
 def table(title: str, columns, show_lines: bool = False):
@@ -80,47 +63,185 @@ def table(title: str, columns, show_lines: bool = False):
     return t
 
 
-def print_report(report, per_op: bool, group_by: str | None = None) -> None:
-    from rich.markup import escape
+def _compact(title: str, columns):
+    """A left-titled table of one line per row, its columns two spaces apart (`title` is markup)."""
+    from rich import box
     from rich.table import Table
+
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+              collapse_padding=True)
+    for col in columns:
+        t.add_column(col, no_wrap=True, overflow="ellipsis")
+    return t
+
+
+def _one_line_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]], room: int,
+                    shrink: dict[str, int], drop: tuple[str, ...]):
+    """A table of one line per row within `room` columns, two spaces between columns. Too wide,
+    it cuts the `shrink` columns (in order, each to at least its width there; text cut ends in
+    "…"), and where that is not enough leaves out the `drop` columns (in order) first. Every cell
+    is markup-escaped."""
+    from rich.cells import cell_len
+    from rich.markup import escape
+
+    natural = {c: max(cell_len(r[k]) for r in (header, *rows)) for k, c in enumerate(header)}
+    shown = list(header)
+
+    def least() -> int:  # the width of the shown columns with every shrink column at its least
+        return sum(min(natural[c], shrink.get(c, natural[c])) + 2 for c in shown) - 2
+
+    for c in drop:
+        if least() > room and c in shown:
+            shown.remove(c)
+    widths = {c: natural[c] for c in shown}
+    over = sum(w + 2 for w in widths.values()) - 2 - room
+    for c, floor in shrink.items():
+        if over > 0 and c in widths:
+            cut = min(over, max(widths[c] - floor, 0))
+            widths[c] -= cut
+            over -= cut
+    t = _compact(escape(title), shown)
+    keep = [header.index(c) for c in shown]
+    for row in rows:
+        cells = [row[k] if cell_len(row[k]) <= widths[header[k]] else row[k][: widths[header[k]] - 1] + "…"
+                 for k in keep]
+        t.add_row(*map(escape, cells))
+    return t
+
+
+# the default op table, too wide for the console: what it cuts (to at least this width) and what it leaves out
+OP_SHRINK = {"einsum": 16, "module": 12, "source": 16}
+OP_DROP = ("FLOPs", "DRAM bytes", "einsum")
+
+
+def op_table(report, per_op: bool, group_by: str | None, top: int = TOP_OPS, verbose: bool = False,
+             room: int | None = None):
+    """The op table: a roll-up (--group-by, identical layers folded into one row), every op with
+    every einsum line (--per-op), or the `top` slowest ops, one line each (cut to fit `room`
+    columns unless `verbose`), with "other" and "total" rows when some are left out."""
+    from rich.markup import escape
+
+    if group_by is not None:
+        rows = group_ops(report.ops, group_by, fold=True)
+        t = table(f"ops by {group_by} (unfused: one kernel per op)", (group_by, "ops", "FLOPs", "DRAM bytes",
+                                                                       "unfused time", "share"))
+        for row in rows:
+            name = f"{row.name} × {row.repeat}" if row.repeat > 1 else row.name
+            t.add_row(escape(name), str(row.count), fmt_count(row.flops, "FLOP"), fmt_count(row.dram_bytes, "B"),
+                      fmt_seconds(row.seconds), f"{100 * row.share:.1f}%")
+        if any(row.repeat > 1 for row in rows):
+            t.caption = "× N: N groups of the same ops and the same time in one row, their sum"
+        return t
+    if per_op:
+        t = table("per op (unfused: one kernel per op)",
+                  ("op", "module", "einsum", "FLOPs", "DRAM bytes", "time bound", "bottleneck", "binds", "source"))
+        for op in report.ops:
+            t.add_row(op.op, escape(op.module), escape("\n".join(op.einsum)), fmt_count(op.flops, "FLOP"),
+                      fmt_count(op.dram_bytes, "B"), fmt_seconds(op.seconds), op.bottleneck, op.binds,
+                      escape(op.source.split(": ", 1)[0]))
+        return t
+    shown, summary = top_ops(report.ops, top)
+    header = ("op", "module", "einsum", "FLOPs", "DRAM bytes", "time", "binds", "source")
+    rows = [
+        (op.op, op.module, op.headline, fmt_count(op.flops, "FLOP"), fmt_count(op.dram_bytes, "B"),
+         fmt_seconds(op.seconds), op.binds, op.source.split(": ", 1)[0])
+        for op in shown
+    ]
+    if len(summary) > 1:  # some left out: "other" and "total"
+        rows += [
+            (f"{row.name} ({row.count} ops, {100 * row.share:.1f}%)", "", "", fmt_count(row.flops, "FLOP"),
+             fmt_count(row.dram_bytes, "B"), fmt_seconds(row.seconds), "", "")
+            for row in summary
+        ]
+    keep = [k for k in range(len(header)) if any(row[k] for row in rows)]  # a column blank in every row goes
+    header, rows = tuple(header[k] for k in keep), [tuple(row[k] for k in keep) for row in rows]
+    title = (f"top {len(shown)} of {len(report.ops)} ops by time" if len(shown) < len(report.ops)
+             else "ops by time") + " (unfused: one kernel per op)"
+    if verbose:
+        t = table(escape(title), header)
+        for row in rows:
+            t.add_row(*map(escape, row))
+    else:
+        t = _one_line_table(title, header, rows, room or width(), OP_SHRINK, OP_DROP)
+    if len(summary) > 1:
+        t.caption = "--top N, --per-op for every op; --group-by module|layer|op rolls them up"
+    return t
+
+
+def _unit(b) -> str:
+    """The compute unit of a compute-bound level ("" otherwise: its bottleneck names what binds)."""
+    return b.binding_unit if b.bottleneck == "compute" and b.binding_unit else ""
+
+
+def bounds_table(report):
+    """The bounds per level, in report order ("binds": the compute unit of a compute-bound level)."""
+    t = _compact("bounds", ("level", "time", "bottleneck", "binds", "compute", "memory", "launch"))
+    for level, b in report.bounds.items():
+        t.add_row(level, fmt_seconds(b.seconds), b.bottleneck, _unit(b) or "–", fmt_seconds(b.compute_seconds),
+                  fmt_seconds(b.memory_seconds), fmt_seconds(b.launch_seconds))
+    return t
+
+
+def binds_line(report) -> str:
+    """Which level binds any implementation, and each execution's binding level with how many
+    times slower it is (solar.backends.levels.claims); "" without a level that claims them all."""
+
+    def binding(execution: str) -> str | None:
+        levels = [name for name in report.bounds if claims(name, execution)]
+        return max(levels, key=lambda name: report.bounds[name].seconds) if levels else None
+
+    floor = binding("any")  # a level that claims every implementation
+    if floor is None:
+        return ""
+    b = report.bounds[floor]
+    what = f"{b.bottleneck} on {_unit(b)}" if _unit(b) else b.bottleneck
+    line = f"binds: any implementation ≥ {fmt_seconds(b.seconds)} ({floor}: {what})"
+    slower = [
+        f"{execution} {report.bounds[level].seconds / b.seconds:.2f}x ({level})"
+        for execution in EXECUTIONS
+        if (level := binding(execution)) is not None
+        and fmt_seconds(report.bounds[level].seconds) != fmt_seconds(b.seconds)
+    ]
+    return line + ("; " + ", ".join(slower) if slower else "")
+
+
+def print_report(report, per_op: bool = False, group_by: str | None = None, *, top: int = TOP_OPS,
+                 verbose: bool = False) -> None:
+    """The report of one program on one GPU, the answer first (see the module docstring)."""
+    from rich.markup import escape
 
     con = console()
     t = report.totals
     step = report.serving  # an hf: step is named by its model and scenario, not the traced class
     name = report.program if step is None else step.model
     con.print(f"[bold]{escape(name)}[/bold] on [bold]{escape(report.arch)}[/bold]")
-    con.print(op_table(report, per_op, group_by))
-    bt = Table(title="bounds", title_justify="left")
-    for col in ("level", "time", "bottleneck", "compute", "memory", "launch"):
-        bt.add_column(col)
-    for level, b in report.bounds.items():
-        bt.add_row(
-            level,
-            fmt_seconds(b.seconds),
-            b.bottleneck + (f" ({b.binding_unit})" if b.bottleneck == "compute" and b.binding_unit else ""),
-            fmt_seconds(b.compute_seconds),
-            fmt_seconds(b.memory_seconds),
-            fmt_seconds(b.launch_seconds),
-        )
-    con.print(bt)
+    con.print(bounds_table(report))
+    line = binds_line(report)
+    for text in ([line] if line else []) + list(report.notices):
+        con.print(escape(text), highlight=False)
     if report.serving is not None:
         print_serving(con, report.serving)
+    con.print(op_table(report, per_op, group_by, top, verbose, con.width))
     con.print(
-        f"totals: {fmt_count(t.flops, 'FLOP')} ({fmt_count(t.contraction_flops, 'FLOP')} in contractions), "
-        f"compulsory DRAM {fmt_count(t.dram_bytes, 'B')}, eager DRAM ≥ {fmt_count(t.unfused_dram_bytes, 'B')}, "
-        f"intensity {t.arithmetic_intensity:.1f} FLOP/B"
+        f"totals: {fmt_count(t.flops, 'FLOP')}, {fmt_count(t.contraction_flops, 'FLOP')} in contractions; "
+        f"DRAM {fmt_count(t.dram_bytes, 'B')} compulsory, ≥ {fmt_count(t.unfused_dram_bytes, 'B')} eager; "
+        f"{t.arithmetic_intensity:.1f} FLOP/B", highlight=False,
     )
     if report.traffic is not None:
         con.print(escape(report.traffic.summary()), highlight=False)
         for f in report.traffic.forced:
             if f.bytes > 0:
                 con.print(f"  - {escape(f.kind)}: {escape(f.detail)} (+{fmt_count(f.bytes, 'B')})", highlight=False)
-    print_fix_first(con, report)
+    print_fix_first(con, report, verbose)
     if report.measured_ops is not None:
         print_measured_ops(con, report.measured_ops)
-    con.print("assumptions:")
-    for line in report.assumptions:
-        con.print(f"  - {escape(line)}", highlight=False)
+    if verbose:
+        con.print("assumptions:")
+        _hanging(con, [("-", text) for text in report.assumptions])
+    else:
+        con.print("assumptions (--verbose for the full text):")
+        for text in report.assumptions:
+            con.print(f"  {escape(short(text))}", highlight=False, no_wrap=True, overflow="ellipsis")
     con.print()
 
 
@@ -138,34 +259,50 @@ def print_serving(con, s) -> None:
         )
 
 
-FIX_FIRST = 3
-
-
-def print_fix_first(con, report) -> None:
-    """The 'what to fix first' block: where each level gap comes from, and the top opportunities
-    (solar.report.insight)."""
-    from rich.markup import escape
+def print_fix_first(con, report, verbose: bool = False) -> None:
+    """The 'what to fix first' block: where each level gap comes from (a gap that prints as zero is
+    left out), and the top opportunities with the place they name (solar.report.insight)."""
 
     ins = report.insights
     if ins is None:
         return
     con.print("what to fix first:", highlight=False)
+    gaps = []
     for gap in ins.gaps:
-        if gap.seconds <= 0:
+        if fmt_seconds(gap.seconds) == fmt_seconds(0.0) or gap.seconds <= 0:
             continue
         term = max(gap.by_term, key=lambda t: gap.by_term[t]) if gap.by_term else ""
-        top = f"; most from {escape(gap.parts[0].name)}" if gap.parts else ""
-        con.print(
-            f"  {gap.lo} -> {gap.hi}: +{fmt_seconds(gap.seconds)} (mostly {term}){top}", highlight=False
-        )
+        top = f"; most from {gap.parts[0].name}" if gap.parts else ""
+        top += f" ({gap.parts[0].source.split(': ', 1)[0]})" if gap.parts and gap.parts[0].source else ""
+        gaps.append(("", f"{gap.lo} -> {gap.hi}: +{fmt_seconds(gap.seconds)} (mostly {term}){top}"))
+    fixes = []
     for n, o in enumerate(ins.opportunities[:FIX_FIRST], 1):
-        caveat = f" [caveat: {escape(o.caveat)}]" if o.caveat else ""
+        where = f" ({o.where})" if o.where else ""
+        times = f" (× {o.count})" if o.count > 1 else ""
         together = f"; its fixes together at most {fmt_seconds(o.together)}" if o.together else ""
         gap = f" ({o.lo} -> {o.hi}{together})" if o.lo and o.hi else ""
-        con.print(
-            f"  {n}. {o.kind}: {escape(o.what)} — up to {fmt_seconds(o.seconds)}{gap}{caveat}",
-            highlight=False,
-        )
+        caveat = f" [caveat: {o.caveat if verbose else head(o.caveat)}]" if o.caveat else ""
+        fixes.append((f"{n}.", f"{o.kind}{where}: {o.what}{times} — up to {fmt_seconds(o.seconds)}{gap}{caveat}"))
+    for items in (gaps, fixes):
+        _hanging(con, items)
+
+
+def _hanging(con, items: list[tuple[str, str]]) -> None:
+    """Indented lines, each a label and a text that wraps under itself (not under the label)."""
+    from rich.markup import escape
+    from rich.padding import Padding
+    from rich.table import Table
+
+    if not items:
+        return
+    labelled = any(label for label, _ in items)
+    grid = Table.grid(padding=(0, 1))
+    if labelled:
+        grid.add_column(no_wrap=True)
+    grid.add_column()
+    for label, text in items:
+        grid.add_row(*([label] if labelled else []), escape(text))
+    con.print(Padding(grid, (0, 0, 0, 2)), highlight=False)
 
 
 def print_measured_ops(con: Any, mo: MeasuredOps, top: int = 8) -> None:

@@ -80,7 +80,7 @@ def show_analysis(args: argparse.Namespace, loaded: Any, reports: list) -> bool:
         return False
     if args.per_op or args.group_by:
         for r in reports:
-            render.print_report(r, args.per_op, args.group_by)
+            render.print_report(r, args.per_op, args.group_by, top=args.top, verbose=args.verbose)
     print_comparison(comparison)
     return True
 

@@ -85,7 +85,8 @@ def _ir_file(tmp_path, program) -> str:
     return str(path)
 
 
-def test_cli_analyze_several_gpus_prints_one_table_and_compare_json(tmp_path, capsys) -> None:
+def test_cli_analyze_several_gpus_prints_one_table_and_compare_json(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough for every GPU name in one line
     f = _ir_file(tmp_path, softmax(1024, 4096))
     assert main(["analyze", f, "--arch", *ARCHS]) == 0
     out = capsys.readouterr().out

@@ -68,3 +68,25 @@ def test_overlapping_fusions_together_at_most_their_gap():
         ("fuse a into its neighbours", 0.0), ("fuse b into its neighbours", pytest.approx(6 * US, rel=1e-12)),
     ]
     assert [o.seconds for o in out] == pytest.approx([4 * US, 2 * US], rel=1e-12)
+
+
+def test_the_same_fix_at_one_place_is_one_item_with_its_count():
+    """A loop's body, traced once per iteration: the same op at the same line twice is one item
+    (its wins summed, count 2); the same op at another line is its own item; each names its line."""
+    elsewhere = _op("relu", 3 * US, 1 * US, 2 * US)
+    elsewhere.source = "n.py:9: y = relu(x)"
+    ops = [
+        _op("relu", 3 * US, 1 * US, 2 * US), _op("relu", 3 * US, 1 * US, 2 * US), elsewhere,
+        _op("mm", 8 * US, 6 * US, 1 * US, contractions=1, bottleneck="compute"),
+        _op("mm", 8 * US, 6 * US, 1 * US, contractions=1, bottleneck="compute"),
+    ]
+    bounds = {"fused": NS(seconds=6 * US), "cache_aware": NS(seconds=6 * US), "library": NS(seconds=6 * US),
+              "unfused": NS(seconds=30 * US)}
+    out = opportunities(NS(library_kernels=[], ops=ops, bounds=bounds, traffic=None),
+                        fastest_op_compute=(0.0, 0.0, 0.0, 2 * US, 2 * US))
+    assert [(o.kind, o.what, o.where, o.count) for o in out] == [
+        ("precision", "run mm at the fastest precision (it runs on fp32 now)", "m.py:mm", 2),
+        ("fusion", "fuse relu into its neighbours", "m.py:relu", 2),
+        ("fusion", "fuse relu into its neighbours", "n.py:9", 1),
+    ]
+    assert [o.seconds for o in out] == pytest.approx([8 * US, 4 * US, 2 * US], rel=1e-12)

@@ -42,7 +42,14 @@ from solar.frontends.torch.known import (
     recorded_structure,
 )
 from solar.frontends.torch.lowerings import LOWERINGS, direct_only_ops, preserved_ops, redirects
-from solar.frontends.torch.traced import DEFAULT_OPTIONS, Decomposition, Route, Traced, TraceOptions
+from solar.frontends.torch.traced import (
+    DEFAULT_OPTIONS,
+    Decomposition,
+    Route,
+    Traced,
+    TraceOptions,
+    mode_layers,
+)
 from solar.frontends.torch.tracing import cheap_stack_traces, modes_in_forward
 
 REQUIRED = ("Model", "get_inputs")
@@ -325,7 +332,8 @@ def trace_file(
     options: the route (its decomposition; the whole model is traced, see share.trace_file)."""
     model, inputs, structure, spath = build_file(path, mode, infer_structure)
     exported, calls, route = fake_export(model, inputs, spath, options)
-    return Traced(exported, Path(path).stem, spath, framework_flags(), mode, structure, calls, route)
+    return Traced(exported, Path(path).stem, spath, framework_flags(), mode, structure, calls, route,
+                  mode_layers(model))
 
 
 def build_file(path: str | Path, mode: str | None = None, infer_structure: bool = False) -> tuple:
@@ -380,7 +388,10 @@ def trace_module(
     is put in that mode (and left so). `options`: as for trace_file."""
     structure = module_structure(model, inputs, mode, infer_structure)
     exported, calls, route = fake_export(model, as_tuple(inputs), None, options)
-    return Traced(exported, name or type(model).__name__, None, framework_flags(), mode, structure, calls, route)
+    return Traced(
+        exported, name or type(model).__name__, None, framework_flags(), mode, structure, calls, route,
+        mode_layers(model),
+    )
 
 
 def module_structure(model: Any, inputs: Sequence[Any], mode: str | None, infer_structure: bool) -> tuple:

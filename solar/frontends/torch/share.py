@@ -38,7 +38,7 @@ from solar.errors import AnalysisTimeout, message_line
 from solar.frontends.torch import loader
 from solar.frontends.torch.signature import layer_signature
 from solar.frontends.torch.stitch import TRACED, NotShareable, Stitched, lower_shared
-from solar.frontends.torch.traced import DEFAULT_OPTIONS, Traced, TraceOptions
+from solar.frontends.torch.traced import DEFAULT_OPTIONS, Traced, TraceOptions, mode_layers
 from solar.ir.nodes import Program
 
 MIN_LAYERS = TRACED + 1  # fewer layers save nothing: the trace has TRACED of them anyway
@@ -223,9 +223,10 @@ def start(
 ) -> Attempt:
     """Export `model` with its stacks shortened, or whole (see the module docstring); `options`:
     the decomposition of either export."""
+    layers = mode_layers(model)  # of the whole model: the shortened one has the same kinds
 
     def traced(exported: Any, calls: tuple, route: Any) -> Traced:
-        return Traced(exported, name, path, loader.framework_flags(), mode, structure, calls, route)
+        return Traced(exported, name, path, loader.framework_flags(), mode, structure, calls, route, layers)
 
     def whole() -> Traced:
         return traced(*loader.fake_export(model, inputs, path, options))

@@ -494,6 +494,9 @@ class Stitched:
     def notes(self) -> list[str]:
         return self.base.notes()
 
+    def notices(self) -> list[str]:
+        return self.base.notices()
+
 
 @dataclass(frozen=True)
 class SharedTrace:

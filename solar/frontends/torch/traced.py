@@ -4,6 +4,7 @@ the route a trace took (`Route`), which the report states as an assumption."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -62,6 +63,22 @@ class Traced:
     structure: tuple[KnownStructure, ...] = ()
     eager: tuple = ()  # the calls before decomposition (solar.frontends.torch.eager.PreCall)
     route: Route | None = None
+    mode_layers: tuple[tuple[str, bool], ...] = ()  # mode_layers(model) as traced
+
+    def notices(self) -> list[str]:
+        """Lines the report shows under its bounds: the mode a module with train/eval-dependent
+        layers ran in when no mode was asked for, and how to choose one."""
+        if self.mode is not None or not self.mode_layers:
+            return []
+        train, infer = (", ".join(n for n, t in self.mode_layers if t is on) for on in (True, False))
+        if not infer:
+            return [f"mode: traced in training mode, as constructed (it changes {train}); for "
+                    + "inference pass --mode eval"]
+        if not train:
+            return [f"mode: traced in eval mode, as constructed (it changes {infer}); for a "
+                    + "training-mode forward pass --mode train"]
+        return [f"mode: traced as constructed: {train} in training mode, {infer} in eval mode; "
+                + "pass --mode eval or --mode train to put every layer in one mode"]
 
     def notes(self) -> list[str]:
         """Assumption lines for the report: the module mode, the structure used, how the program's
@@ -73,3 +90,25 @@ class Traced:
         }[self.mode]
         route = [self.route.describe()] if self.route is not None else []
         return [mode] + [f"structure: {s.describe()}" for s in self.structure] + op_notes(self.exported.graph) + route
+
+
+# Layers whose forward depends on Module.training, each with the condition under which it does:
+# normalisation with running statistics (batch statistics in training, running ones in eval),
+# dropout with p > 0 (dropped in training only).
+MODE_DEPENDENT: tuple[tuple[type, Callable[[torch.nn.Module], bool]], ...] = (
+    (torch.nn.modules.batchnorm._NormBase, lambda m: bool(m.track_running_stats)),
+    (torch.nn.modules.dropout._DropoutNd, lambda m: m.p > 0),
+    (torch.nn.MultiheadAttention, lambda m: m.dropout > 0),
+    (torch.nn.RNNBase, lambda m: m.dropout > 0 and m.num_layers > 1),
+)
+
+
+def mode_layers(model: torch.nn.Module) -> tuple[tuple[str, bool], ...]:
+    """The kinds of layer in `model` whose behaviour depends on train/eval mode, each with the mode
+    it is in (True: training), once per (class name, mode), in module order."""
+    found = (
+        (type(m).__name__, m.training)
+        for m in model.modules()
+        if any(isinstance(m, kind) and depends(m) for kind, depends in MODE_DEPENDENT)
+    )
+    return tuple(dict.fromkeys(found))

@@ -31,7 +31,8 @@ def no_env(monkeypatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def test_analyze_with_the_scripted_server(with_examples, capsys) -> None:
+def test_analyze_with_the_scripted_server(with_examples, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # the provenance line unwrapped
     with ScriptedServer([reply(programs.DATA_DEPENDENT)]) as server:
         flags = [
             "--llm-base-url",
@@ -49,7 +50,7 @@ def test_analyze_with_the_scripted_server(with_examples, capsys) -> None:
             a.startswith("IR of data_dependent.py (whole program): written by LLM m1")
             for a in data["assumptions"]
         )
-        assert main(["analyze", EXAMPLE, *flags]) == 0  # the table, from the cache: no request
+        assert main(["analyze", EXAMPLE, "--verbose", *flags]) == 0  # the table, from the cache: no request
         assert "from the cache, re-verified" in capsys.readouterr().out
         assert main(["ir", EXAMPLE, *flags]) == 0
         text = capsys.readouterr().out
