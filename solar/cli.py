@@ -33,6 +33,11 @@ EXAMPLES = """examples:
   solar provision model.py --target-ms 0.5 --like H100-SXM
   solar specs
   solar ops
+
+what runs as code: model files (.py, PyTorch or JAX; run as you, in a supervised process for
+kernelbench and definitions), SOL-ExecBench definition references, and --loss FILE:function.
+What never runs, only parsed and checked: IR text, LLM replies, spec YAML, workload and measured
+JSON, --symbolic and workload expressions.
 """
 
 #: the command modules, in the order `solar --help` lists their subcommands.
@@ -52,7 +57,7 @@ COMMANDS = (
 def build_parser() -> argparse.ArgumentParser:
     return parser(
         COMMANDS,
-        description="Speed-of-light analysis: provable lower bounds on the runtime of a PyTorch program on a GPU.",
+        description="Speed-of-light analysis: provable lower bounds on the runtime of a PyTorch or JAX program on a GPU.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
