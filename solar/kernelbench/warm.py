@@ -13,11 +13,13 @@ killed during the warm-up has its folder removed by whoever killed it."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import os
 import signal
 import socket
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -30,6 +32,21 @@ os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything in this process impor
 # that the module is in sys.modules. The re-run is harmless (the CLI's main is guarded): the
 # warning is hidden here, in the server, whose filters every worker inherits.
 warnings.filterwarnings("ignore", message=r".*found in sys\.modules after import of package", category=RuntimeWarning)
+
+
+
+def share_tqdm_lock() -> None:
+    """Give tqdm (used by torch.fx's interpreter, even with its bar disabled) a thread lock in the
+    server, which every worker inherits. Otherwise each worker makes tqdm's multiprocessing lock, a
+    POSIX semaphore registered with the batch's resource tracker; a worker ends with os._exit, never
+    unregisters it, and the tracker warns of "leaked semaphore objects" when the batch ends. A
+    worker is one process: a thread lock is all tqdm needs there."""
+    if importlib.util.find_spec("tqdm") is None:
+        return
+    import tqdm
+
+    tqdm.tqdm.set_lock(threading.RLock())
+
 
 TINY_PROGRAM = """
 import torch
@@ -80,4 +97,5 @@ def warm_up() -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
+share_tqdm_lock()
 warm_up()
