@@ -32,7 +32,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "hf: 70B prefill 2048": (*SOLAR, "analyze", "hf:tests/fixtures/hf/llama2-70b.json",
                              "--scenario", "prefill", "--seq", "2048", "--arch", "H100-SXM"),
     "hf: 70B decode 2048": (*SOLAR, "analyze", "hf:tests/fixtures/hf/llama2-70b.json",
-                            "--scenario", "decode", "--seq", "2048", "--arch", "H100-SXM"),
+                            "--scenario", "decode", "--context", "2048", "--arch", "H100-SXM"),
 }
 FLOOR = ("-c", "import torch.export")
 
