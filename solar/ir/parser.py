@@ -14,6 +14,7 @@ from typing import Callable, Iterator
 from lark import Token, Tree
 
 from solar.errors import IRSyntaxError, NotAffineError
+from solar.heap import collection_paused
 from solar.ir.affine import Affine, Constraint, as_affine, eq, ge, lt, var
 from solar.ir.dtypes import DType
 from solar.ir.nodes import (
@@ -46,7 +47,8 @@ __all__ = ["parse_program", "parse_stmt", "parse_expr", "parse_affine"]
 
 def parse_program(text: str) -> Program:
     """Parse a whole `program NAME { ... }`."""
-    return _Builder(text).program(parse_tree(text, "program_file").children[0])
+    with collection_paused():
+        return _Builder(text).program(parse_tree(text, "program_file").children[0])
 
 
 def parse_stmt(text: str) -> Stmt:
