@@ -182,26 +182,12 @@ class HfMasks(nn.Module):
 
 
 class Factories(nn.Module):
-    """arange with a dtype, arange from a start (cache positions), new_ones of a float tensor,
-    to(device) changing nothing (an alias)."""
+    """arange with a dtype, new_ones of a float tensor, to(device) changing nothing (an alias)."""
 
     def forward(self, x):
         r = torch.arange(x.shape[-1], dtype=torch.float32, device=x.device)
         ones = x.new_ones((x.shape[0], 1))
-        positions = torch.arange(2, 2 + x.shape[-1], device=x.device)
-        return x.to(x.device, torch.float32) * r + ones, torch.arange(3, device=x.device), x * positions
-
-
-class CacheLength(nn.Module):
-    """A cache's running length as transformers' caches keep it: a tensor constant (copied fresh and
-    detached in place), moved to the input's device (a `to` that changes nothing: an alias of it),
-    read, advanced in place by the new tokens, and read again."""
-
-    def forward(self, x):
-        length = torch.tensor(0).to(dtype=torch.int64, device=x.device)
-        before = torch.arange(x.shape[-1], device=x.device) + length
-        length.add_(x.shape[-1])
-        return x * before, x * length
+        return x.to(x.device, torch.float32) * r + ones, torch.arange(3, device=x.device)
 
 
 class MatMuls(nn.Module):
@@ -373,7 +359,6 @@ def _cases():
         ("mlp_no_bias_2d", Mlp(), (torch.randn(4, 8),), True),
         ("hf_masks", HfMasks(), (torch.randn(2, 5, 4), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])), True),
         ("factories", Factories(), (torch.randn(3, 4),), True),
-        ("cache_length_in_place", CacheLength(), (torch.randn(3, 4),), True),
         ("metadata_in_place", MetadataInPlace(), (torch.randn(3, 4),), False),
         ("cache_copy_", CacheCopy(), (torch.randn(3, 4),), False),
         ("in_place_then_linear", InPlaceThenLinear(), (torch.randn(2, 4, 6),), False),

@@ -256,9 +256,10 @@ def _in_place(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
     if twin is None or twin not in keep or not node.args:
         raise Unsupported
     self = node.args[0]
-    if not isinstance(self, torch.fx.Node) or self.op not in ("placeholder", "call_function"):
+    if not isinstance(self, torch.fx.Node) or self.op not in ("placeholder", "call_function") or is_view(self):
         raise Unsupported
-    _check_unshared(e, self)
+    if any(is_view(u) for u in self.users):
+        raise Unsupported  # a view shares the mutated storage
     args = torch.fx.node.map_arg(node.args, lambda n: e.env[n])
     kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: e.env[n])
     new = e.call(twin, args, kwargs)
@@ -267,22 +268,6 @@ def _in_place(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
         raise Unsupported  # type promotion: functionalization casts back
     mutated(e, e.env[self], new)
     return new
-
-
-def _check_unshared(e: Emit, self: torch.fx.Node) -> None:
-    """Raises Unsupported unless the tensor `self` is mutated through is one whose storage no view
-    shares. Training nodes whose rewrite is the very node of `self`'s value (a `to` that changes
-    nothing, a fresh copy detached in place) are the same tensor and are checked alike; any other
-    view among them or their readers, including one not rebuilt yet, shares the storage."""
-    value = e.env[self]
-    aliases = e.readers.get(value, [self]) if isinstance(value, torch.fx.Node) else [self]
-    for alias in aliases:
-        if alias.op not in ("placeholder", "call_function"):
-            raise Unsupported
-        if is_view(alias) and e.env.get(alias.args[0]) is not value:
-            raise Unsupported  # a view of another tensor
-        if any(is_view(u) and e.env.get(u) is not value for u in alias.users):
-            raise Unsupported  # a view shares the mutated storage
 
 
 # ---- the whole graph -----------------------------------------------------------------------------
