@@ -43,7 +43,7 @@ def run(args: tuple[str, ...], root: Path) -> tuple[float, float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
     code = subprocess.run([sys.executable, *args], cwd=root, env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL).returncode
+                          stderr=subprocess.DEVNULL, check=False).returncode
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall, code

@@ -19,6 +19,7 @@ log(t_b / t_a) / log(b / a) (1.0: linear), of the whole process and of the part 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -158,7 +159,7 @@ def _run(command: list[str], timeout_s: float) -> tuple[float, float, int]:
     wall = time.perf_counter()
     try:
         code = subprocess.run(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s,
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s, check=False,
             env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
         ).returncode
     except subprocess.TimeoutExpired:
@@ -215,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         row["floor_multiple"] = row["cpu_s"] / floor
     for family in families:
         mine = [r for r in rows if r["family"] == family and r["exit"] == 0]
-        for a, b in zip(mine, mine[1:]):
+        for a, b in itertools.pairwise(mine):
             whole = exponent(a["size"], a["cpu_s"], b["size"], b["cpu_s"])
             above = exponent(a["size"], a["cpu_s"] - floor, b["size"], b["cpu_s"] - floor)
             b["exponent"], b["exponent_above_floor"] = whole, above

@@ -70,10 +70,9 @@ def test_cyclic_garbage_made_inside_is_collected_after():
 def test_the_collector_is_paused_in_the_block_and_left_as_it_was(enabled):
     (gc.enable if enabled else gc.disable)()
     try:
-        with pytest.raises(ValueError):
-            with collection_paused():
-                assert not gc.isenabled()
-                raise ValueError("x")
+        with pytest.raises(ValueError), collection_paused():
+            assert not gc.isenabled()
+            raise ValueError("x")
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
