@@ -7,7 +7,8 @@ traced graph, which the stage does not free. On KernelBench DenseNet-201 those w
 quarter of the time after tracing. `settled()` moves the objects alive on entry to the permanent
 generation (`gc.freeze`) and back on exit (`gc.unfreeze`): they are still freed by reference
 counting, and are scanned again after the scope, so nothing is kept alive longer. Nested scopes
-freeze once; a process that froze objects itself (a forking server) is left as it is."""
+freeze once; a process that froze objects itself (a forking server) is left as it is.
+`collection_paused()` stops the collector for a block that builds one large acyclic structure."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import gc
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
-__all__ = ["settled", "settled_heap"]
+__all__ = ["collection_paused", "settled", "settled_heap"]
 
 F = TypeVar("F", bound=Callable)
 _depth = 0
@@ -46,3 +47,18 @@ def settled(fn: F) -> F:
             return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """No cyclic collection while the block runs: for a block that builds one large structure
+    without cycles (a parse tree of thousands of statements), which every full collection would
+    walk again, so that the collections grew faster than the structure. Reference counting still
+    frees what the block drops; the collector runs again after it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from solar.heap import settled, settled_heap
+from solar.heap import collection_paused, settled, settled_heap
 
 
 @pytest.fixture(autouse=True)
@@ -64,3 +64,30 @@ def test_cyclic_garbage_made_inside_is_collected_after():
     assert gc.get_freeze_count() == 0
     assert gc.collect() >= 2  # the cycle was not kept alive by the scope
     assert not any(type(o) is Node for o in gc.get_objects())
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_paused_in_the_block_and_left_as_it_was(enabled):
+    (gc.enable if enabled else gc.disable)()
+    try:
+        with pytest.raises(ValueError), collection_paused():
+            assert not gc.isenabled()
+            raise ValueError("x")
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+
+
+def test_ir_text_is_parsed_with_the_collector_paused(monkeypatch):
+    from solar.ir import parser
+
+    seen = []
+
+    def parse_tree(*args):
+        seen.append(gc.isenabled())
+        return original(*args)
+
+    original = parser.parse_tree
+    monkeypatch.setattr(parser, "parse_tree", parse_tree)
+    parser.parse_program("program p {\n  input x: f32[4]\n  output y: f32[4]\n  for i in 0..4:\n    y[i] = x[i]\n}\n")
+    assert seen == [False] and gc.isenabled()

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog
 
 from solar.backends.algebra import FLOATS, Algebra, Num
 from solar.backends.assumptions import Assumptions
@@ -305,6 +304,8 @@ def _highs(scaled: tuple[tuple[int, str, float], ...], rows: int) -> Any:
     same rates give the same columns, so they share one solve; each table's own seconds, busy
     times and dual bound are then computed from its amounts (the dual bound holds for any unit
     weights, so sharing them cannot raise T above the optimum). Read-only."""
+    from scipy.optimize import linprog  # a second or more of imports, paid only where an LP runs
+
     nvar = len(scaled) + 1  # fractions f_iu, then T
     c = np.zeros(nvar)
     c[-1] = 1.0

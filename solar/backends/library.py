@@ -376,9 +376,11 @@ class _Flow:
     def out_bytes(self, inside: frozenset[int], run: tuple[int, ...]) -> float:
         """The largest of the tensors the kernel writes: values of different tensors it writes may
         be functions of each other (a product and its bias-added result), so they are not added."""
+        writers: dict[str, list[int]] = {}
+        for i in run:
+            writers.setdefault(self.nodes[i].output, []).append(i)
         best = 0.0
-        for tensor in sorted({self.nodes[i].output for i in run}):
-            writers = tuple(i for i in run if self.nodes[i].output == tensor)
+        for tensor in sorted(writers):
             dtype = self.graph.tensor(tensor).dtype
-            best = max(best, self.sink(tensor, writers, inside, dtype))
+            best = max(best, self.sink(tensor, tuple(writers[tensor]), inside, dtype))
         return best

@@ -66,6 +66,37 @@ class Reread:
         return reread_bytes(self.groups, self.group_elements, self.hold_bits, self.onchip_bytes)
 
 
+def _solve(memo: dict, key, compute, pending):
+    """memo[key], computed by the generator compute(key): it yields the key of each entry it needs
+    and is sent that entry's value, and returns its own. The entries it needs are computed first,
+    from an explicit stack (a chain of thousands of statements would pass Python's recursion
+    limit); one needed while it is being computed reads `pending` (never, when the needs strictly
+    move one way through the program)."""
+    if key in memo:
+        return memo[key]
+    stack = [(key, compute(key))]
+    active = {key}
+    value = None
+    while stack:
+        top, steps = stack[-1]
+        try:
+            need = steps.send(value)
+        except StopIteration as done:
+            memo[top] = value = done.value
+            active.discard(top)
+            stack.pop()
+            continue
+        if need in memo:
+            value = memo[need]
+        elif need in active:
+            value = pending
+        else:
+            stack.append((need, compute(need)))
+            active.add(need)
+            value = None
+    return memo[key]
+
+
 class _Analysis:
     def __init__(self, graph: EinsumGraph) -> None:
         self.graph = graph
@@ -76,13 +107,10 @@ class _Analysis:
     def links(self, tensor: str, position: int) -> tuple[tuple[str, Link], ...]:
         """(X, link) for every DRAM tensor X that the value of `tensor` read at `position`
         depends on through plain statements (a subset of the true dependences)."""
-        key = (tensor, position)
-        if key not in self._links:
-            self._links[key] = ()  # positions strictly decrease, so this is never read back
-            self._links[key] = self._compute_links(tensor, position)
-        return self._links[key]
+        return _solve(self._links, (tensor, position), self._links_steps, ())
 
-    def _compute_links(self, tensor: str, position: int) -> tuple[tuple[str, Link], ...]:
+    def _links_steps(self, key: tuple[str, int]):
+        tensor, position = key
         w = self.du.last_writer_before(tensor, position)
         if w is None:
             return ()
@@ -99,10 +127,10 @@ class _Analysis:
             if load.tensor in self.du.dram:
                 found[(load.tensor, step)] = None
             else:
-                for x, link in self.links(load.tensor, w):
+                for x, link in (yield (load.tensor, w)):
                     found[(x, tuple(None if d is None else link[d] for d in step))] = None
         if node.reduce.op is not None:  # += etc. also fold in the element's previous value
-            for item in self.links(tensor, w):
+            for item in (yield (tensor, w)):
                 found[item] = None
         return tuple(list(found)[:MAX_LINKS])
 
@@ -110,12 +138,9 @@ class _Analysis:
         """None unless each point of statement i writes its own element and that value flows
         element by element, without reduction or overwrite, into the final value of a program
         output; then the narrowest width (bits) of the tensors it is stored in on the way."""
-        if i not in self._reaches:
-            self._reaches[i] = None  # positions strictly increase, so this is never read back
-            self._reaches[i] = self._compute_reach(i)
-        return self._reaches[i]
+        return _solve(self._reaches, i, self._reach_steps, None)
 
-    def _compute_reach(self, i: int) -> int | None:
+    def _reach_steps(self, i: int):
         node = self.graph.node(i)
         if node.reduced_vars or plain_store(self.graph, node) is None:
             return None
@@ -130,7 +155,7 @@ class _Analysis:
                 ld.tensor == t and plain_load(self.graph, reader, ld) is not None
                 for ld in reader.operands
             ):
-                onward = self.reach_bits(r)
+                onward = yield r
                 if onward is not None:
                     found.append(min(bits, onward))
         return min(found) if found else None

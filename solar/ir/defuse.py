@@ -8,6 +8,7 @@ add its own target when it accumulates (`+=` reads the old value)."""
 from __future__ import annotations
 
 import functools
+from bisect import bisect_left, bisect_right
 
 from solar.ir.nodes import Load, Program, Role, Stmt
 from solar.ir.scalar_ops import Update
@@ -42,20 +43,22 @@ class DefUse:
     def last_writer_before(self, tensor: str, position: int) -> int | None:
         """The statement whose value of `tensor` a statement at `position` reads (the latest
         earlier writer), or None."""
-        earlier = [w for w in self.writers.get(tensor, ()) if w < position]
-        return earlier[-1] if earlier else None
+        writers = self.writers.get(tensor, ())
+        k = bisect_left(writers, position)
+        return writers[k - 1] if k else None
 
     def next_writer_after(self, tensor: str, position: int) -> int | None:
-        later = [w for w in self.writers.get(tensor, ()) if w > position]
-        return later[0] if later else None
+        writers = self.writers.get(tensor, ())
+        k = bisect_right(writers, position)
+        return writers[k] if k < len(writers) else None
 
     def readers_of_value(self, tensor: str, writer: int) -> list[int]:
         """Statements after `writer` that read the value it wrote (no other writer between them;
         the next writer itself reads it when it updates in place)."""
+        readers = self.readers.get(tensor, ())
         stop = self.next_writer_after(tensor, writer)
-        return [
-            r for r in self.readers.get(tensor, ()) if r > writer and (stop is None or r <= stop)
-        ]
+        end = len(readers) if stop is None else bisect_right(readers, stop)
+        return list(readers[bisect_right(readers, writer) : end])
 
     @functools.cached_property
     def live(self) -> frozenset[str]:

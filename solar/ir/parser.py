@@ -15,6 +15,7 @@ from lark import Token, Tree
 
 from solar.bounded import magnitude_problem
 from solar.errors import IRSyntaxError, NotAffineError
+from solar.heap import collection_paused
 from solar.ir.affine import Affine, Constraint, as_affine, eq, ge, lt, var
 from solar.ir.dtypes import DType
 from solar.ir.nodes import (
@@ -47,7 +48,9 @@ __all__ = ["parse_program", "parse_stmt", "parse_expr", "parse_affine"]
 
 def parse_program(text: str) -> Program:
     """Parse a whole `program NAME { ... }`."""
-    return _check_sizes(_Builder(text).program(parse_tree(text, "program_file").children[0]))
+    with collection_paused():
+        program = _Builder(text).program(parse_tree(text, "program_file").children[0])
+    return _check_sizes(program)
 
 
 def _check_sizes(program: Program) -> Program:
@@ -61,7 +64,9 @@ def _check_sizes(program: Program) -> Program:
             if v is None:
                 return None
             n *= v
-        return magnitude_problem(n)
+            if p := magnitude_problem(n):  # stop at the first count past the limit
+                return p
+        return None
 
     bound = dict(program.symbols)
     for t in program.tensors:

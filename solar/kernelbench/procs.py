@@ -24,6 +24,10 @@ from collections.abc import Callable, Iterable
 
 #: environment variable every worker (and what it starts) carries: `RUN:N`, unique per worker.
 MARKER_VAR = "SOLAR_KB_WORKER"
+#: environment every worker interpreter (and the fork server) starts with: no current directory on
+#: sys.path (Python >= 3.11), so that solar is imported from where it is installed, whatever folder
+#: the batch runs in (a `solar/` folder there would shadow it).
+SAFE_PATH = {"PYTHONSAFEPATH": "1"}
 TRACKING = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
 NOTE = (
     f"on {sys.platform}, processes a problem starts in a new session are not tracked; only the "

@@ -24,7 +24,7 @@ from typing import Any
 
 from solar.errors import UsageError
 from solar.kernelbench.problems import Problem
-from solar.kernelbench.procs import MARKER_VAR
+from solar.kernelbench.procs import MARKER_VAR, SAFE_PATH
 from solar.kernelbench.results import Row, report_fields
 from solar.kernelbench.workerset import Outcome, WorkerSet, after_worker, read_output, stop_worker
 from solar.kernelbench.zygote import run_forked
@@ -52,6 +52,7 @@ def _env(marker: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     env[MARKER_VAR] = marker
+    env.update(SAFE_PATH)
     return env
 
 

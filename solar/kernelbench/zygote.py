@@ -24,7 +24,7 @@ from pathlib import Path
 
 from solar.commands import analyze, validate
 from solar.commands.entry import parser, run
-from solar.kernelbench.procs import MARKER_VAR, kill_tree
+from solar.kernelbench.procs import MARKER_VAR, SAFE_PATH, kill_tree
 from solar.kernelbench.supervise import exit_as, supervise
 from solar.kernelbench.workerset import Outcome, WorkerSet, after_worker, read_output, stop_worker
 
@@ -81,10 +81,27 @@ def _context() -> multiprocessing.context.BaseContext:
     return ctx
 
 
+@contextlib.contextmanager
+def _safe_path():
+    """While the block runs, a fork server started gets SAFE_PATH in its environment (the standard
+    library starts it with `python -c`, whose sys.path begins with the current directory)."""
+    saved = {key: os.environ.get(key) for key in SAFE_PATH}
+    os.environ.update(SAFE_PATH)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def start_server() -> None:
     """Start the fork server now (from the calling thread) if it is not running."""
     _context()
-    multiprocessing.forkserver.ensure_running()
+    with _safe_path():
+        multiprocessing.forkserver.ensure_running()
 
 
 def stop_server() -> None:
@@ -110,7 +127,8 @@ def run_forked(argv: list[str], timeout_s: float, workers: WorkerSet) -> Outcome
         proc = _context().Process(
             target=_child, args=(argv, str(out), str(err), marker), daemon=True
         )
-        proc.start()  # returns once the server has forked the child (the first waits for warm-up)
+        with _safe_path():  # starts the server if it is not running
+            proc.start()  # returns once the server has forked the child (the first: warm-up)
         start = time.perf_counter()
         try:
             workers.add(proc.pid, marker)

@@ -72,3 +72,21 @@ def test_an_unknown_gpu_is_one_line_before_the_framework_loads(argv):
     assert out.stdout.split() == ["2", "False"]
     (line,) = out.stderr.strip().splitlines()
     assert line.startswith("solar: error: unknown GPU") and "known: " in line
+
+
+def test_a_single_matmul_is_bounded_without_scipys_lp_solver(tmp_path):
+    """One op's compute time needs no LP: scipy.optimize (a second of imports) is not loaded."""
+    ir = tmp_path / "mm.ir"
+    ir.write_text(
+        "program mm {\n  input a: f32[64, 32]\n  input b: f32[32, 16]\n  output c: f32[64, 16]\n"
+        "  for i in 0..64, j in 0..16:\n    c[i, j] = 0.0\n"
+        "  for i in 0..64, j in 0..16, k in 0..32:\n    c[i, j] += a[i, k] * b[k, j]\n}\n"
+    )
+    code = (
+        "import sys\n"
+        "from solar.cli import main\n"
+        f"rc = main(['analyze', {str(ir)!r}, '--arch', 'H100-SXM'])\n"
+        "print(rc, 'scipy.optimize' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split()[-2:] == ["0", "False"]
