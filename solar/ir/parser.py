@@ -48,14 +48,16 @@ __all__ = ["parse_program", "parse_stmt", "parse_expr", "parse_affine"]
 
 def parse_program(text: str) -> Program:
     """Parse a whole `program NAME { ... }`."""
+    builder = _Builder(text)
     with collection_paused():
-        program = _Builder(text).program(parse_tree(text, "program_file").children[0])
-    return _check_sizes(program)
+        program = builder.program(parse_tree(text, "program_file").children[0])
+    _check_sizes(program, builder)
+    return program
 
 
-def _check_sizes(program: Program) -> Program:
-    """The program, once every tensor's element count and every statement's iteration count (where
-    its sizes are bound) is within solar.bounded.LIMIT: the counts priced later as floats."""
+def _check_sizes(program: Program, builder: _Builder) -> None:
+    """That every tensor's element count and every statement's iteration count (where its sizes
+    are bound) is within solar.bounded.LIMIT: the counts priced later as floats."""
 
     def problem(sizes: Iterable[Size]) -> str | None:
         n = 1
@@ -69,13 +71,12 @@ def _check_sizes(program: Program) -> Program:
         return None
 
     bound = dict(program.symbols)
-    for t in program.tensors:
+    for t, tree in zip(program.tensors, builder.decl_trees):
         if p := problem(t.shape):
-            raise IRSyntaxError(f"program {program.name!r}: tensor {t.name!r} has too many elements ({p}); write smaller sizes")
-    for k, stmt in enumerate(program.stmts):
+            raise builder.error(tree, f"tensor {t.name!r} has too many elements ({p}); write smaller sizes")
+    for stmt, tree in zip(program.stmts, builder.stmt_trees):
         if p := problem(loop.extent for loop in stmt.loops):
-            raise IRSyntaxError(f"program {program.name!r}, statement {k}: too many iterations ({p}); write smaller extents")
-    return program
+            raise builder.error(tree, f"too many iterations ({p}); write smaller extents")
 
 
 def parse_stmt(text: str) -> Stmt:
@@ -124,6 +125,8 @@ class _Builder:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.decl_trees: list[Tree] = []  # each tensor declaration's tree, in order
+        self.stmt_trees: list[Tree] = []  # each statement's tree, in the order Program.stmts has
 
     # -- errors --
     def error(self, where: Tree | Token, message: str) -> IRSyntaxError:
@@ -146,6 +149,7 @@ class _Builder:
                 symbols.append(self.symdef(item))
             elif item.data == "decl":
                 tensors.append(self.decl(item))
+                self.decl_trees.append(item)
             else:
                 body.append(item)
         return Program(name, tuple(tensors), self.body(body), tuple(symbols))
@@ -160,6 +164,7 @@ class _Builder:
             else:
                 self.check_indentation(prev, item)
                 out.append(self.stmt(item))
+                self.stmt_trees.append(item)
                 prev = item
         return tuple(out)
 

@@ -25,9 +25,9 @@ def _program(sizes: str, loops: str, sym: str = "") -> str:
         (_program("1" + "0" * 40, "k in 0..4"), r"^line 2, column 16: a number of 41 digits \(at most 40\)"),
         (_program("4", "k in 0.." + "9" * 5000), r"^line 6, column 26: a number of 5000 digits"),
         (_program("4", "k in 0..4").replace("y[i] = 0.0", "y[i] = " + "5" * 41), r"^line 5, column 12: a number of 41 digits"),
-        (_program(f"{N39}, 11", "k in 0..4"), r"^program 'p': tensor 'a' has too many elements \(" + str(11 * 10**39) + r" is beyond 1e\+40\)"),
-        (_program("N, N", "k in 0..4", sym=f"  sym N = {N39}\n"), r"^program 'p': tensor 'a' has too many elements \(about 10\^78 is beyond 1e\+40\)"),
-        (_program("4", f"k in 0..{N39}, m in 0..11"), r"^program 'p', statement 1: too many iterations \(" + str(11 * 10**39) + r" is beyond"),
+        (_program(f"{N39}, 11", "k in 0..4"), r"^line \d+, column \d+: tensor 'a' has too many elements \(" + str(11 * 10**39) + r" is beyond 1e\+40\)"),
+        (_program("N, N", "k in 0..4", sym=f"  sym N = {N39}\n"), r"^line \d+, column \d+: tensor 'a' has too many elements \(about 10\^78 is beyond 1e\+40\)"),
+        (_program("4", f"k in 0..{N39}, m in 0..11"), r"^line \d+, column \d+: too many iterations \(" + str(11 * 10**39) + r" is beyond"),
     ],
     ids=["size-41-digits", "extent-5000-digits", "constant-41-digits", "elements", "elements-through-a-symbol", "iterations"],
 )

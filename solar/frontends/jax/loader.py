@@ -256,7 +256,8 @@ def _check_inputs(inputs: tuple, where: str) -> None:
 
 
 def _check_outputs(closed: ClosedJaxpr, where: str) -> None:
-    """The function returns at least one array computed from its arguments or constants."""
+    """The function returns at least one array; one that takes arrays returns at least one computed
+    from them or from its constants (a program of no inputs, an iota say, may make its outputs)."""
     from jax.extend.core import Literal
 
     outs = closed.jaxpr.outvars
@@ -265,7 +266,7 @@ def _check_outputs(closed: ClosedJaxpr, where: str) -> None:
     def created(v: Any) -> bool:  # a constant, or an array made from constants only (jnp.ones)
         return isinstance(v, Literal) or v in made and all(isinstance(a, Literal) for a in made[v].invars)
 
-    if not outs or all(created(v) for v in outs):
+    if not outs or (closed.jaxpr.invars and all(created(v) for v in outs)):
         got = "nothing (None)" if not outs else "only constants (arrays it created, such as jnp.ones(...))"
         raise ModelFileError(
             f"{where}: the program returned {got}; forward() (or the Flax module) must return "
