@@ -6,13 +6,14 @@ exit 2; Ctrl-C 130; SIGTERM 143), and `console`, the program itself, which then 
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from solar.commands import analyze, catalog, ir, validate, verify
 from solar.commands.entry import finish, parser, run
-from solar.definitions import cli as definitions_cli
 from solar.frontends.llm import cli as llm_cli
-from solar.kernelbench import cli as kernelbench_cli
 from solar.usecases import cli as usecases_cli
 
 EXAMPLES = """examples:
@@ -40,6 +41,25 @@ What never runs, only parsed and checked: IR text, LLM replies, spec YAML, workl
 JSON, --symbolic and workload expressions.
 """
 
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A command whose module is imported only when a command line names it (the batch commands
+    import their runners, reports and workers): otherwise `register` adds a stand-in subcommand
+    of the same name and help, which is what `solar --help` lists."""
+
+    name: str
+    module: str  # its `register(subparsers)` adds the real subcommand
+    help: str
+
+    def register(self, subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        return subparsers.add_parser(self.name, help=self.help)
+
+    def load(self) -> object:
+        return importlib.import_module(self.module)
+
+
 #: the command modules, in the order `solar --help` lists their subcommands.
 COMMANDS = (
     analyze,  # analyze
@@ -47,16 +67,20 @@ COMMANDS = (
     validate,  # validate, calibrate
     ir,  # ir, einsum
     llm_cli,  # llm-cache list|show|clear
-    kernelbench_cli,  # kernelbench: headroom reports over a KernelBench tree
-    definitions_cli,  # definitions: SOL-ExecBench / FlashInfer-Bench definitions
+    Deferred("kernelbench", "solar.kernelbench.cli", "bound a KernelBench-layout suite and write a headroom report"),
+    Deferred("definitions", "solar.definitions.cli",
+             "bound SOL-ExecBench / FlashInfer-Bench definitions and workloads, score kernels"),
     usecases_cli,  # compare, provision
     catalog,  # specs, ops
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The `solar` parser for the command line `argv`: the module of a deferred command is
+    imported when `argv` names it (its first word that is not an option)."""
+    named = next((word for word in argv if not word.startswith("-")), None)
     return parser(
-        COMMANDS,
+        [c.load() if isinstance(c, Deferred) and c.name == named else c for c in COMMANDS],
         description="Speed-of-light analysis: provable lower bounds on the runtime of a PyTorch or JAX program on a GPU.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -64,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(build_parser(), argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return run(build_parser(argv), argv)
 
 
 def console() -> None:

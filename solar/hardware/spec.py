@@ -416,14 +416,29 @@ def calibrated_spec(name: str) -> HardwareSpec | None:
 @functools.cache
 def list_specs() -> tuple[HardwareSpec, ...]:
     """Every spec in SPEC_DIR, sorted by name."""
-    specs = (load_spec_file(p) for p in SPEC_DIR.glob("*.yaml"))
+    specs = (_load_named(p) for p in _spec_files().values())
     return tuple(sorted(specs, key=lambda s: s.name))
+
+
+@functools.cache
+def _spec_files() -> dict[str, Path]:
+    """The spec files of SPEC_DIR by file name without .yaml (each spec's name)."""
+    return {p.stem: p for p in SPEC_DIR.glob("*.yaml")}
+
+
+@functools.cache
+def _load_named(path: Path) -> HardwareSpec:
+    """A spec file of SPEC_DIR, read once (get_spec by name and list_specs give the same object)."""
+    return load_spec_file(path)
 
 
 def get_spec(name_or_path: str) -> HardwareSpec:
     """A spec by exact name (any case), by a unique alias, or from a path to a spec YAML."""
     if name_or_path.endswith((".yaml", ".yml")) or Path(name_or_path).is_file():
         return load_spec_file(name_or_path)
+    named = _spec_files().get(name_or_path.strip())
+    if named is not None:  # a spec's exact name: its file alone (load_spec_file checks they agree)
+        return _load_named(named)
     wanted = name_or_path.strip().casefold()
     specs = list_specs()
     for spec in specs:

@@ -26,15 +26,28 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
-
-import islpy as isl
+from typing import Any, Literal
 
 from solar.errors import NotAffineError, SolarError
 from solar.ir.affine import Affine, Atom, Constraint, FloorDiv, Mod, clip_ranges, is_box, var
 from solar.ir.boxes import Access, IndirectMode, image_box, indirect_values, union_size
 from solar.ir.nodes import IndexTerm, Indirect, Load, Program, Size, Stmt, Store, term_variables
 from solar.ir.products import Part, independent_parts
+
+
+class _Islpy:
+    """islpy, imported on first use: an analysis that counts nothing with isl (a single op) does
+    not pay its import (~0.3 s)."""
+
+    def __getattr__(self, name: str) -> object:
+        import islpy
+
+        globals()["isl"] = islpy
+        return getattr(islpy, name)
+
+
+isl: Any = _Islpy()
+
 
 # Words of isl's set syntax: a variable with one of these names is renamed in the isl text.
 _ISL_WORDS = frozenset(

@@ -42,6 +42,24 @@ def test_every_subcommand_comes_from_a_registered_module():
     assert all(callable(module.register) for module in cli.COMMANDS)
 
 
+@pytest.mark.parametrize("command", [c for c in cli.COMMANDS if isinstance(c, cli.Deferred)], ids=lambda c: c.name)
+def test_a_deferred_command_is_its_module_s_subcommand(command):
+    """The stand-in `solar --help` lists has the real subcommand's name and help; a command line
+    that names it gets the real one (its own options), and one that does not leaves its module
+    unimported."""
+    def subcommands(argv):
+        action = cli.build_parser(argv)._subparsers._group_actions[0]
+        return action.choices, {a.dest: a.help for a in action._choices_actions}
+
+    stand_ins, stand_in_help = subcommands(["analyze", "x.py"])
+    real, real_help = subcommands([command.name, "--help"])
+    assert stand_in_help[command.name] == real_help[command.name] == command.help
+    assert stand_ins[command.name]._actions != real[command.name]._actions
+    code = f"import sys, solar.cli\nsolar.cli.build_parser(['analyze'])\nprint({command.module!r} in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_start_up_imports_no_heavy_dependency():
     code = (
         "import sys, solar.cli\n"

@@ -21,9 +21,11 @@ import contextlib
 import functools
 import sys
 import traceback
+from types import CodeType
 from typing import Any, Callable, ContextManager, Iterator, Sequence
 
 import torch
+import torch.fx.proxy
 from torch.fx.proxy import TracerBase
 
 
@@ -52,6 +54,7 @@ def modes_in_forward(model: torch.nn.Module, modes: Callable[[], Sequence[Contex
 
 
 _TORCH_CREATE_NODE = TracerBase.create_node
+_TORCH_FILTER = TracerBase._filter_traceback_frames
 
 
 def _create_node(self: TracerBase, *args: Any, **kwargs: Any) -> torch.fx.Node:
@@ -69,14 +72,30 @@ def _create_node(self: TracerBase, *args: Any, **kwargs: Any) -> torch.fx.Node:
     return node
 
 
+def _forward_frame(code: CodeType) -> bool:
+    """Whether torch's own filter (TracerBase._filter_traceback_frames, forward frames only) keeps
+    a frame of this code: a `forward`, torch/__init__.py, or a registered anchor."""
+    return (
+        code.co_name == "forward"
+        or code.co_filename.endswith("torch/__init__.py")
+        or (code.co_filename, code.co_name) in torch.fx.proxy._STACK_TRACE_ANCHORS
+    )
+
+
 def stack_trace(tracer: TracerBase) -> str:
     """The stack trace torch's TracerBase.create_node records for a node made now, from the live
-    frames (outermost first, source lines read only for the frames the filter keeps)."""
+    frames (outermost first, source lines read only for the frames the filter keeps). Under
+    torch's own filter, only the frames it keeps are summarised before it runs (on those alone)."""
+    own_filter = type(tracer)._filter_traceback_frames is _TORCH_FILTER
     frames = []
     f = sys._getframe(1)
     while f is not None:
-        frames.append(traceback.FrameSummary(f.f_code.co_filename, f.f_lineno, f.f_code.co_name, lookup_line=False))
+        code = f.f_code
+        if not own_filter or _forward_frame(code):
+            frames.append(traceback.FrameSummary(code.co_filename, f.f_lineno, code.co_name, lookup_line=False))
         f = f.f_back
+    if not frames:
+        return ""
     kept = tracer._filter_traceback_frames(traceback.StackSummary.from_list(frames[::-1]))
     return "".join(kept.format()).strip() if kept else ""
 
