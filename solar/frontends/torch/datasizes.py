@@ -1,0 +1,109 @@
+"""Sizes that depend on the data (torch.export's unbacked symbols u0, u1, ...: the rows of
+`nonzero`, `masked_select`, `x[mask]`, `unique`, `bincount`, `repeat_interleave` with tensor
+repeats): where each is made, the range the program admits, and the value the bound takes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._sympy.numbers import int_oo
+
+from solar.errors import UnsupportedOpError
+from solar.frontends.torch.sources import source_line
+
+aten = torch.ops.aten
+
+# Ops whose output size is data-dependent and whose every admissible size solar can price: the
+# bound takes each size at the least value the program admits, 0 rows (no data forbids it: an
+# all-false mask, all-zero repeats, an empty count).
+# Each with the name the report gives it.
+SIZED_OPS: dict[object, str] = {
+    aten.nonzero.default: "nonzero",
+    aten.masked_select.default: "masked_select",
+    aten.index.Tensor: "x[mask]",
+    aten._unique2.default: "unique",
+    aten.unique_dim.default: "unique",
+    aten.unique_consecutive.default: "unique_consecutive",
+    aten.bincount.default: "bincount",
+    aten.repeat_interleave.Tensor: "repeat_interleave",
+}
+
+# Nodes that only check sizes at run time (export's range assertions): nothing to compute.
+SIZE_CHECKS = frozenset({
+    aten._assert_scalar.default,
+    aten.sym_constrain_range_for_size.default,
+    aten.sym_constrain_range.default,
+})
+
+
+@dataclass(frozen=True, slots=True)
+class DataSize:
+    """One data-dependent size: its symbol, the op and source line that make it, the range torch
+    proved for it (`upper` None: unbounded) and the value the bound takes (the least admissible)."""
+
+    symbol: str
+    op: str
+    source: str
+    lower: int
+    upper: int | None
+    value: int
+
+    def describe(self) -> str:
+        at = f" at {self.source.split(': ', 1)[0]}" if self.source else ""
+        high = f" ≤ {self.upper}" if self.upper is not None else ""
+        return f"{self.symbol} = rows of {self.op}{at}, {self.lower} ≤ {self.symbol}{high}"
+
+
+def _bound(value: Any) -> int | None:
+    """An end of torch's value range as an int; None where it is unbounded (int_oo)."""
+    return None if value in (int_oo, -int_oo) else int(value)
+
+
+def data_sizes(exported: torch.export.ExportedProgram, source_file: str | None) -> tuple[DataSize, ...]:
+    """Every unbacked size of the program, in the order its ops run. An unbacked size made by an
+    op outside SIZED_OPS (`.item()` used as a size) is refused with the op and source line."""
+    ranges = {str(k): v for k, v in exported.range_constraints.items()}
+    found: list[DataSize] = []
+    for node in exported.graph.nodes:
+        made = node.meta.get("unbacked_bindings") or {}
+        for sym in made:
+            src = source_line(node, source_file)
+            if node.target not in SIZED_OPS:
+                raise UnsupportedOpError(
+                    f"a size that depends on the data comes from {node.target}"
+                    + (f" at {src}" if src else "")
+                    + "; solar prices data-dependent sizes of nonzero, masked_select, boolean-mask "
+                    "indexing, unique, bincount and repeat_interleave only"
+                )
+            r = ranges.get(str(sym))
+            lower = max(0, _bound(r.lower) or 0) if r is not None else 0
+            upper = _bound(r.upper) if r is not None else None
+            found.append(DataSize(str(sym), SIZED_OPS[node.target], src, lower, upper, lower))
+    return tuple(found)
+
+
+def substitution(sizes: tuple[DataSize, ...]) -> dict[str, int]:
+    """Each data-dependent symbol's name -> the value the bound takes for it."""
+    return {s.symbol: s.value for s in sizes}
+
+
+def size_notes(exported: torch.export.ExportedProgram, source_file: str | None) -> list[str]:
+    """Assumption lines: the data-dependent sizes and what the bound assumed of them, and that the
+    work behind them falls to none (one line), or nothing for a program without such sizes."""
+    sizes = data_sizes(exported, source_file)
+    if not sizes:
+        return []
+    taken = ", ".join(f"{s.symbol} = {s.value}" for s in sizes)
+    lines = ["data-dependent sizes: " + "; ".join(s.describe() for s in sizes) + f"; bound at the least ({taken})"]
+    if any(s.value == 0 for s in sizes):
+        lines.append(
+            "data-dependent sizes at 0: the work on those rows counts as none, since no constraint "
+            "solar uses forbids 0 rows (a sum of sizes, such as per-expert counts after a top-k "
+            "adding up to tokens × k, is not used); the tensors that decide the sizes are still read"
+        )
+    return lines
+
+
+__all__ = ["DataSize", "SIZED_OPS", "SIZE_CHECKS", "data_sizes", "size_notes", "substitution"]
