@@ -40,8 +40,9 @@ _LARGEST: tuple[Update, Contribution] = (Update.MAX, lambda t: cast(DType.I64, t
 
 
 def size_of(ctx: LowerCtx, decides: View, how: tuple[Update, Contribution]) -> None:
-    """The data-dependent size computed from `decides` (every element read once), a program output."""
-    update, contribution = how
+    """The data-dependent size computed from `decides` (every element read once), a program output.
+    A boolean mask's elements are counted as they are (0 or 1: one add each, no compare)."""
+    update, contribution = _SUM if how is _NONZERO and decides.dtype is DType.BOOL else how
     size = reduce(ctx.b, f"{ctx.hint}_size", decides, list(range(decides.rank)), False, update,
                   DType.I64, value=lambda t, idx: contribution(t))
     ctx.b.set_role(size.base, Role.OUTPUT)
