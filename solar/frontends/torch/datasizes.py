@@ -50,10 +50,34 @@ class DataSize:
     upper: int | None
     value: int
 
-    def describe(self) -> str:
-        at = f" at {self.source.split(': ', 1)[0]}" if self.source else ""
-        high = f" ≤ {self.upper}" if self.upper is not None else ""
-        return f"{self.symbol} = rows of {self.op}{at}, {self.lower} ≤ {self.symbol}{high}"
+    def where(self) -> tuple[str, str, int, int | None]:
+        """What sizes made by one line share: the op, the source line, the range."""
+        return (self.op, self.source.split(": ", 1)[0], self.lower, self.upper)
+
+
+def _names(symbols: list[str]) -> str:
+    return ", ".join(symbols) if len(symbols) <= 4 else f"{symbols[0]} … {symbols[-1]} ({len(symbols)} sizes)"
+
+
+def describe(sizes: tuple[DataSize, ...]) -> str:
+    """The sizes, those of one op, line and range together: `u0 = rows of nonzero at m.py:12,
+    0 ≤ u0 ≤ 4096`; `u0, u1 = rows of ..., each 0 ≤ u ≤ 4096`."""
+    groups: dict[tuple, list[str]] = {}
+    for s in sizes:
+        groups.setdefault(s.where(), []).append(s.symbol)
+    parts = []
+    for (op, at, lower, upper), symbols in groups.items():
+        one = symbols[0] if len(symbols) == 1 else "u"
+        high = f" ≤ {upper}" if upper is not None else ""
+        each = "" if len(symbols) == 1 else "each "
+        parts.append(f"{_names(symbols)} = rows of {op}" + (f" at {at}" if at else "")
+                     + f", {each}{lower} ≤ {one}{high}")
+    values: dict[int, list[str]] = {}
+    for s in sizes:
+        values.setdefault(s.value, []).append(s.symbol)
+    taken = ", ".join(f"{_names(symbols)} = {v}" + (" each" if len(symbols) > 1 else "")
+                      for v, symbols in values.items())
+    return "; ".join(parts) + f"; bound at the least ({taken})"
 
 
 def _bound(value: Any) -> int | None:
@@ -95,8 +119,7 @@ def size_notes(exported: torch.export.ExportedProgram, source_file: str | None) 
     sizes = data_sizes(exported, source_file)
     if not sizes:
         return []
-    taken = ", ".join(f"{s.symbol} = {s.value}" for s in sizes)
-    lines = ["data-dependent sizes: " + "; ".join(s.describe() for s in sizes) + f"; bound at the least ({taken})"]
+    lines = ["data-dependent sizes: " + describe(sizes)]
     if any(s.value == 0 for s in sizes):
         lines.append(
             "data-dependent sizes at 0: the work on those rows counts as none, since no constraint "
