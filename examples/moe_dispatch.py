@@ -7,7 +7,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-TOKENS, HIDDEN, FFN, EXPERTS, TOP_K = 512, 256, 512, 4, 2
+TOKENS = 512
+HIDDEN = 256
+FFN = 512
+EXPERTS = 4
+TOP_K = 2
 
 
 class Expert(nn.Module):
