@@ -29,26 +29,34 @@ class Fn(nn.Module):
 
 
 class MoE(nn.Module):
-    """Top-2 of 4 experts; `dense` runs every expert on every token, weighted by its routing
-    weight (0 where the expert is not picked): the most work the dispatch can be."""
+    """Top-2 of 4 experts, dispatched by `style`: "where" (torch.where on the top-k ids, x[token],
+    index_add_), "one_hot" (as older model files: a one_hot expert mask, torch.where on it,
+    x[None, token].reshape), or "dense": every expert on every token, weighted by its routing
+    weight (0 where the expert is not picked), the most work either dispatch can be."""
 
-    def __init__(self, dense: bool) -> None:
+    def __init__(self, style: str) -> None:
         super().__init__()
-        self.dense = dense
+        self.style = style
         self.router = nn.Linear(H, E, bias=False)
         self.up = nn.ModuleList(nn.Linear(H, FFN, bias=False) for _ in range(E))
         self.down = nn.ModuleList(nn.Linear(FFN, H, bias=False) for _ in range(E))
 
+    def expert(self, e: int, x: torch.Tensor) -> torch.Tensor:
+        return self.down[e](F.silu(self.up[e](x)))
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         top_w, top_i = torch.topk(F.softmax(self.router(x), dim=-1), K, dim=-1)
         out = torch.zeros_like(x)
+        mask = F.one_hot(top_i, num_classes=E).permute(2, 1, 0)
         for e in range(E):
-            if self.dense:
-                w = (top_w * (top_i == e)).sum(-1, keepdim=True)
-                out = out + self.down[e](F.silu(self.up[e](x))) * w
-            else:
+            if self.style == "dense":
+                out = out + self.expert(e, x) * (top_w * (top_i == e)).sum(-1, keepdim=True)
+            elif self.style == "where":
                 token, slot = torch.where(top_i == e)
-                y = self.down[e](F.silu(self.up[e](x[token]))) * top_w[token, slot, None]
+                out.index_add_(0, token, self.expert(e, x[token]) * top_w[token, slot, None])
+            else:
+                slot, token = torch.where(mask[e])
+                y = self.expert(e, x[None, token].reshape(-1, H)) * top_w[token, slot, None]
                 out.index_add_(0, token, y)
         return out
 
@@ -65,9 +73,12 @@ def ints() -> torch.Tensor:
 # rows: the compare that makes a mask, one add per element counting it (a compare and an add for a
 # non-boolean input, the largest value for bincount), the input read and the size written, 8 bytes)
 CASES: dict[str, tuple[nn.Module, nn.Module, Callable[[], tuple], list[str], tuple[int, int] | None]] = {
-    "moe_nonzero_index_add": (MoE(False), MoE(True), lambda: (torch.randn(T, H),),
+    "moe_nonzero_index_add": (MoE("where"), MoE("dense"), lambda: (torch.randn(T, H),),
                               ["u0, u1, u2, u3 = rows of nonzero at test_datasizes.py:",
                                "each 0 ≤ u ≤ 128; bound at the least (u0, u1, u2, u3 = 0 each)"], None),
+    "moe_one_hot_where": (MoE("one_hot"), MoE("dense"), lambda: (torch.randn(T, H),),
+                          ["u0, u1, u2, u3 = rows of nonzero at test_datasizes.py:",
+                           "each 0 ≤ u ≤ 128; bound at the least (u0, u1, u2, u3 = 0 each)"], None),
     "masked_select": (Fn(lambda x: torch.masked_select(x, x > 0) * 2),
                       Fn(lambda x: torch.where(x > 0, x, 0).flatten() * 2), lambda: (x8(),),
                       ["u0 = rows of masked_select", "0 ≤ u0 ≤ 32"], (2 * 32, 32 * 4 + 8)),
@@ -112,11 +123,12 @@ def test_data_dependent_program_is_priced_at_the_least_size(name: str) -> None:
         assert b.seconds <= bound.bounds[level].seconds, level
 
 
-def test_moe_dispatch_reads_the_router_and_its_input() -> None:
+@pytest.mark.parametrize("style", ["where", "one_hot"])
+def test_moe_dispatch_reads_the_router_and_its_input(style: str) -> None:
     """At 0 tokens per expert the experts cost nothing, but the router still runs on every token:
-    x (T×H fp32) and the router weight (E×H) are read, the output written."""
+    x (T×H fp32) and the router weight (E×H) are read, the output written, each size (8 bytes)."""
     torch.manual_seed(0)
-    report = _analyze(MoE(False), (torch.randn(T, H),))
+    report = _analyze(MoE(style), (torch.randn(T, H),))
     assert report.totals.contraction_flops == 2 * T * H * E
     assert report.totals.dram_bytes == 4 * (T * H + E * H + T * H) + 8 * E
 

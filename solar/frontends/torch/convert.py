@@ -17,7 +17,7 @@ from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder, copy
 from solar.frontends.torch.constants import constant_bands
 from solar.frontends.torch.context import LowerCtx, concrete, dtype_of
-from solar.frontends.torch.datasizes import SIZE_CHECKS, data_sizes, substitution
+from solar.frontends.torch.datasizes import RUN_TIME_CHECKS, SIZED_OPS, data_sizes, empty_result, substitution
 from solar.frontends.torch.lowerings import LOWERINGS, unsupported_reasons
 from solar.frontends.torch.lowerings.registry import resolve_library
 from solar.frontends.torch.sources import source_line
@@ -190,10 +190,14 @@ def convert_returning(
             if node.target is operator.getitem:
                 env[node.name] = args[0][args[1]]
                 continue
-            if node.target in SIZE_CHECKS or isinstance(node.meta.get("val"), SYMBOLIC):
+            if node.target in RUN_TIME_CHECKS or isinstance(node.meta.get("val"), SYMBOLIC):
                 # a size computed from data-dependent sizes (sym_size, arithmetic) or a run-time
-                # check of one: its value at the sizes the bound takes, no work
+                # check: its value at the sizes the bound takes (None for a check), no work
                 env[node.name] = concrete(node.meta.get("val"), sizes)
+                continue
+            empty = empty_result(node.meta.get("val"), sizes) if sizes and node.target not in SIZED_OPS else None
+            if empty is not None:  # no element at the data-dependent sizes taken: nothing to compute
+                env[node.name] = empty
                 continue
             rule = LOWERINGS.get(node.target)
             if rule is None:

@@ -5,12 +5,14 @@ repeats): where each is made, the range the program admits, and the value the bo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 from torch.utils._sympy.numbers import int_oo
 
 from solar.errors import UnsupportedOpError
+from solar.frontends import views
+from solar.frontends.torch.context import concrete, dtype_of
 from solar.frontends.torch.sources import source_line
 
 aten = torch.ops.aten
@@ -30,11 +32,14 @@ SIZED_OPS: dict[object, str] = {
     aten.repeat_interleave.Tensor: "repeat_interleave",
 }
 
-# Nodes that only check sizes at run time (export's range assertions): nothing to compute.
-SIZE_CHECKS = frozenset({
+# Nodes that only check at run time (export's range assertions on sizes; one_hot's check that its
+# indices are in range): they produce nothing, so nothing reaches an output through them.
+RUN_TIME_CHECKS = frozenset({
     aten._assert_scalar.default,
     aten.sym_constrain_range_for_size.default,
     aten.sym_constrain_range.default,
+    aten._assert_async.default,
+    aten._assert_async.msg,
 })
 
 
@@ -78,6 +83,19 @@ def describe(sizes: tuple[DataSize, ...]) -> str:
     taken = ", ".join(f"{_names(symbols)} = {v}" + (" each" if len(symbols) > 1 else "")
                       for v, symbols in values.items())
     return "; ".join(parts) + f"; bound at the least ({taken})"
+
+
+def empty_result(val: Any, sizes: Mapping[str, int]) -> Any:
+    """The value of a node none of whose outputs has an element at the sizes taken (a tensor, or a
+    tuple or list of them: empty views, which hold nothing to compute), or None when one has."""
+    tensors = list(val) if isinstance(val, (tuple, list)) else [val]
+    if not tensors or not all(isinstance(t, torch.Tensor) for t in tensors):
+        return None
+    shapes = [tuple(concrete(d, sizes) for d in t.shape) for t in tensors]
+    if not all(0 in shape for shape in shapes):
+        return None
+    out = [views.constant(0, shape, dtype_of(t.dtype)) for shape, t in zip(shapes, tensors)]
+    return out[0] if not isinstance(val, (tuple, list)) else type(val)(out)
 
 
 def _bound(value: Any) -> int | None:
@@ -129,4 +147,4 @@ def size_notes(exported: torch.export.ExportedProgram, source_file: str | None) 
     return lines
 
 
-__all__ = ["DataSize", "SIZED_OPS", "SIZE_CHECKS", "data_sizes", "size_notes", "substitution"]
+__all__ = ["DataSize", "SIZED_OPS", "RUN_TIME_CHECKS", "data_sizes", "empty_result", "size_notes", "substitution"]
