@@ -17,7 +17,7 @@ from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder, copy
 from solar.frontends.torch.constants import constant_bands
 from solar.frontends.torch.context import LowerCtx, concrete, dtype_of
-from solar.frontends.torch.datasizes import RUN_TIME_CHECKS, SIZED_OPS, data_sizes, empty_result, substitution
+from solar.frontends.torch.datasizes import RUN_TIME_CHECKS, data_sizes, empty_result, substitution
 from solar.frontends.torch.lowerings import LOWERINGS, unsupported_reasons
 from solar.frontends.torch.lowerings.registry import resolve_library
 from solar.frontends.torch.sources import source_line
@@ -195,7 +195,8 @@ def convert_returning(
                 # check: its value at the sizes the bound takes (None for a check), no work
                 env[node.name] = concrete(node.meta.get("val"), sizes)
                 continue
-            empty = empty_result(node.meta.get("val"), sizes) if sizes and node.target not in SIZED_OPS else None
+            makes_size = bool(node.meta.get("unbacked_bindings"))  # it reads what decides the size
+            empty = empty_result(node.meta.get("val"), sizes) if sizes and not makes_size else None
             if empty is not None:  # no element at the data-dependent sizes taken: nothing to compute
                 env[node.name] = empty
                 continue

@@ -17,10 +17,9 @@ from solar.frontends.torch.sources import source_line
 
 aten = torch.ops.aten
 
-# Ops whose output size is data-dependent and whose every admissible size solar can price: the
-# bound takes each size at the least value the program admits, 0 rows (no data forbids it: an
-# all-false mask, all-zero repeats, an empty count).
-# Each with the name the report gives it.
+# Ops whose output size is data-dependent and whose every admissible size solar can price, each
+# with the name the report gives it: the bound takes each size at the least value torch's range
+# admits (0 rows unless the program states more: an all-false mask, all-zero repeats).
 SIZED_OPS: dict[object, str] = {
     aten.nonzero.default: "nonzero",
     aten.masked_select.default: "masked_select",
