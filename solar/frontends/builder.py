@@ -224,10 +224,14 @@ class ProgramBuilder:
             )
 
     def program(self, outputs: Sequence[str]) -> Program:
-        """The program; outputs are declared last, in the order given (the order returned)."""
+        """The program; outputs are declared last, in the order given (the order returned). A
+        computed tensor of no element (a data-dependent size at 0 rows) holds nothing: no
+        statement writes it (`emit` drops empty loops), and it is left out."""
+        empty = {n for n, t in self.tensors.items() if t.role is not Role.INPUT and t.role is not Role.PARAM and 0 in t.shape}
+        outputs = [n for n in outputs if n not in empty]
         for name in outputs:
             self.set_role(name, Role.OUTPUT)
-        rest = tuple(t for name, t in self.tensors.items() if name not in outputs)
+        rest = tuple(t for name, t in self.tensors.items() if name not in outputs and name not in empty)
         assert not self._open, "an in-order loop is still open"
         return Program(self.name, rest + tuple(self.tensors[n] for n in outputs), tuple(self.body))
 

@@ -35,6 +35,7 @@ def _collect(table: str) -> dict[Any, Any]:
 
 CASES = _collect("CASES")
 DRAWS: dict[Any, Draw] = _collect("DRAWS")
+BY_PROGRAM: dict[Any, str] = _collect("BY_PROGRAM")  # ops checked through whole programs, with why
 
 
 def realise(x: Any, gen: torch.Generator) -> Any:
@@ -56,7 +57,7 @@ def realise(x: Any, gen: torch.Generator) -> Any:
 
 
 def test_every_lowering_has_a_case():
-    missing = sorted(str(op) for op in LOWERINGS if op not in CASES)
+    missing = sorted(str(op) for op in LOWERINGS if op not in CASES and op not in BY_PROGRAM)
     assert not missing, f"lowerings without a test case: {missing}"
 
 

@@ -3,8 +3,8 @@ the table of torch dtypes the IR knows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 import torch
 
@@ -41,6 +41,7 @@ class LowerCtx:
 
     b: ProgramBuilder
     node: torch.fx.Node
+    sizes: Mapping[str, int] = field(default_factory=dict)  # data-dependent symbol name -> value taken
 
     @property
     def val(self) -> Any:
@@ -48,7 +49,7 @@ class LowerCtx:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(int(s) for s in self.val.shape)
+        return tuple(concrete(s, self.sizes) for s in self.val.shape)
 
     @property
     def dtype(self) -> DType:
@@ -61,4 +62,15 @@ class LowerCtx:
     def meta(self, k: int) -> tuple[tuple[int, ...], DType]:
         """Shape and dtype of output k of a multi-output op."""
         v = self.val[k]
-        return tuple(int(s) for s in v.shape), dtype_of(v.dtype)
+        return tuple(concrete(s, self.sizes) for s in v.shape), dtype_of(v.dtype)
+
+
+def concrete(value: Any, sizes: Mapping[str, int]) -> Any:
+    """A size, or a size expression or condition of torch's symbols, with each data-dependent
+    symbol replaced by the value `sizes` gives it (solar.frontends.torch.datasizes)."""
+    if isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat)):
+        expr = value.node.expr
+        expr = expr.xreplace({s: sizes[s.name] for s in expr.free_symbols if s.name in sizes})
+        kind = {torch.SymInt: int, torch.SymBool: bool, torch.SymFloat: float}[type(value)]
+        return kind(expr)
+    return value if value is None or isinstance(value, (bool, float)) else int(value)

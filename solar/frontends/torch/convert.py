@@ -5,11 +5,8 @@ the program the interpreter runs is the program the backends count."""
 
 from __future__ import annotations
 
-import functools
 import operator
-import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import torch
@@ -19,9 +16,11 @@ from solar.errors import SolarError, UnsupportedOpError
 from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder, copy
 from solar.frontends.torch.constants import constant_bands
-from solar.frontends.torch.context import LowerCtx, dtype_of
+from solar.frontends.torch.context import LowerCtx, concrete, dtype_of
+from solar.frontends.torch.datasizes import RUN_TIME_CHECKS, data_sizes, empty_result, substitution
 from solar.frontends.torch.lowerings import LOWERINGS, unsupported_reasons
 from solar.frontends.torch.lowerings.registry import resolve_library
+from solar.frontends.torch.sources import source_line
 from solar.frontends.torch.traced import Traced
 from solar.frontends.views import View
 from solar.heap import settled
@@ -29,42 +28,9 @@ from solar.ir.nodes import Origin, Program, Role
 from solar.ir.verify import verify
 from solar.passes import optimize as run_passes
 
-_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
-
 # Ops whose TF32 use PyTorch governs with cuDNN's flag; every other contraction follows the
 # matmul flag (torch.backends.cuda.matmul.allow_tf32).
 CUDNN_OPS = {"aten.convolution.default", "aten.convolution_backward.default"}
-
-
-def source_line(node: torch.fx.Node, source_file: str | None) -> str:
-    """`file.py:LINE: code` of the user's frame that produced the node (last frame in the user's
-    file, else the last frame outside torch)."""
-    trace = node.meta.get("stack_trace") or ""
-    frames = _FRAME.findall(trace)
-    if not frames:
-        return ""
-    pick = None
-    user = _as_path(source_file) if source_file else None
-    for f in frames:
-        if user is not None and _resolved(f[0]) == user:
-            pick = f
-    if pick is None:
-        outside = [f for f in frames if "/torch/" not in f[0] and "/site-packages/" not in f[0]]
-        pick = outside[-1] if outside else frames[-1]
-    code = pick[3].strip().replace('"', "'")  # the IR text quotes sources with "
-    return f"{_as_path(pick[0]).name}:{pick[1]}: {code}"
-
-
-@functools.lru_cache(maxsize=1024)
-def _as_path(path: str) -> Path:
-    """Path(path), once per file name."""
-    return Path(path)
-
-
-@functools.lru_cache(maxsize=1024)
-def _resolved(path: str) -> Path:
-    """Path(path).resolve(), once per file name (every node's stack trace names the same few)."""
-    return Path(path).resolve()
 
 
 def _instance_key(node: torch.fx.Node) -> str:
@@ -185,6 +151,7 @@ def convert_returning(
     view_of: dict[str, Viewed] = {}  # fx node name -> whose storage its value shares
     user_inputs = 0
     bands = constant_bands(ep)  # masks computed from constants (HF causal masks)
+    sizes = substitution(data_sizes(ep, traced.source_file))  # data-dependent sizes at their least
 
     for node in ep.graph.nodes:
         if node.op == "placeholder":
@@ -223,6 +190,16 @@ def convert_returning(
             if node.target is operator.getitem:
                 env[node.name] = args[0][args[1]]
                 continue
+            if node.target in RUN_TIME_CHECKS or isinstance(node.meta.get("val"), SYMBOLIC):
+                # a size computed from data-dependent sizes (sym_size, arithmetic) or a run-time
+                # check: its value at the sizes the bound takes (None for a check), no work
+                env[node.name] = concrete(node.meta.get("val"), sizes)
+                continue
+            makes_size = bool(node.meta.get("unbacked_bindings"))  # it reads what decides the size
+            empty = empty_result(node.meta.get("val"), sizes) if sizes and not makes_size else None
+            if empty is not None:  # no element at the data-dependent sizes taken: nothing to compute
+                env[node.name] = empty
+                continue
             rule = LOWERINGS.get(node.target)
             if rule is None:
                 called = f" (called as {op_name})" if op_name != str(node.target) else ""
@@ -235,7 +212,7 @@ def convert_returning(
                 rule = fallback.rule_for(node, src, unsupported) if fallback is not None else None
                 if rule is None:
                     raise unsupported
-            ctx = LowerCtx(b, node)
+            ctx = LowerCtx(b, node, sizes)
             try:
                 env[node.name] = rule(ctx, *args, **kwargs)
                 if node.name in bands:
@@ -255,6 +232,9 @@ def convert_returning(
     verify(program)
     kept = {t.name for t in program.tensors}
     return program, {k: v for k, v in bindings.items() if k in kept}, returned
+
+
+SYMBOLIC = (torch.SymInt, torch.SymBool, torch.SymFloat)
 
 
 @dataclass(frozen=True, slots=True)

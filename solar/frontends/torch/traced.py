@@ -10,6 +10,7 @@ from enum import Enum
 
 import torch
 
+from solar.frontends.torch.datasizes import size_notes
 from solar.frontends.torch.known import KnownStructure
 from solar.frontends.torch.lowerings import op_notes
 
@@ -89,7 +90,8 @@ class Traced:
             "eval": "module mode: eval (model.eval()), no gradients",
         }[self.mode]
         route = [self.route.describe()] if self.route is not None else []
-        return [mode] + [f"structure: {s.describe()}" for s in self.structure] + op_notes(self.exported.graph) + route
+        return ([mode] + [f"structure: {s.describe()}" for s in self.structure] + op_notes(self.exported.graph)
+                + size_notes(self.exported, self.source_file) + route)
 
 
 # Layers whose forward depends on Module.training, each with the condition under which it does:

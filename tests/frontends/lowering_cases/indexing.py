@@ -25,5 +25,6 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
         ((F(3, 6, 7), [None, Ix(2, 3), Ix(3)]), {}),
         ((F(6, 3, 7), [Ix(4), None, Ix(4)]), {}),
         ((F(3, 6), [None, Ix(2, 2)]), {}),
+        ((F(3, 6), [torch.zeros(3, dtype=torch.bool)]), {}),  # a mask selecting no row
     ],
 }

@@ -17,6 +17,7 @@ from solar.errors import SolarError
 from solar.frontends import views
 from solar.frontends.builder import elementwise
 from solar.frontends.torch.context import LowerCtx
+from solar.frontends.torch.lowerings.datasized import mask_index
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import SourceIndex, View
 from solar.ir.affine import Affine, var
@@ -97,8 +98,9 @@ def _index(ctx: LowerCtx, x: View, indices: Sequence[View | None]) -> View:
     dims in place when the indexed dims are adjacent, else they come first."""
     indices = list(indices) + [None] * (x.rank - len(indices))
     pos = [k for k, t in enumerate(indices) if t is not None]
-    if any(indices[k].dtype.kind == "bool" for k in pos):
-        raise SolarError("indexing with a boolean mask has a data-dependent shape; not supported")
+    masks = [indices[k] for k in pos if indices[k].dtype.kind == "bool"]
+    if masks:
+        return mask_index(ctx, x, masks)
     bshape = views.broadcast_shape(*(indices[k].shape for k in pos))
     values = {k: index_values(ctx, views.expand(indices[k], bshape)) for k in pos}
     rest = [k for k in range(x.rank) if indices[k] is None]

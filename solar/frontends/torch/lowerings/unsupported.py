@@ -4,8 +4,7 @@ list them.
 
 Searching produces data-dependent positions: the IR has no statement whose work is a provable
 count for it (a binary search written as affine statements would count more work than the best
-kernels do: not a lower bound; sorting and top-k are order statements: sorting.py). FFTs produce complex values, which the IR has no dtype for. `unique` and
-`nonzero`-style ops have a data-dependent output size."""
+kernels do: not a lower bound; sorting and top-k are order statements: sorting.py). FFTs produce complex values, which the IR has no dtype for."""
 
 from __future__ import annotations
 
@@ -18,7 +17,6 @@ _SEARCH = (
     "boundary counts more than a search does); not supported"
 )
 _COMPLEX = "complex tensors have no IR dtype yet; FFTs and complex views are not supported"
-_SIZE = "its output size depends on the data, which torch.export cannot trace to a static shape; not supported"
 
 UNSUPPORTED: dict[object, str] = {
     aten.searchsorted.Tensor: _SEARCH,
@@ -31,12 +29,6 @@ UNSUPPORTED: dict[object, str] = {
     aten.view_as_complex.default: _COMPLEX,
     aten.view_as_real.default: _COMPLEX,
     aten.complex.default: _COMPLEX,
-    aten._unique2.default: _SIZE,
-    aten.unique_dim.default: _SIZE,
-    aten.unique_consecutive.default: _SIZE,
-    aten.nonzero.default: _SIZE,
-    aten.masked_select.default: _SIZE,
-    aten.bincount.default: _SIZE,
     aten._weight_int4pack_mm.default: (
         "the int4 weight is in a tiled packed layout that the CUDA kernel defines and a CPU build "
         "cannot run, so no lowering can be checked against it; not supported"
