@@ -224,12 +224,17 @@ def _cache_rows(lm: torch.nn.Module, heads: int, head_dim: int) -> tuple[tuple[t
     if layers == 0:
         return plain
     cache = StaticCache(config=lm.config, max_cache_len=1)
+    buffers = dict(lm.named_buffers())  # a rotary embedding may reassign its tables in forward
     try:
         with FakeTensorMode(allow_non_fake_inputs=True):
             ids = torch.zeros((1, 1), dtype=torch.long)
             lm(input_ids=ids, cache_position=torch.arange(1), use_cache=True, **_cache_arg(lm, cache))
     except Exception:  # noqa: BLE001  (the trace of the real step reports what fails)
         return plain
+    finally:
+        for name, buffer in buffers.items():
+            owner, _, leaf = name.rpartition(".")
+            setattr(lm.get_submodule(owner), leaf, buffer)
     written = [(layer.keys, layer.values) for layer in cache.layers]
     if len(written) != layers or any(k is None or v is None for k, v in written):
         return plain
