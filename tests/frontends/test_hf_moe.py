@@ -17,11 +17,11 @@ import solar.frontends.torch  # noqa: F401  (before transformers: see frontends/
 
 pytest.importorskip("transformers")
 
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils.flop_counter import FlopCounterMode
 
-from solar.api import analyze_loaded, load_hf  # noqa: E402
-from solar.frontends.torch.hf import Scenario, build  # noqa: E402
+from solar.api import analyze_loaded, load_hf
+from solar.frontends.torch.hf import Scenario, build
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hf"
 STEPS = (Scenario("prefill", 1, 8, 0), Scenario("decode", 1, 1, 8))
@@ -98,7 +98,8 @@ def test_family_step_counts(family: Family, step: Scenario):
         if t.name.endswith(("experts_gate_up_proj", "experts_down_proj")):
             elements = loaded.graph.footprints.elements(t.name, "read")
             assert elements * t.shape[0] == read * loaded.program.numel(t.name), t.name
-    assert report.serving.kv_cache_bytes == sum(x.numel() * x.element_size() for x in loaded.serving.built.inputs[1:])
+    cache = loaded.serving.built.inputs[1:]
+    assert report.serving.kv_cache_bytes == sum(x.numel() * x.element_size() for x in cache)
 
 
 def test_latent_cache_of_mla():

@@ -11,8 +11,8 @@ serving step:
 The cache tensors are inputs of the step (two per layer, [B, heads, rows, dim], each layer's heads
 and dims those the model writes: K and V heads of the config, or a compressed latent for
 multi-head latent attention), handed to HF's own `StaticCache`, so the model's attention code is
-what is analysed. Facts the report
-states (weight bytes, KV-cache bytes) come from the built module and the config."""
+what is analysed. Facts the report states (weight bytes, KV-cache bytes) come from the built
+module and the config."""
 
 from __future__ import annotations
 
@@ -200,20 +200,22 @@ class _Step(torch.nn.Module):
             layer.is_initialized = True
         n = input_ids.shape[1]
         positions = torch.arange(self.context, self.context + n, device=input_ids.device)
-        out = self.lm(input_ids=input_ids, cache_position=positions, use_cache=True, **_cache_arg(self.lm, cache))
+        cached = _cache_arg(self.lm, cache)
+        out = self.lm(input_ids=input_ids, cache_position=positions, use_cache=True, **cached)
         return out.logits
 
 
 def _cache_arg(lm: torch.nn.Module, cache: Any) -> dict:
-    """The cache as the model's keyword: `cache` (newer transformers models), else `past_key_values`."""
+    """The cache as the model's keyword: `cache` (newer transformers models), else
+    `past_key_values`."""
     import inspect
 
     key = "cache" if "cache" in inspect.signature(lm.forward).parameters else "past_key_values"
     return {key: cache}
 
 
-def _cache_rows(lm: torch.nn.Module, heads: int, head_dim: int) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """Per layer, the (heads, dim) of its cached keys and of its cached values, as the model writes
+def _cache_rows(lm: torch.nn.Module, heads: int, head_dim: int) -> tuple:
+    """Per layer, ((heads, dim) of its cached keys, (heads, dim) of its values), as the model writes
     them: one token of a fake step into an empty static cache (no data is read or allocated).
     Where that step does not run, every layer's K and V are `heads` x `head_dim` (the config)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -228,7 +230,8 @@ def _cache_rows(lm: torch.nn.Module, heads: int, head_dim: int) -> tuple[tuple[t
     try:
         with FakeTensorMode(allow_non_fake_inputs=True):
             ids = torch.zeros((1, 1), dtype=torch.long)
-            lm(input_ids=ids, cache_position=torch.arange(1), use_cache=True, **_cache_arg(lm, cache))
+            positions = torch.arange(1)
+            lm(input_ids=ids, cache_position=positions, use_cache=True, **_cache_arg(lm, cache))
     except Exception:  # noqa: BLE001  (the trace of the real step reports what fails)
         return plain
     finally:
