@@ -8,9 +8,11 @@ serving step:
 - decode: one token of each of B sequences, attending a static KV cache of C tokens already
   present (C + 1 rows: the new token's key and value are written in place at row C).
 
-The cache tensors are inputs of the step (two per layer, [B, kv_heads, rows, head_dim]), handed
-to HF's own `StaticCache`, so the model's attention code is what is analysed. Facts the report
-states (weight bytes, KV-cache bytes) come from the built module and the config."""
+The cache tensors are inputs of the step (two per layer, [B, heads, rows, dim], each layer's heads
+and dims those the model writes: K and V heads of the config, or a compressed latent for
+multi-head latent attention), handed to HF's own `StaticCache`, so the model's attention code is
+what is analysed. Facts the report states (weight bytes, KV-cache bytes) come from the built
+module and the config."""
 
 from __future__ import annotations
 
@@ -198,15 +200,53 @@ class _Step(torch.nn.Module):
             layer.is_initialized = True
         n = input_ids.shape[1]
         positions = torch.arange(self.context, self.context + n, device=input_ids.device)
-        out = self.lm(input_ids=input_ids, past_key_values=cache, cache_position=positions, use_cache=True)
+        cached = _cache_arg(self.lm, cache)
+        out = self.lm(input_ids=input_ids, cache_position=positions, use_cache=True, **cached)
         return out.logits
+
+
+def _cache_arg(lm: torch.nn.Module, cache: Any) -> dict:
+    """The cache as the model's keyword: `cache` (newer transformers models), else
+    `past_key_values`."""
+    import inspect
+
+    key = "cache" if "cache" in inspect.signature(lm.forward).parameters else "past_key_values"
+    return {key: cache}
+
+
+def _cache_rows(lm: torch.nn.Module, heads: int, head_dim: int) -> tuple:
+    """Per layer, ((heads, dim) of its cached keys, (heads, dim) of its values), as the model writes
+    them: one token of a fake step into an empty static cache (no data is read or allocated).
+    Where that step does not run, every layer's K and V are `heads` x `head_dim` (the config)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from transformers import StaticCache
+
+    layers = lm.config.num_hidden_layers
+    plain = (((heads, head_dim), (heads, head_dim)),) * layers
+    if layers == 0:
+        return plain
+    cache = StaticCache(config=lm.config, max_cache_len=1)
+    buffers = dict(lm.named_buffers())  # a rotary embedding may reassign its tables in forward
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            ids = torch.zeros((1, 1), dtype=torch.long)
+            positions = torch.arange(1)
+            lm(input_ids=ids, cache_position=positions, use_cache=True, **_cache_arg(lm, cache))
+    except Exception:  # noqa: BLE001  (the trace of the real step reports what fails)
+        return plain
+    finally:
+        for name, buffer in buffers.items():
+            owner, _, leaf = name.rpartition(".")
+            setattr(lm.get_submodule(owner), leaf, buffer)
+    written = [(layer.keys, layer.values) for layer in cache.layers]
+    if len(written) != layers or any(k is None or v is None for k, v in written):
+        return plain
+    return tuple(((k.shape[1], k.shape[-1]), (v.shape[1], v.shape[-1])) for k, v in written)
 
 
 def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
     """The step module and its inputs for `hf:<spec>`, built with nothing large allocated;
     `layers` overrides the config's num_hidden_layers (the per-layer bound builds 0 and 1)."""
-    from transformers import AutoModelForCausalLM
-
     config = read_config(spec)
     if layers is not None:
         config.num_hidden_layers = layers
@@ -224,13 +264,14 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
     kv_heads = getattr(config, "num_key_value_heads", None) or heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     with building():
-        try:
-            lm = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="sdpa")
-        except ValueError as exc:
-            raise UsageError(f"hf:{spec}: {config.model_type!r} is not a causal LM transformers can build ({_line(exc)})") from None
-        lm = lm.eval()
-        shape = (step.batch, kv_heads, step.cache_rows, head_dim)
-        kv = tuple(torch.zeros(shape, dtype=dtype) for _ in range(2 * layers))
+        lm = _from_config(spec, config, dtype).eval()
+    rows = _cache_rows(lm, kv_heads, head_dim)
+    with building():
+        kv = tuple(
+            torch.zeros((step.batch, heads_, step.cache_rows, dim), dtype=dtype)
+            for layer in rows
+            for heads_, dim in layer
+        )
         input_ids = torch.zeros((step.batch, step.seq), dtype=torch.long)
     unique = {id(p): p for p in lm.parameters()}.values()  # tied weights once
     weight_bytes = sum(p.numel() * p.element_size() for p in unique)
@@ -238,6 +279,22 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
     name = f"{getattr(config, '_name_or_path', '') or Path(spec).stem} {step.kind}".strip()
     name = name.replace(" ", "_")
     return Built(name, _Step(lm, step), (input_ids, *kv), step, weight_bytes, kv_bytes, layers, config)
+
+
+def _from_config(spec: str, config: Any, dtype: torch.dtype) -> torch.nn.Module:
+    """The causal LM of `config`, its attention through SDPA, or eager (transformers' default
+    without SDPA) where the model has no SDPA path (GPT-OSS: attention sinks)."""
+    from transformers import AutoModelForCausalLM
+
+    try:
+        try:
+            return AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="sdpa")
+        except ValueError as exc:
+            if "scaled_dot_product_attention" not in str(exc):
+                raise
+            return AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="eager")
+    except ValueError as exc:
+        raise UsageError(f"hf:{spec}: {config.model_type!r} is not a causal LM transformers can build ({_line(exc)})") from None
 
 
 def layer_list(built: Built) -> tuple[str, torch.nn.ModuleList] | None:
