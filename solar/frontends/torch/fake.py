@@ -16,6 +16,7 @@ from solar.errors import ModelFileError
 from solar.frontends.torch.held import (
     Binding,
     Place,
+    Walk,
     argument_roots,
     children,
     held_names,
@@ -24,6 +25,18 @@ from solar.frontends.torch.held import (
     walk,
 )
 from solar.frontends.usercode import one_line
+
+
+# Held objects solar refuses, with why and what to do: (what, test of the object's class and
+# instance __dict__, reason).
+REFUSED_STATE = (
+    (
+        "a transformers cache with offloading=True",
+        lambda cls, own: cls.__module__.startswith("transformers.") and own.get("offloading") is True,
+        "it moves each layer's keys and values between host and GPU on CUDA streams, which solar does "
+        "not model; build the cache with offloading=False (the bound then reads it from device memory)",
+    ),
+)
 
 
 def tensor_attributes(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, str, torch.Tensor]]:
@@ -70,6 +83,7 @@ def fakeify_program(
     skip = {id(m) for m in model.modules()}
     roots = module_roots(model) + argument_roots(holder)
     found = walk(roots, skip)
+    _refuse(found, where)
     attributes = tensor_attributes(model)
     tensors = list(model.parameters(recurse=True)) + list(model.buffers(recurse=True))
     tensors += [t for _, _, _, t in attributes]
@@ -88,6 +102,15 @@ def fakeify_program(
         mod.register_buffer(attr, value, persistent=False)
     _bind_held(model, holder, positions)
     return model, fake_inputs
+
+
+def _refuse(found: Walk, where: str) -> None:
+    for place in found.origin.values():
+        value = place.step.get(place.parent)
+        own = getattr(value, "__dict__", None)
+        for what, test, why in REFUSED_STATE:
+            if isinstance(own, dict) and test(type(value), own):
+                raise ModelFileError(f"{where}: {place.path} is {what} ({type(value).__name__}): {why}")
 
 
 def _bind_held(model: torch.nn.Module, holder: list, positions: tuple[int, ...]) -> None:
@@ -138,11 +161,12 @@ def held_tensors(model: torch.nn.Module, inputs: Sequence[Any] = ()) -> dict[str
 def _copy(objects: tuple, memo: dict, roots: list[tuple[Place, Any]], where: str) -> Any:
     """copy.deepcopy of `objects` with `memo`; where it fails, one line naming the first place
     (from the walk's roots inwards) whose value cannot be copied."""
+    before = dict(memo)  # a failed copy leaves what it had copied in the memo
     try:
         return copy.deepcopy(objects, memo)
     except Exception as exc:  # noqa: BLE001  (any failure of a user object's copy)
         seen: set[int] = set()
-        place = next(filter(None, (_uncopyable(p, v, memo, seen) for p, v in roots)), None)
+        place = next(filter(None, (_uncopyable(p, v, before, seen) for p, v in roots)), None)
         what = place.path if place is not None else "the model"
         raise ModelFileError(
             f"{where}: {what} cannot be copied for tracing ({one_line(exc)}); hold tensors in "
