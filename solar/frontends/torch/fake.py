@@ -122,7 +122,7 @@ def _bind_held(model: torch.nn.Module, holder: list, positions: tuple[int, ...])
     for name, t in held_names(model, found, state):
         model.register_buffer(name, t, persistent=False)
         state[id(t)] = name
-    places = [(p, state[id(t)]) for p, t in found.tensors if not p.plain]
+    places = [(p, state.get(id(t), (t.shape, t.dtype))) for p, t in found.tensors if not p.plain]
     if not places and not positions:
         return
     binding = Binding(tuple(p for p, _ in places), tuple(s for _, s in places), found.origin)

@@ -201,8 +201,9 @@ def buffer_name(path: str, taken: Callable[[str], bool]) -> str:
 
 def held_names(model: torch.nn.Module, found: Walk, state: dict[int, str]) -> list[tuple[str, torch.Tensor]]:
     """The buffer each held tensor (not plain, not already a parameter, buffer or tensor
-    attribute, i.e. not in `state`) is registered as on the copy: (name, tensor), one per tensor,
-    in walk order (so that the original and the copy name them alike)."""
+    attribute, i.e. not in `state`, and not empty: see `Binding`) is registered as on the copy:
+    (name, tensor), one per tensor, in walk order (so that the original and the copy name them
+    alike)."""
     names: dict[int, str] = {}
     out = []
 
@@ -211,7 +212,7 @@ def held_names(model: torch.nn.Module, found: Walk, state: dict[int, str]) -> li
             or name in model._parameters or name in model._modules or name in names.values()
 
     for place, t in found.tensors:
-        if place.plain or id(t) in state or id(t) in names:
+        if place.plain or id(t) in state or id(t) in names or t.numel() == 0:
             continue
         names[id(t)] = buffer_name(place.path, taken)
         out.append((names[id(t)], t))
@@ -222,10 +223,11 @@ def held_names(model: torch.nn.Module, found: Walk, state: dict[int, str]) -> li
 class Binding:
     """How a copy's held tensors are rebound at each call of forward(): every place holding one
     reads, at that moment, the copy's parameter or buffer `sources[k]` (the tensor torch.export
-    tracks), and gets its value back after the call."""
+    tracks), or, for an empty tensor (no data, and no buffer a program may hold), a fresh empty
+    tensor of its shape and dtype; and gets its value back after the call."""
 
     places: tuple[Place, ...]
-    sources: tuple[str, ...]
+    sources: tuple[str | tuple[torch.Size, torch.dtype], ...]
     origin: dict[int, Place]
 
     def bind(self, model: torch.nn.Module) -> list[tuple[Any, Step, Any]]:
@@ -257,7 +259,9 @@ def _remake(t: tuple, items: list) -> tuple:
     return make(items) if make is not None else type(t)(items)
 
 
-def _resolve(model: torch.nn.Module, name: str) -> Any:
+def _resolve(model: torch.nn.Module, name: str | tuple[torch.Size, torch.dtype]) -> Any:
+    if isinstance(name, tuple):
+        return torch.empty(name[0], dtype=name[1])
     obj: Any = model
     for part in name.split("."):
         obj = getattr(obj, part)
