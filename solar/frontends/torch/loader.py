@@ -462,6 +462,11 @@ def _check_inputs(inputs: tuple, where: str) -> None:
                     "solar cannot trace; give its integer values (t.int_repr()) or the float tensor "
                     "(t.dequantize()) and quantize inside forward()"
                 )
+            if is_state_object(leaf):
+                raise ModelFileError(
+                    f"{where}: get_inputs() item {k} holds a {type(leaf).__name__} inside a "
+                    f"{type(x).__name__}; pass an object holding state (a KV cache) as an item of its own"
+                )
             if not isinstance(leaf, (torch.Tensor, *_SCALARS)) and leaf is not None:
                 raise ModelFileError(
                     f"{where}: get_inputs() item {k} is a {type(leaf).__name__}, not a tensor; "
