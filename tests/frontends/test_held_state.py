@@ -191,7 +191,7 @@ CACHES = {
 def _decode_file(tmp_path: Path, cache: str, placement: str, context: int) -> Path:
     text = FIXTURE.read_text()
     for name, value in (("CACHE", f'"{cache}"'), ("PLACEMENT", f'"{placement}"'), ("CONTEXT", str(context))):
-        text = re.sub(rf"^{name} = .*$", f"{name} = {value}", text, count=1, flags=re.M)
+        text = re.sub(rf"^{name} = .*$", f"{name} = {value}", text, count=1, flags=re.MULTILINE)
     path = tmp_path / f"{cache}_{placement}_{context}.py"
     path.write_text(text)
     return path

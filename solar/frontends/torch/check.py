@@ -31,8 +31,8 @@ from solar.frontends.builder import ProgramBuilder
 from solar.frontends.files import import_model_file
 from solar.frontends.torch import loader
 from solar.frontends.torch.context import LowerCtx, dtype_of
-from solar.frontends.torch.fake import held_tensors
 from solar.frontends.torch.convert import convert_returning, materialise_outputs, source_line
+from solar.frontends.torch.fake import held_tensors
 from solar.frontends.torch.lowerings import LOWERINGS, merged, random_ops
 from solar.frontends.torch.lowerings.recurrent import CELLS
 from solar.frontends.torch.lowerings.registry import resolve_library

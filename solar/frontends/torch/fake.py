@@ -26,15 +26,17 @@ from solar.frontends.torch.held import (
 )
 from solar.frontends.usercode import one_line
 
-
 # Held objects solar refuses, with why and what to do: (what, test of the object's class and
 # instance __dict__, reason).
 REFUSED_STATE = (
     (
         "a transformers cache with offloading=True",
         lambda cls, own: cls.__module__.startswith("transformers.") and own.get("offloading") is True,
-        "it moves each layer's keys and values between host and GPU on CUDA streams, which solar does "
-        "not model; build the cache with offloading=False (the bound then reads it from device memory)",
+        (
+            "it moves each layer's keys and values between host and GPU on CUDA streams, which solar "
+            "does not model; build the cache with offloading=False (the bound then reads it from "
+            "device memory)"
+        ),
     ),
 )
 
@@ -182,9 +184,10 @@ def _uncopyable(place: Place, value: Any, memo: dict, seen: set[int]) -> Place |
     seen.add(id(value))
     try:
         copy.deepcopy(value, dict(memo))
-        return None
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001, S110  (its copy fails: look inside)
         pass
+    else:
+        return None
     for step, child in children(value) or ():
         inner = _uncopyable(Place(value, step, place.path + step.text(), False), child, memo, seen)
         if inner is not None:
@@ -200,7 +203,7 @@ def _fake_like(t: torch.Tensor, mode: FakeTensorMode, where: str, path: str | No
         )
     try:
         fake = mode.from_tensor(t)
-    except Exception as exc:  # noqa: BLE001  (a tensor subclass fake tensors cannot stand for)
+    except Exception as exc:  # (a tensor subclass fake tensors cannot stand for)
         if path is None:
             raise
         raise ModelFileError(
