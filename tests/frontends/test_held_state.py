@@ -217,3 +217,12 @@ def test_cache_decode_reads_the_cache(tmp_path, cache):
 def test_offloaded_cache_is_refused_by_name(tmp_path, cache, placement, path):
     with pytest.raises(ModelFileError, match=rf": {path} is a transformers cache with offloading=True \(\w+Cache\): .*offloading=False"):
         load(str(_decode_file(tmp_path, cache, placement, SHORT)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cache, placement", [("static", "attribute"), ("dynamic", "argument")])
+def test_cache_decode_verifies(tmp_path, cache, placement):
+    """`solar verify`: the IR of the step, fed the cache's own tensors, computes the model's logits
+    and leaves the static cache as the model does."""
+    result = check.check_file(_decode_file(tmp_path, cache, placement, SHORT))
+    assert [(c.mode, c.ok) for c in result.checks] == [("full", True)]
