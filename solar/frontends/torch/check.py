@@ -33,6 +33,7 @@ from solar.frontends.torch import loader
 from solar.frontends.torch.context import LowerCtx, dtype_of
 from solar.frontends.torch.datasizes import data_sizes
 from solar.frontends.torch.convert import convert_returning, materialise_outputs, source_line
+from solar.frontends.torch.fake import held_tensors
 from solar.frontends.torch.lowerings import LOWERINGS, merged, random_ops
 from solar.frontends.torch.lowerings.recurrent import CELLS
 from solar.frontends.torch.lowerings.registry import resolve_library
@@ -128,10 +129,11 @@ def check_whole(program, bindings, returned, model: torch.nn.Module, inputs: lis
     model; compare every returned tensor and every input or buffer it updates in place. A returned
     alias of an input is compared with that input's data as the IR leaves it (unchanged)."""
     tensors_in = _flat_tensors(inputs)
+    held = held_tensors(model, inputs)  # tensors of plain objects, traced as buffers
 
     def data(binding) -> torch.Tensor | None:
         kind, key = binding
-        return tensors_in[key] if kind == "input" else _state(model, key)
+        return tensors_in[key] if kind == "input" else (_state(model, key) if key not in held else held[key])
 
     feed = {}
     for name, binding in bindings.items():

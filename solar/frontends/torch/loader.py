@@ -33,7 +33,8 @@ from solar.frontends.torch.construct import Unallocated
 from solar.frontends.torch.direct import direct
 from solar.frontends.torch.direct_graph import Unsupported
 from solar.frontends.torch.eager import pre_decomposition_calls
-from solar.frontends.torch.fake import fakeify, fakeify_module, tensor_attributes
+from solar.frontends.torch.fake import fakeify_program, tensor_attributes
+from solar.frontends.torch.held import is_state_object
 from solar.frontends.torch.known import (
     REPLAY_LIMIT,
     KnownStructure,
@@ -367,8 +368,7 @@ def fake_export(
     _check_inputs(inputs, where)
     _check_state(model, where)
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
-        model = fakeify_module(model, fake)
-        inputs = tuple(fakeify(x, fake) for x in inputs)
+        model, inputs = fakeify_program(model, inputs, fake, where)
         calls: list = []
         exported, route = _export(model, inputs, path, options.decomposition, calls)
     return exported, tuple(calls), route
@@ -449,9 +449,12 @@ _SCALARS = (bool, int, float)
 
 
 def _check_inputs(inputs: tuple, where: str) -> None:
-    """get_inputs() gives tensors (and, beside them, Python numbers): anything else, or numbers
-    alone, break the file convention instead of analysing as a program without work."""
+    """get_inputs() gives tensors (and, beside them, Python numbers and objects holding state, such
+    as a KV cache): anything else, or numbers alone, break the file convention instead of
+    analysing as a program without work."""
     for k, x in enumerate(inputs):
+        if is_state_object(x):
+            continue
         for leaf in tree_flatten(x)[0]:
             if isinstance(leaf, torch.Tensor) and leaf.is_quantized:
                 raise ModelFileError(
@@ -459,12 +462,17 @@ def _check_inputs(inputs: tuple, where: str) -> None:
                     "solar cannot trace; give its integer values (t.int_repr()) or the float tensor "
                     "(t.dequantize()) and quantize inside forward()"
                 )
+            if is_state_object(leaf):
+                raise ModelFileError(
+                    f"{where}: get_inputs() item {k} holds a {type(leaf).__name__} inside a "
+                    f"{type(x).__name__}; pass an object holding state (a KV cache) as an item of its own"
+                )
             if not isinstance(leaf, (torch.Tensor, *_SCALARS)) and leaf is not None:
                 raise ModelFileError(
                     f"{where}: get_inputs() item {k} is a {type(leaf).__name__}, not a tensor; "
                     "get_inputs() returns a list of the tensors forward() takes"
                 )
-    if inputs and not any(isinstance(t, torch.Tensor) for t in tree_flatten(inputs)[0]):
+    if inputs and not any(isinstance(t, torch.Tensor) or is_state_object(t) for t in tree_flatten(inputs)[0]):
         kinds = ", ".join(sorted({type(x).__name__ for x in inputs}))
         raise ModelFileError(
             f"{where}: get_inputs() returned no tensor (only {kinds}); get_inputs() returns a list "
