@@ -422,13 +422,14 @@ def size_text(nbytes: float) -> str:
 
 def over_memory_limit() -> str | None:
     """The one-line message when the analysis' real memory is past the limit (None: within)."""
-    if not _memory:
+    limits = dict(_memory)  # one read: the watchdog thread may run while the block ends and clears it
+    if not limits:
         return None
     now = resident_bytes()
-    used = 0 if now is None else now - _memory["base"]
-    if used <= _memory["limit"]:
+    used = 0 if now is None else now - limits["base"]
+    if used <= limits["limit"]:
         return None
-    over = f"{size_text(used)} of real memory, over the --max-memory {size_text(_memory['limit'])} limit"
+    over = f"{size_text(used)} of real memory, over the --max-memory {size_text(limits['limit'])} limit"
     stage = _stage["now"]
     if stage is None:
         return f"the analysis used {over}; raise --max-memory (0: no limit)"

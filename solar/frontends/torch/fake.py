@@ -94,10 +94,10 @@ def fakeify_program(
         if not place.plain and id(t) not in memo and not isinstance(t, FakeTensor):
             memo[id(t)] = _fake_like(t, mode, where, place.path)
     memo.update((id(t), t) for place, t in found.tensors if place.plain and id(t) not in memo)
-    memo.update((id(o), o) for o in found.opaque)
     fake_inputs = tuple(fakeify(x, mode) for k, x in enumerate(inputs) if k not in positions)
-    if not memo and not attributes and not positions:
+    if not memo and not attributes and not positions:  # nothing to fake: the model as it is
         return model, fake_inputs
+    memo.update((id(o), o) for o in found.opaque)  # shared by the copy, not copied
     model, holder = _copy((model, holder), memo, roots, where)
     for mod, attr, _, value in tensor_attributes(model):
         delattr(mod, attr)
