@@ -260,6 +260,23 @@ def test_unused_trainable_parameter_gets_no_gradient():
     assert note.endswith(", ".join(tt.no_gradient))
 
 
+def test_tied_weight_is_updated_once_under_one_name():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.head = nn.Embedding(6, 4), nn.Linear(4, 6, bias=False)
+            self.head.weight = self.embed.weight
+
+        def forward(self, ids):
+            return self.head(self.embed(ids))
+
+    tt = trace_train_module(M(), (torch.tensor([[1, 2, 5]]),), "sum", "adamw")
+    tp = lower_train(tt)
+    (kept,) = [tp.bindings[p][1] for p in tp.grads]
+    (other,) = {"model.embed.weight", "model.head.weight"} - {kept}
+    assert tt.no_gradient == (f"{other} (tied to {kept})",)
+
+
 def test_unknown_loss_and_optimizer():
     with pytest.raises(UsageError, match="unknown loss"):
         _step(nn.Linear(2, 2), torch.randn(1, 2), loss="max")

@@ -167,15 +167,21 @@ def _without_gradient(ep: torch.export.ExportedProgram) -> tuple[str, ...]:
             continue
         reaches.add(n)
         todo += n.all_input_nodes
+    params = [
+        (str(spec.target), nodes[spec.arg.name])
+        for spec in ep.graph_signature.input_specs
+        if spec.kind is InputKind.PARAMETER and getattr(spec.arg, "name", None) in nodes
+    ]
+    used = [name for name, node in params if node in reaches]
     unused = []
-    for spec in ep.graph_signature.input_specs:
-        node = nodes.get(getattr(spec.arg, "name", None))
-        val = node.meta.get("val") if node is not None else None
-        if spec.kind is not InputKind.PARAMETER or not isinstance(val, torch.Tensor):
+    for name, node in params:
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or not val.requires_grad or node in reaches:
             continue
-        if val.requires_grad and node not in reaches:
-            node.meta["val"] = val.detach()
-            unused.append(str(spec.target))
+        node.meta["val"] = val.detach()
+        tensor = ep.state_dict.get(name)
+        tied = next((u for u in used if tensor is not None and ep.state_dict.get(u) is tensor), None)
+        unused.append(f"{name} (tied to {tied})" if tied else name)
     return tuple(unused)
 
 
@@ -349,8 +355,9 @@ def _no_gradient_note(names: tuple[str, ...], shown: int = 3) -> list[str]:
         return []
     more = f", ... ({len(names) - shown} more)" if len(names) > shown else ""
     return [
-        f"{len(names)} parameter(s) get no gradient (the loss does not depend on them; no "
-        f"gradient is written and the optimizer skips them): {', '.join(names[:shown])}{more}"
+        f"{len(names)} parameter(s) get no gradient (the loss does not depend on them, or a "
+        "tied weight's gradient and update come under its other name; the optimizer skips "
+        f"them): {', '.join(names[:shown])}{more}"
     ]
 
 
