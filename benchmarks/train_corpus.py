@@ -3,11 +3,12 @@ no weights) analysed as one training step (loss = sum of the logits, AdamW, modu
 through solar's Python API; the outcome per model goes to benchmarks/results/train_corpus.json and
 the table of docs/MODELS.md ("Training steps of torchvision classification models") is written from it.
 
-    python benchmarks/train_corpus.py [-k SUBSTRING] [--missing] [--table-only] [--timeout S]
+    python benchmarks/train_corpus.py [-k SUBSTRING] [--names A,B] [--missing] [--table-only]
+                                      [--timeout S]
 
 Inputs: two images 2x3x32x32 (the smallest most models accept; two, so that batch norm in train
 mode has more than one value per channel after global pooling), larger where a model needs it
-(SIZES). `--missing` runs only models without a row yet; `--table-only` rewrites the docs table."""
+(SIZES). `--missing` runs only models without a row for their current input; `--table-only` rewrites the docs table."""
 
 from __future__ import annotations
 
@@ -135,6 +136,7 @@ def write_table(rows: dict[str, dict], names: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-k", default="")
+    p.add_argument("--names", default="", help="comma-separated models to run first, in order")
     p.add_argument("--missing", action="store_true")
     p.add_argument("--table-only", action="store_true")
     p.add_argument("--timeout", type=int, default=900)
@@ -142,8 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     names = sorted(models.list_models(module=models))
     rows = load()
     if not args.table_only:
-        for name in names:
-            if args.k not in name or (args.missing and name in rows):
+        first = [n for n in args.names.split(",") if n in names]
+        for name in first + [n for n in names if n not in first]:
+            done = rows.get(name, {}).get("input") == [BATCH, 3, size_of(name), size_of(name)]
+            if args.k not in name or (args.missing and done):
                 continue
             rows[name] = one(name, args.timeout)
             print(json.dumps(rows[name]), flush=True)

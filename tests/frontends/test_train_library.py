@@ -77,6 +77,60 @@ def get_init_inputs():
 '''
 
 
+def _ids() -> torch.Tensor:
+    return torch.randint(0, 64, (1, 8))
+
+
+class _Seq2Seq(torch.nn.Module):
+    def __init__(self, net: torch.nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, ids: torch.Tensor, decoder_ids: torch.Tensor) -> torch.Tensor:
+        return self.net(input_ids=ids, decoder_input_ids=decoder_ids).logits
+
+
+def _llama():
+    import transformers as tf
+
+    config = tf.LlamaConfig(
+        num_hidden_layers=1, hidden_size=32, intermediate_size=64, num_attention_heads=2,
+        num_key_value_heads=1, vocab_size=64, use_cache=False,
+    )
+    return tf.LlamaForCausalLM(config), [_ids()], 0
+
+
+def _bert():
+    import transformers as tf
+
+    config = tf.BertConfig(
+        num_hidden_layers=1, hidden_size=32, intermediate_size=64, num_attention_heads=2,
+        vocab_size=64,
+    )
+    return tf.BertForMaskedLM(config), [_ids()], 2  # tied: word embeddings, decoder bias
+
+
+def _t5():
+    import transformers as tf
+
+    config = tf.T5Config(
+        num_layers=1, num_decoder_layers=1, d_model=32, d_ff=64, num_heads=2, d_kv=16,
+        vocab_size=64, use_cache=False,
+    )
+    return _Seq2Seq(tf.T5ForConditionalGeneration(config)), [_ids(), _ids()], 3  # tied embeddings
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("build", [_llama, _bert, _t5], ids=["llama", "bert", "t5"])
+def test_transformers_family_trains(build):
+    model, inputs, tied = build()
+    report = solar.analyze(model, inputs, arch="H100-SXM", train=True, optimizer="adamw")
+    params = len(list(model.parameters()))  # distinct tensors: a tied weight once
+    assert f"gradients of {params} parameters" in " ".join(report.assumptions)
+    notes = [n for n in report.assumptions if "get no gradient" in n]
+    assert [n.split(" ")[0] for n in notes] == ([str(tied)] if tied else [])
+
+
 def test_gpt2_lm_head_trains_from_a_file(tmp_path, capsys):
     path = tmp_path / "gpt2_lm.py"
     path.write_text(GPT2_FILE)
