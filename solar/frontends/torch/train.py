@@ -142,9 +142,15 @@ def optimizer_of(kind: str | Optimizer) -> Optimizer:
 # ---- tracing -------------------------------------------------------------------------------------
 
 
-def _floating(val: Any) -> bool:
+def _may_carry_gradient(val: Any) -> bool:
+    """False for a value no gradient flows through (integer or boolean tensors, sizes); a node
+    without a traced value (a higher-order op) is taken to carry one."""
+    if val is None:
+        return True
     vals = val if isinstance(val, (tuple, list)) else (val,)
-    return any(isinstance(v, torch.Tensor) and v.is_floating_point() for v in vals)
+    return any(
+        isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) for v in vals
+    )
 
 
 def _without_gradient(ep: torch.export.ExportedProgram) -> tuple[str, ...]:
@@ -163,7 +169,7 @@ def _without_gradient(ep: torch.export.ExportedProgram) -> tuple[str, ...]:
     reaches, todo = set(), [nodes[loss]]
     while todo:
         n = todo.pop()
-        if n in reaches or not _floating(n.meta.get("val")):
+        if n in reaches or not _may_carry_gradient(n.meta.get("val")):
             continue
         reaches.add(n)
         todo += n.all_input_nodes
