@@ -102,10 +102,13 @@ def save(rows: dict[str, dict]) -> None:
 
 def table(rows: dict[str, dict], names: list[str]) -> str:
     ok = sum(1 for n in names if rows.get(n, {}).get("ok"))
-    lines = [
+    head = (
         f"{ok} of {len(names)} analyse as a training step (torchvision {torchvision.__version__}, "
         f"{ARCH}; `python benchmarks/train_corpus.py` writes this table from "
-        "benchmarks/results/train_corpus.json).",
+        "benchmarks/results/train_corpus.json)."
+    )
+    lines = [
+        head,
         "",
         "| model | input | train step | fused bound (µs) | unfused bound (µs) |",
         "|---|---|---|---|---|",

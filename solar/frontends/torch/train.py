@@ -360,11 +360,12 @@ def _no_gradient_note(names: tuple[str, ...], shown: int = 3) -> list[str]:
     if not names:
         return []
     more = f", ... ({len(names) - shown} more)" if len(names) > shown else ""
-    return [
+    line = (
         f"{len(names)} parameter(s) get no gradient (the loss does not depend on them, or a "
         "tied weight's gradient and update come under its other name; the optimizer skips "
         f"them): {', '.join(names[:shown])}{more}"
-    ]
+    )
+    return [line]
 
 
 def lower_train(tt: TrainTraced) -> TrainProgram:

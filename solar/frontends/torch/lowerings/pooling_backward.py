@@ -16,7 +16,6 @@ import torch
 from solar.frontends.builder import Term, call, const, index_value, loop_vars, mul
 from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.pooling import (
-    Adaptive,
     Axis,
     Sliding,
     adaptive_axes,
