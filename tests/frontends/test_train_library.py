@@ -138,3 +138,13 @@ def test_gpt2_lm_head_trains_from_a_file(tmp_path, capsys):
     assert cli.main([*argv, "--arch", "H100-SXM"]) == 0
     out = capsys.readouterr().out
     assert "1 parameter(s) get no gradient" in out
+
+
+def test_docs_table_is_written_from_the_results():
+    from benchmarks import train_corpus
+
+    names = sorted(torchvision.models.list_models(module=torchvision.models))
+    text = train_corpus.DOC.read_text()
+    block = text.split(train_corpus.BEGIN)[1].split(train_corpus.END)[0].strip()
+    assert block == train_corpus.table(train_corpus.load(), names)
+    assert len(names) >= 80
