@@ -37,7 +37,7 @@ BEGIN, END = "<!-- train_corpus: begin -->", "<!-- train_corpus: end -->"
 ARCH = "H100-SXM"
 # (model-name prefix, image side): the first match wins; the rest take DEFAULT_SIZE
 SIZES = (
-    ("inception", 107),  # its auxiliary head (train mode) pools 5x5 windows of a 5x5 map
+    ("inception", 299),  # its auxiliary head (train mode) needs the 17x17 map of 299x299
     ("googlenet", 64),
     ("alexnet", 64),  # three stride-2 pools after a stride-4 stem
     ("vit_", 224),  # a fixed position embedding for 224x224
