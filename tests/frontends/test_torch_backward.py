@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from solar.backends.work import graph_work
-from solar.errors import ModelFileError, UsageError
+from solar.errors import UsageError
 from solar.frontends.torch.train import Optimizer, lower_train, trace_train_module
 from solar.ir.interp import run
 from solar.ir.nodes import Role
@@ -240,17 +240,41 @@ def _weighted_sdpa(y, mask):  # a loss whose gradient varies per element
     return (y * y).sum()
 
 
-def test_unused_trainable_parameter_is_one_line_error():
+def test_unused_trainable_parameter_gets_no_gradient():
     class M(nn.Module):
         def __init__(self):
             super().__init__()
             self.used, self.unused = nn.Linear(4, 4), nn.Linear(4, 4)
+            self.table = nn.Parameter(torch.randn(5))  # read only for an index: no gradient
 
         def forward(self, x):
-            return self.used(x)
+            return self.used(x) + self.table.argmax()
 
-    with pytest.raises(ModelFileError, match="does not affect the loss"):
-        _step(M(), torch.randn(2, 4))
+    tt = trace_train_module(M(), (torch.randn(2, 4),), "sum", "adamw")
+    assert sorted(tt.no_gradient) == ["model.table", "model.unused.bias", "model.unused.weight"]
+    tp = lower_train(tt)
+    assert sorted(tp.bindings[p][1] for p in tp.grads) == ["model.used.bias", "model.used.weight"]
+    assert sorted(s for s, _ in tp.state.values()) == sorted(list(tp.grads) * 2)  # AdamW: m, v
+    (note,) = [n for n in tp.notes(tt) if "no gradient" in n]
+    assert note.startswith("3 parameter(s) get no gradient")
+    assert note.endswith(", ".join(tt.no_gradient))
+
+
+def test_tied_weight_is_updated_once_under_one_name():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.head = nn.Embedding(6, 4), nn.Linear(4, 6, bias=False)
+            self.head.weight = self.embed.weight
+
+        def forward(self, ids):
+            return self.head(self.embed(ids))
+
+    tt = trace_train_module(M(), (torch.tensor([[1, 2, 5]]),), "sum", "adamw")
+    tp = lower_train(tt)
+    (kept,) = [tp.bindings[p][1] for p in tp.grads]
+    (other,) = {"model.embed.weight", "model.head.weight"} - {kept}
+    assert tt.no_gradient == (f"{other} (tied to {kept})",)
 
 
 def test_unknown_loss_and_optimizer():

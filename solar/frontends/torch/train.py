@@ -5,7 +5,8 @@ joint-loss index set): every saved-for-backward tensor and every gradient is a n
 The optimizer update (SGD with momentum, AdamW: the foreach/fused arithmetic, one element-wise
 update per parameter) is IR on the parameters, their gradients and their state tensors.
 
-Parameters with requires_grad=False get no gradient and no update. Gradients stay program outputs
+Parameters with requires_grad=False get no gradient and no update, and so does a parameter the loss
+does not depend on (a library model's unused or tied-away parameter): the report counts them. Gradients stay program outputs
 (PyTorch keeps p.grad in memory after the step); updated parameters and state are outputs too (an
 in-place update: read once, written once)."""
 
@@ -20,6 +21,7 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export.graph_signature import OutputKind
+from torch.utils._pytree import tree_flatten
 
 from solar.errors import ModelFileError, SolarError, UsageError
 from solar.frontends import views
@@ -77,6 +79,7 @@ class TrainTraced:
     traced: Traced  # the joint program, in the loader's form (convert() walks it)
     loss: str
     optimizer: Optimizer
+    no_gradient: tuple[str, ...] = ()  # parameters (requiring grad) the loss does not depend on
 
     @property
     def flags(self):
@@ -101,7 +104,10 @@ class _Step(torch.nn.Module):
 
 def _reduce_all(how: str) -> Callable[..., torch.Tensor]:
     def loss(out: Any, *inputs: Any) -> torch.Tensor:
-        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if isinstance(out, (tuple, list, torch.Tensor)):
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+        else:  # a dict or a library's output class (transformers' ModelOutput): its tensors
+            outs = tree_flatten(out)[0]
         tensors = [o for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point()]
         if not tensors:
             raise ModelFileError("the model returns no floating-point tensor to build a loss from")
@@ -136,11 +142,64 @@ def optimizer_of(kind: str | Optimizer) -> Optimizer:
 # ---- tracing -------------------------------------------------------------------------------------
 
 
-def _joint(ep: torch.export.ExportedProgram, where: str) -> torch.export.ExportedProgram:
-    """The joint forward + backward graph of an exported loss (AOTAutograd through export)."""
+def _may_carry_gradient(val: Any) -> bool:
+    """False for a value no gradient flows through (integer or boolean tensors, sizes); a node
+    without a traced value (a higher-order op) is taken to carry one."""
+    if val is None:
+        return True
+    vals = val if isinstance(val, (tuple, list)) else (val,)
+    return any(
+        isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) for v in vals
+    )
+
+
+def _without_gradient(ep: torch.export.ExportedProgram) -> tuple[str, ...]:
+    """Parameters requiring grad that no floating-point path leads from to the loss (unused, or
+    the unused name of a tied weight): marked as not requiring grad in the traced graph, so the
+    joint trace gives them no gradient (as autograd leaves their .grad None)."""
+    from torch.export.graph_signature import InputKind
+
+    loss = next(
+        (o.arg.name for o in ep.graph_signature.output_specs if o.kind is OutputKind.USER_OUTPUT),
+        None,
+    )
+    nodes = {n.name: n for n in ep.graph.nodes}
+    if loss not in nodes:
+        return ()
+    reaches, todo = set(), [nodes[loss]]
+    while todo:
+        n = todo.pop()
+        if n in reaches or not _may_carry_gradient(n.meta.get("val")):
+            continue
+        reaches.add(n)
+        todo += n.all_input_nodes
+    params = [
+        (str(spec.target), nodes[spec.arg.name])
+        for spec in ep.graph_signature.input_specs
+        if spec.kind is InputKind.PARAMETER and getattr(spec.arg, "name", None) in nodes
+    ]
+    used = [name for name, node in params if node in reaches]
+    unused = []
+    for name, node in params:
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or not val.requires_grad or node in reaches:
+            continue
+        node.meta["val"] = val.detach()
+        tensor = ep.state_dict.get(name)
+        tied = next((u for u in used if tensor is not None and ep.state_dict.get(u) is tensor), None)
+        unused.append(f"{name} (tied to {tied})" if tied else name)
+    return tuple(unused)
+
+
+def _joint(
+    ep: torch.export.ExportedProgram, where: str
+) -> tuple[torch.export.ExportedProgram, tuple[str, ...]]:
+    """The joint forward + backward graph of an exported loss (AOTAutograd through export), and
+    the parameters that get no gradient."""
     from torch.export.experimental import _copy_graph_module_and_signature, _remove_detach_pass
     from torch.export.exported_program import _decompose_exported_program
 
+    unused = _without_gradient(ep)
     table = loader.decomposition_table()
     for op in KEEP:
         table.pop(op, None)
@@ -179,7 +238,7 @@ def _joint(ep: torch.export.ExportedProgram, where: str) -> torch.export.Exporte
         _remove_detach_pass(gm, sig)
     for node in gm.graph.nodes:  # frames of torch's re-trace, not the user's: never shown as source
         node.meta.pop("stack_trace", None)
-    return joint._update(gm, sig)
+    return joint._update(gm, sig), unused
 
 
 def _export_step(
@@ -219,9 +278,9 @@ def trace_train_file(
         model = fakeify_module(model, fake)
         inputs = tuple(fakeify(x, fake) for x in inputs)
         ep = _export_step(model, inputs, loss_fn, Path(path).name)
-    joint = _joint(ep, Path(path).name)
+    joint, unused = _joint(ep, Path(path).name)
     traced = Traced(joint, Path(path).stem, spath, loader.framework_flags(), mode, tuple(structure))
-    return TrainTraced(traced, loss, optimizer_of(optimizer))
+    return TrainTraced(traced, loss, optimizer_of(optimizer), unused)
 
 
 def trace_train_module(
@@ -242,11 +301,11 @@ def trace_train_module(
         fake_inputs = tuple(fakeify(x, fake) for x in loader.as_tuple(inputs))
         fmodel = fakeify_module(model, fake)
         ep = _export_step(fmodel, fake_inputs, loss_function(loss), where)
-    joint = _joint(ep, where)
+    joint, unused = _joint(ep, where)
     traced = Traced(
         joint, where, None, loader.framework_flags(), mode, tuple(real_structure(model))
     )
-    return TrainTraced(traced, loss, optimizer_of(optimizer))
+    return TrainTraced(traced, loss, optimizer_of(optimizer), unused)
 
 
 # ---- lowering ------------------------------------------------------------------------------------
@@ -294,7 +353,19 @@ class TrainProgram:
                 f"activation memory (joint graph): peak {self.activation_bytes / mib:.3f} MiB of op "
                 f"outputs alive, {self.saved_bytes / mib:.3f} MiB saved for backward"
             ),
-        ]
+        ] + _no_gradient_note(tt.no_gradient)
+
+
+def _no_gradient_note(names: tuple[str, ...], shown: int = 3) -> list[str]:
+    if not names:
+        return []
+    more = f", ... ({len(names) - shown} more)" if len(names) > shown else ""
+    line = (
+        f"{len(names)} parameter(s) get no gradient (the loss does not depend on them, or a "
+        "tied weight's gradient and update come under its other name; the optimizer skips "
+        f"them): {', '.join(names[:shown])}{more}"
+    )
+    return [line]
 
 
 def lower_train(tt: TrainTraced) -> TrainProgram:
