@@ -17,9 +17,9 @@ from typing import Any
 import torch
 
 from solar.errors import SolarError
+from solar.frontends import views
 from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
-from solar.frontends import views
 from solar.frontends.views import View
 from solar.ir.affine import Affine
 
@@ -44,8 +44,9 @@ def _unfold(ctx: LowerCtx, x: View, dim: int, size: int, step: int) -> View:
     return views.indexed(ctx.shape, x.dtype, at)
 
 
-def _layout(ctx: LowerCtx, x: View) -> tuple[tuple[int, ...], int]:
-    """Strides and storage offset of the source as traced (contiguous when there is no metadata)."""
+def traced_layout(ctx: LowerCtx, x: View) -> tuple[tuple[int, ...], int]:
+    """Strides and storage offset of the op's first argument as traced (contiguous when there is no
+    metadata)."""
     args = getattr(ctx.node, "args", ())
     val = args[0].meta.get("val") if args and isinstance(args[0], torch.fx.Node) else None
     if isinstance(val, torch.Tensor):
@@ -76,7 +77,7 @@ def _as_strided(
     stride: Sequence[int],
     storage_offset: int | None = None,
 ) -> View:
-    x_strides, x_offset = _layout(ctx, x)
+    x_strides, x_offset = traced_layout(ctx, x)
     if not _dense_order(x.shape, x_strides):
         raise SolarError(
             f"as_strided of a tensor with strides {x_strides} (shape {x.shape}): only sources "
@@ -107,4 +108,4 @@ def _as_strided(
     return views.indexed(size, x.dtype, at)
 
 
-__all__: list[str] = []
+__all__ = ["traced_layout"]

@@ -19,6 +19,7 @@ from solar.frontends import views
 from solar.frontends.builder import copy, loop_vars
 from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
+from solar.frontends.torch.lowerings.strided import traced_layout
 from solar.frontends.views import View
 from solar.ir.affine import Affine
 from solar.ir.dtypes import DType
@@ -32,19 +33,6 @@ Index = tuple[Affine, ...]
 @lower(aten.new_empty.default, aten.new_empty_strided.default)
 def _new_empty(ctx: LowerCtx, x: View, *args: Any, **kwargs: Any) -> View:
     return views.constant(False if ctx.dtype is DType.BOOL else 0, ctx.shape, ctx.dtype)
-
-
-def _base_layout(ctx: LowerCtx, x: View) -> tuple[tuple[int, ...], int]:
-    """Strides and storage offset of the base as traced (contiguous when there is no metadata)."""
-    args = getattr(ctx.node, "args", ())
-    val = args[0].meta.get("val") if args and isinstance(args[0], torch.fx.Node) else None
-    if isinstance(val, torch.Tensor):
-        return tuple(int(s) for s in val.stride()), int(val.storage_offset())
-    strides, acc = [], 1
-    for s in reversed(x.shape):
-        strides.append(acc)
-        acc *= s
-    return tuple(reversed(strides)), 0
 
 
 def _nested(size: Sequence[int], stride: Sequence[int]) -> list[int] | None:
@@ -76,7 +64,7 @@ def _as_strided_scatter(
     stride: Sequence[int],
     storage_offset: int | None = None,
 ) -> View:
-    x_strides, x_offset = _base_layout(ctx, x)
+    x_strides, x_offset = traced_layout(ctx, x)
     size, stride = [int(s) for s in size], [int(s) for s in stride]
     offset = x_offset if storage_offset is None else int(storage_offset)
     dims = _nested(size, stride)
