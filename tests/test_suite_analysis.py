@@ -18,6 +18,8 @@ from benchmarks.suite_tools import list_problems, load_problem  # noqa: E402
 
 PROBLEMS = [p for p in list_problems(ROOT / "benchmarks/suite") if "huge" not in p.parts]
 PROBLEMS += sorted((ROOT / "examples").glob("*.py"))
+#: examples whose output sizes depend on the data (nonzero): `solar verify` leaves them unchecked.
+DATA_DEPENDENT = {"moe_dispatch.py"}
 
 
 @pytest.mark.parametrize("path", PROBLEMS, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -27,7 +29,11 @@ def test_problem_ir_matches_program_and_bounds_are_consistent(path):
     model = module.Model(*getattr(module, "get_init_inputs", lambda: [])())
     inputs = module.get_inputs()
     result = check_module(model, inputs)
-    assert result.ok and not result.unchecked, result.checks
+    assert result.ok, result.checks
+    if path.name in DATA_DEPENDENT:  # the interpreter runs only the least sizes: said, not compared
+        assert all("data-dependent" in c.note for c in result.unchecked), result.checks
+    else:
+        assert not result.unchecked, result.checks
     report = solar.analyze(model, inputs, arch="H200-SXM")
     fused, unfused = report.bounds["fused"].seconds, report.bounds["unfused"].seconds
     assert 0 < fused <= unfused

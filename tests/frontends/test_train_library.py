@@ -43,7 +43,7 @@ def test_resnet18_trains():
     [
         ("resnet50", 32, "aten.max_pool2d_with_indices_backward.default"),
         ("densenet121", 32, "aten.avg_pool2d_backward.default"),
-        ("efficientnet_b0", 32, "aten._adaptive_avg_pool2d_backward.default"),  # new_empty_strided
+        ("efficientnet_b0", 32, None),  # new_empty_strided (no work: its values are never read)
         ("convnext_tiny", 32, None),  # as_strided_scatter over the whole base: no statements
         ("swin_t", 64, None),
     ],
