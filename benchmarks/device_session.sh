@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # One device call of GPU work, step by step, each with its own time budget; every result lands
 # under $OUT (the device tool brings it back). Usage (on the GPU machine, from the repo root):
-#   bash benchmarks/h200_session.sh STEP...   STEP: soundness | train | flax | corpus | corpus_eager | files_c | dispatch | kb1 | kb23 | kb2c | perops
+#   bash benchmarks/device_session.sh STEP...   STEP: soundness | train | flax | corpus | corpus_eager | files_c | dispatch | floors | graphed | kb1 | kb23 | kb2c | perops
+#   ARCH: the spec of the GPU at hand (default H200-SXM); RUN: a suffix for calibration files (default 1)
+#   floors: shortest kernel spans (benchmarks/device_floors.py); graphed: eager (sync start) and CUDA-graph
+#   replay times of $GRAPHED (default: benchmarks/dispatch/*.py .kb/level3/*.py), ten files a process,
+#   $GRAPHED_S seconds in all (default 300)
 #   files_c: eager + torch.compile of the files in $FILES, compiled first in $WARM_JOBS parallel untimed subprocesses
 #   perops: per-op kernel times (torch.profiler) of benchmarks/per_op_files.txt
 # Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
 set -u
+ARCH=${ARCH:-H200-SXM}
+RUN=${RUN:-1}
 export PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
@@ -19,14 +25,21 @@ for step in "$@"; do
   case $step in
     soundness) timeout 120 python3 benchmarks/soundness/sweep.py --out $OUT --only slice_inplace index_copy kvcache --modes eager --budget-s 90 ;;
     train) for f in examples/train/*.py; do
-             timeout 90 python3 -m solar.cli validate $f --train --arch H200-SXM --json >> $OUT/train.jsonl 2>> $OUT/train.err
+             timeout 90 python3 -m solar.cli validate $f --train --arch $ARCH --json >> $OUT/train.jsonl 2>> $OUT/train.err
              echo "$f rc=$?"; done ;;
     corpus) ls benchmarks/models/*.py | grep -v -e 70b -e mixtral > /tmp/corpus.txt
             timeout 360 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models.jsonl --compile --reps 20 --budget-s 320 ;;
     corpus_eager) ls benchmarks/models/*.py | grep -v -e 70b -e mixtral | grep -v -f <(sed -n 's/.*"problem": "\([^"]*\)".*/\1/p' ${MEASURED:-/dev/null}) > /tmp/corpus.txt
             timeout 150 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models_eager.jsonl --reps 20 --budget-s 120 ;;
-    dispatch) XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 230 python3 -m solar.cli calibrate --dispatch-only --arch H200-SXM \
-                --out $OUT/H200-SXM.yaml --raw $OUT/dispatch.json ;;
+    dispatch) XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 230 python3 -m solar.cli calibrate --dispatch-only --arch $ARCH \
+                --out $OUT/$ARCH.yaml --raw $OUT/dispatch_run$RUN.json
+              timeout 200 python3 benchmarks/eager_host_calibrate.py --out $OUT/eager_host_cal$RUN.json ;;
+    floors) timeout 120 python3 benchmarks/device_floors.py --out $OUT/floors_run$RUN.json ;;
+    graphed) end=$((SECONDS + ${GRAPHED_S:-300}))
+             ls ${GRAPHED:-benchmarks/dispatch/*.py .kb/level3/*.py} > /tmp/graphed.txt
+             while read -r chunk; do left=$((end - SECONDS)); [ $left -lt 20 ] && break
+               timeout $left python3 benchmarks/eager_host_measure.py $chunk --graphed --reps 20 --budget-s $((left - 15)) --out $OUT/graphed.jsonl
+             done < <(xargs -n 10 < /tmp/graphed.txt) ;;
     kb1) timeout 440 python3 benchmarks/measure_files.py .kb/level1/*.py --out $OUT/kb_level1.jsonl --reps 20 --budget-s ${KB_BUDGET:-400} ;;
     kb23) timeout 560 python3 benchmarks/measure_files.py .kb/level2/*.py .kb/level3/*.py --out $OUT/kb_level23.jsonl --reps 20 --budget-s 520 ;;
     kb2c) timeout 570 python3 benchmarks/measure_files.py .kb/level2/*.py --out $OUT/kb_level2_compile.jsonl --compile --warm-jobs 12 --warm-budget-s 230 --reps 20 --budget-s 540 --name-depth 2 ;;
@@ -34,7 +47,7 @@ for step in "$@"; do
               --out $OUT/per_op.jsonl --reps 5 --budget-s 380 --name-depth 2 ;;
     files_c) timeout 580 python3 benchmarks/measure_files.py ${FILES} --out $OUT/files_compile.jsonl --compile --warm-jobs ${WARM_JOBS:-8} --warm-timeout 300 --warm-budget-s 300 --reps 20 --budget-s 560 ;;
     flax) for f in examples/train/flax*.py; do
-             timeout 120 python3 -m solar.cli validate $f --train --arch H200-SXM --json >> $OUT/train.jsonl 2>> $OUT/train.err
+             timeout 120 python3 -m solar.cli validate $f --train --arch $ARCH --json >> $OUT/train.jsonl 2>> $OUT/train.err
              echo "$f rc=$?"; done ;;
     *) echo "unknown step $step" ;;
   esac
