@@ -7,6 +7,7 @@
 #   replay times of $GRAPHED (default: benchmarks/dispatch/*.py .kb/level3/*.py), ten files a process,
 #   $GRAPHED_S seconds in all (default 300)
 #   files_c: eager + torch.compile of the files in $FILES, compiled first in $WARM_JOBS parallel untimed subprocesses
+#   train: solar validate --train of $TRAIN (default examples/train/*.py), $TRAIN_S seconds each (default 90)
 #   perops: per-op kernel times (torch.profiler) of benchmarks/per_op_files.txt
 # Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
 set -u
@@ -24,8 +25,8 @@ for step in "$@"; do
   echo "== $step $(date -u +%T)"
   case $step in
     soundness) timeout 120 python3 benchmarks/soundness/sweep.py --out $OUT --only slice_inplace index_copy kvcache --modes eager --budget-s 90 ;;
-    train) for f in examples/train/*.py; do
-             timeout 90 python3 -m solar.cli validate $f --train --arch $ARCH --json >> $OUT/train.jsonl 2>> $OUT/train.err
+    train) for f in ${TRAIN:-examples/train/*.py}; do
+             timeout ${TRAIN_S:-90} python3 -m solar.cli validate $f --train --arch $ARCH --json >> $OUT/train.jsonl 2>> $OUT/train.err
              echo "$f rc=$?"; done ;;
     corpus) ls benchmarks/models/*.py | grep -v -e 70b -e mixtral > /tmp/corpus.txt
             timeout 360 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models.jsonl --compile --reps 20 --budget-s 320 ;;
