@@ -199,9 +199,13 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
 
 
 def add_level_flags(p: argparse.ArgumentParser) -> None:
-    """Floors of the eager_host and recurrence levels (default: the calibrated spec's)."""
+    """Floors of the eager_host and recurrence levels (default: the default host profile's and the
+    calibrated spec's)."""
+    p.add_argument("--host", default=None, metavar="NAME|FILE",
+                   help="host profile whose dispatch floors bound eager_host: a name in hardware_specs/hosts/ or a "
+                        "profile YAML (default: the default profile, below every calibrated host's)")
     p.add_argument("--dispatch-us", type=microseconds, default=None, metavar="US",
-                   help="host dispatch floor per eager op that launches a kernel (eager_host level; default: the calibrated spec's per-op floors)")
+                   help="host dispatch floor per eager op that launches a kernel (eager_host level; default: the host profile's per-op floors)")
     p.add_argument("--grid-sync-us", type=microseconds, default=None, metavar="US",
                    help="grid-wide synchronisation floor per recurrence step (default: the calibrated spec's)")
 
