@@ -4,6 +4,7 @@ measure the achievable ceilings of a calibrated spec variant."""
 from __future__ import annotations
 
 import argparse
+import re
 
 from rich.table import Table
 
@@ -25,9 +26,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
     cal.add_argument("--out", type=new_file, default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
     cal.add_argument("--arch", default=None, metavar="NAME", help="spec to extend (default: detected)")
-    cal.add_argument("--dispatch-only", action="store_true", help="measure the host dispatch floors only; keep the existing calibrated ceilings")
+    cal.add_argument("--dispatch-only", action="store_true", help="measure the host dispatch floors only and write the host profile (--out: its path)")
+    cal.add_argument("--host-name", default="local", type=host_name, metavar="NAME",
+                     help="name of the host profile written to hardware_specs/hosts/NAME.yaml (default: local); pass it to analyze --host")
     cal.add_argument("--raw", type=new_file, default=None, metavar="FILE", help="also write the dispatch measurements as JSON")
     cal.set_defaults(fn=cmd_calibrate, check=check_calibrate)
+
+
+def host_name(text: str) -> str:
+    """A host profile name: letters, digits, '.', '_', '-' (it names a file)."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", text) or text == "default":
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a host profile name: letters, digits, '.', '_' or '-', not 'default'"
+        )
+    return text
 
 
 def check_validate(args: argparse.Namespace) -> None:
@@ -77,7 +89,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from solar.validate.calibrate import calibrate  # torch
 
-    measured = calibrate(args.out, args.arch, args.dispatch_only, args.raw)
+    measured = calibrate(args.out, args.arch, args.dispatch_only, args.raw, args.host_name)
     dispatch = measured.pop("dispatch", {})
     for key, m in measured.items():
         print(f"{key}: {m['value']:.4g}")
