@@ -8,7 +8,8 @@ start ("protocol": "sync_start", benchmarks/eager_host_measure.py) is joined wit
 others with the profile's.
 
     python benchmarks/eager_host_join.py [--rows R.jsonl] [--measured M.jsonl] [--host NAME|FILE]
-        [--gpu H200-SXM] [--dispatch-us X] [--table]   (--table: one line per problem)
+        [--gpu H200-SXM] [--dispatch-us X] [--min-kernel-us T] [--table]   (--table: one line per problem;
+        --min-kernel-us: what the suites give with that minimum kernel time)
 """
 
 from __future__ import annotations
@@ -63,9 +64,20 @@ def host_calls(row: dict) -> list:
             for c in row["calls"]]
 
 
+def with_min_kernel(row: dict, t_min: float | None) -> dict:
+    """The row as if the spec's minimum kernel time were `t_min` (at least the one the row was made
+    with): every kernel's floor raised to it, fused raised to it, unfused at least the sum of the
+    raised kernel floors (the row's unattributed traffic may hide in the added slack: not added)."""
+    if t_min is None:
+        return row
+    calls = [[c[0], c[1], max(c[2], t_min) if c[1] and c[2] > 0 else c[2], *c[3:]] for c in row["calls"]]
+    return {**row, "calls": calls, "fused": max(row["fused"], t_min),
+            "unfused": max(row["unfused"], row["front"] + sum(c[2] for c in calls))}
+
+
 def recompute(row: dict, floors, sync_seconds: float, graph_floor: float = 0.0) -> dict[str, float]:
-    """unfused, recurrence, eager_host and graphed of one committed row with these floors and the
-    in-graph kernel floor (solar.backends.graphed over the row's kernels: its calls that launch)."""
+    """fused, unfused, recurrence, eager_host and graphed of one committed row with these floors and
+    the in-graph kernel floor (solar.backends.graphed over the row's kernels: its calls that launch)."""
     from solar.backends.dispatch import host_floors, pipeline_makespan
     from solar.backends.recurrence import critical_path
 
@@ -81,6 +93,7 @@ def recompute(row: dict, floors, sync_seconds: float, graph_floor: float = 0.0) 
     excess = [max(c[2], graph_floor) - c[2] for c in row["calls"] if c[1] and c[2] > 0]
     added = sum(excess) - max(excess) if excess else 0.0
     out = {
+        "fused": row["fused"],
         "unfused": row["unfused"],
         "eager_host": pipeline_makespan(host, device, floors.lead_seconds),
         "graphed": max(row["unfused"], row["front"] + sum(c[2] for c in row["calls"]) + added),
@@ -99,7 +112,7 @@ def detail(row: dict, floors) -> dict:
 
 
 def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, host: str | None = "h200-host",
-         dispatch_us: float | None = None, gpu: str = "H200-SXM") -> list[Joined]:
+         dispatch_us: float | None = None, gpu: str = "H200-SXM", min_kernel_us: float | None = None) -> list[Joined]:
     from solar.backends.dispatch import floors_from_host, floors_given
     from solar.backends.graphed import GRAPH_MARGIN
     from solar.backends.recurrence import GRID_SYNC_MARGIN
@@ -123,6 +136,7 @@ def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, host: str | Non
     synced = replace(floors, lead_seconds=0.0)  # the host issues nothing before the start event
     out = []
     for row in read_rows(rows_path):
+        row = with_min_kernel(row, None if min_kernel_us is None else min_kernel_us * 1e-6)
         key = f"{row['level']}/{row['problem']}"  # measured rows are named level/file
         key = key if key in measured else row["problem"]
         if "error" in row or "eager" not in measured.get(key, {}):
@@ -139,7 +153,7 @@ def summary(joined: list[Joined]) -> list[dict]:
     lines = []
     for level in sorted({j.level for j in joined}):
         rows = [j for j in joined if j.level == level]
-        for bound, execution in (("unfused", "eager"), ("recurrence", "eager"), ("eager_host", "eager"),
+        for bound, execution in (("fused", "eager"), ("unfused", "eager"), ("recurrence", "eager"), ("eager_host", "eager"),
                                  ("graphed", "graphed")):
             ratios = [j.bounds[bound] / j.measured[execution] for j in rows
                       if bound in j.bounds and execution in j.measured]
@@ -160,8 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpu", default="H200-SXM", help="GPU whose calibrated device floors apply")
     p.add_argument("--dispatch-us", type=float, default=None)
     p.add_argument("--table", action="store_true")
+    p.add_argument("--min-kernel-us", type=float, default=None,
+                   help="what-if: the spec's min_kernel_seconds at this value (kernel floors raised to it)")
     args = p.parse_args(argv)
-    joined = join(args.rows, args.measured, args.host, args.dispatch_us, args.gpu)
+    joined = join(args.rows, args.measured, args.host, args.dispatch_us, args.gpu, args.min_kernel_us)
     if args.table:
         print("| problem | kind | eager ops | eager us | host floors us | device floors us | fused / eager | "
               "unfused / eager | eager_host / eager |")

@@ -4,11 +4,12 @@ and the default profile (docs/BOUNDS.md §17)."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from solar.errors import SpecError
 from solar.hardware.spec import SPEC_DIR, read_yaml, validated
@@ -72,6 +73,11 @@ class HostProfile(_Strict):
     derived_from: tuple[str, ...] = ()
     sources: dict[str, str]
     floors: HostFloors
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date_as_text(cls, value: object) -> object:
+        return value.isoformat() if isinstance(value, _dt.date) else value  # YAML reads 2026-12-01 as a date
 
     @model_validator(mode="after")
     def _every_floor_sourced(self) -> HostProfile:
