@@ -282,7 +282,16 @@ def check_frontend(args: argparse.Namespace) -> None:
 
 def check_program(args: argparse.Namespace) -> None:
     """What a command that loads a program can check before its framework is imported: the GPU
-    names, --loss, and the frontend flags against the file."""
+    names, --host, --loss, and the frontend flags against the file."""
     check_gpus(args)
+    check_host(args)
     check_loss(args)
     check_frontend(args)
+
+
+def check_host(args: argparse.Namespace) -> None:
+    """--host names a host profile or a readable profile YAML (where the command has the flag)."""
+    if getattr(args, "host", None) is not None:
+        from solar.hardware.host import get_host
+
+        get_host(args.host)

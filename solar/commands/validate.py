@@ -8,7 +8,7 @@ import re
 
 from rich.table import Table
 
-from solar.commands.args import add_train_flags, check_gpus, check_loss, count, new_file
+from solar.commands.args import add_train_flags, check_gpus, check_host, check_loss, count, new_file
 from solar.frontends.detect import framework_of
 from solar.report import render
 from solar.validate.device import check_cuda_driver
@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     val.add_argument("--compile", action="store_true", help="also time torch.compile of the model")
     val.add_argument("--reps", type=count(1), default=50, help="timed calls per mode (median and min reported)")
     val.add_argument("--json", action="store_true", help="print the result as JSON")
+    val.add_argument("--host", default=None, metavar="NAME|FILE",
+                     help="host profile whose dispatch floors bound eager_host (default: the default profile)")
     add_train_flags(val)
     val.set_defaults(fn=cmd_validate, check=check_validate)
     cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
@@ -47,6 +49,7 @@ def check_validate(args: argparse.Namespace) -> None:
     is one, and this machine may have a CUDA device (none without an NVIDIA driver: one line at once)."""
     framework_of(args.file)
     check_gpus(args)
+    check_host(args)
     check_loss(args)
     check_cuda_driver()
 
@@ -63,7 +66,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.train:
         result = train.validate_train_file(args.file, args.arch, args.loss, args.optimizer, reps=min(args.reps, 20))
     else:
-        result = run.validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
+        result = run.validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps, host=args.host)
     if args.json:
         print(result.to_json())
         return 1 if result.violations else 0
