@@ -49,7 +49,11 @@ HOST_FLOOR_KEYS = ("torch_eager_op_seconds", "torch_eager_kernel_seconds", "torc
 
 
 def rel(path: Path) -> str:
-    return path.resolve().relative_to(ROOT).as_posix()
+    """The path from the repository root (as given where it lies outside)."""
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def round_down(x: float) -> float:
