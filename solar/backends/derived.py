@@ -88,14 +88,16 @@ def explain_dispatch(eh: EagerHost, fused_seconds: float, graphed: Graphed | Non
         return ""
     us = lambda t: f"{t * 1e6:.1f} us"  # noqa: E731
     graph = f"; CUDA graphs (no host dispatch): graphed {us(graphed.bound.seconds)}" if graphed is not None else ""
-    grow = eh.dispatch_seconds / eh.device_seconds if eh.device_seconds > 0 else float("inf")
+    grow = (eh.dispatch_seconds - eh.lead_seconds) / eh.device_seconds if eh.device_seconds > 0 else float("inf")
     batch = (
         f"; a larger batch dispatches the same {eh.ops} ops: the device floors ({us(eh.device_seconds)}) may grow "
         f"{grow:.1f}x before they, not the host, bind" if grow != float("inf") else ""
     )
+    lead = f" less the {us(eh.lead_seconds)} head start" if eh.lead_seconds else ""
+    share = (eh.dispatch_seconds - eh.lead_seconds) / seconds
     return (
-        f". Dispatch binds: {eh.ops} ops dispatched, host floors {us(eh.dispatch_seconds)} = "
-        f"{eh.dispatch_seconds / seconds:.0%} of the {us(seconds)} bound. What would lower it: fusion into one "
+        f". Dispatch binds: {eh.ops} ops dispatched, host floors {us(eh.dispatch_seconds)}{lead} = "
+        f"{share:.0%} of the {us(seconds)} bound. What would lower it: fusion into one "
         f"kernel: fused {us(fused_seconds)}{graph}{batch}"
     )
 
