@@ -148,6 +148,35 @@ def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, host: str | Non
     return out
 
 
+ROWS_SUFFIX = "_eager_host_rows.jsonl"
+
+
+def pairs(folder: Path) -> list[tuple[Path, Path]]:
+    """(rows, timings) of one host folder: each `SUITE_eager_host_rows.jsonl` with every other
+    `SUITE*.jsonl` there whose rows carry measured runs (eager, graphed): a new GPU's or host's data
+    is its folder of such files."""
+    out = []
+    for rows in sorted(folder.glob(f"*{ROWS_SUFFIX}")):
+        suite = rows.name.removesuffix(ROWS_SUFFIX)
+        for timings in sorted(folder.glob(f"{suite}*.jsonl")):
+            if timings != rows and any(isinstance(r.get("measured"), dict) for r in read_rows(timings)):
+                out.append((rows, timings))
+    return out
+
+
+def gpu_of(rows: Path) -> str:
+    """The GPU spec the rows were computed for."""
+    return next(iter(read_rows(rows)))["arch"]
+
+
+def host_of(folder: Path) -> str:
+    """The host profile of the machine that ran a folder's timings (`<folder>-host`), else the default."""
+    from solar.hardware.host import HOST_DIR
+
+    name = f"{folder.name}-host"
+    return name if (HOST_DIR / f"{name}.yaml").is_file() else "default"
+
+
 def summary(joined: list[Joined]) -> list[dict]:
     """Per (KernelBench level, bound level): n, violations, min / median bound / measured."""
     lines = []

@@ -243,8 +243,9 @@ def device_floors(hosts: list[Host]) -> dict[str, dict[str, Any]]:
     for gpu in sorted({h.gpu() for h in hosts if h.gpu()}):
         on = [h for h in hosts if h.gpu() == gpu]
         graph = [(r["cuda_graph_kernel_seconds"], rel(p)) for h in on for r, p in zip(h.dispatch_runs, h.dispatch_files)]
-        graph += [(r[k]["graph"]["start_to_start"]["min_seconds"], rel(p)) for h in on
-                  for r, p in zip(h.floor_runs, h.floor_files) for k in ("empty", "one_element_add") if k in r]
+        graph += [(r[k]["graph"][stat]["min_seconds"], rel(p)) for h in on
+                  for r, p in zip(h.floor_runs, h.floor_files) for k in ("empty", "one_element_add") if k in r
+                  for stat in ("start_to_start", "events_per_kernel") if stat in r[k]["graph"]]
         sync = min(h.least["grid_sync_seconds"] for h in on)
         barrier = [h.least["grid_barrier_seconds"] for h in on if h.least.get("grid_barrier_seconds")]
         files = ", ".join(sorted({f for _, f in graph}))

@@ -1,24 +1,31 @@
-"""The committed H200 timings (benchmarks/results/h200/) as an oracle for the unfused, recurrence,
+"""The committed timings of every host folder (benchmarks/results/<host>/) as an oracle for the unfused, recurrence,
 eager_host and graphed levels: every level is recomputed from the committed per-problem ingredients
 (benchmarks/eager_host_rows.py) with a host profile's dispatch floors (hardware_specs/hosts/) and the
 calibrated spec's device floors, and none may exceed a fastest measured run of an execution it
 claims (eager_host, unfused, recurrence: eager; graphed: a CUDA-graph replay; docs/BOUNDS.md §17,
 §18, §20): the committed protocol (head start from the profile) and level 3 timed with a synchronised
-start (benchmarks/eager_host_measure.py: λ = 0). The committed profiles are what
+start (benchmarks/eager_host_measure.py: λ = 0); each with the folder's host profile and the
+default profile. The committed profiles are what
 benchmarks/host_profiles.py derives from the committed raw calibrations."""
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
 
-from benchmarks.eager_host_join import CORPUS, CORPUS_ROWS, MEASURED, RESULTS, ROWS, SYNCED, join
+from benchmarks.eager_host_join import (
+    CORPUS, CORPUS_ROWS, MEASURED, RESULTS, ROWS, SYNCED, gpu_of, host_of, join, pairs,
+)
 from benchmarks.host_profiles import outputs
+from benchmarks.rows import read_rows
 
-HOSTS = ("h200-host", "default")  # the host that ran the timings, and the default below every host
 PAIRS = [(ROWS, MEASURED), (ROWS, SYNCED), (CORPUS_ROWS, CORPUS)]
-GRAPHED = sorted(p for p in RESULTS.glob("*graph*.jsonl"))  # rows with measured.graphed (graph replays)
+# Every host folder's (rows, timings) pairs, each checked with the folder's own host profile and
+# with the default profile (below every host): a new folder of data is checked without an edit here.
+FOLDERS = sorted(d for d in RESULTS.parent.iterdir() if d.is_dir() and pairs(d))
+CASES = [(rows, timings, host) for d in FOLDERS for rows, timings in pairs(d) for host in dict.fromkeys((host_of(d), "default"))]
 
 
 def test_committed_data_is_there():
@@ -34,10 +41,16 @@ def test_committed_profiles_are_what_the_raw_files_give():
     assert stale == []  # else: python benchmarks/host_profiles.py
 
 
-@pytest.mark.parametrize("host", HOSTS)
-@pytest.mark.parametrize("rows,measured", PAIRS, ids=[m.stem for _, m in PAIRS])
-def test_no_level_above_a_run_it_claims(rows, measured, host):
-    joined = join(rows_path=rows, measured_path=measured, host=host)
+def test_every_host_folder_is_paired():
+    got = {(d.name, r.name, t.name) for d in FOLDERS for r, t in pairs(d)}
+    assert {("h200", "kernelbench_eager_host_rows.jsonl", t) for t in (
+        "kernelbench_eager.jsonl", "kernelbench_level2_compile.jsonl", "kernelbench_level3_sync_start.jsonl")} <= got
+    assert ("h200", "models_eager_host_rows.jsonl", "models.jsonl") in got
+
+
+@pytest.mark.parametrize("rows,timings,host", CASES, ids=[f"{t.parent.name}/{t.stem}-{h}" for _, t, h in CASES])
+def test_no_level_above_a_run_it_claims(rows, timings, host):
+    joined = join(rows_path=rows, measured_path=timings, host=host, gpu=gpu_of(rows))
     assert joined
     assert [(j.problem, v.describe()) for j in joined for v in j.violations()] == []
 
@@ -67,10 +80,26 @@ def test_eager_host_tightness_and_margin(measured, level, host, n, median, margi
     assert min(j.measured_seconds / j.bounds["eager_host"] for j in dispatch) == pytest.approx(host_margin, abs=5e-5)
 
 
-@pytest.mark.skipif(not GRAPHED, reason="no committed CUDA-graph replay timings (benchmarks/results/h200/*graph*.jsonl)")
-@pytest.mark.parametrize("measured", GRAPHED, ids=[p.stem for p in GRAPHED])
-def test_graphed_never_above_a_graph_replay(measured):
-    rows = CORPUS_ROWS if "models" in measured.stem else ROWS
-    joined = [j for j in join(rows_path=rows, measured_path=measured) if "graphed" in j.measured]
+GRAPH_CASES = [(rows, timings, host) for rows, timings, host in CASES
+               if any("graphed" in r.get("measured", {}) for r in read_rows(timings))]
+
+
+@pytest.mark.skipif(not GRAPH_CASES, reason="no committed CUDA-graph replay timings (rows with measured.graphed)")
+@pytest.mark.parametrize("rows,timings,host", GRAPH_CASES, ids=[f"{t.parent.name}/{t.stem}-{h}" for _, t, h in GRAPH_CASES])
+def test_graphed_never_above_a_graph_replay(rows, timings, host):
+    joined = [j for j in join(rows_path=rows, measured_path=timings, host=host, gpu=gpu_of(rows)) if "graphed" in j.measured]
     assert joined
-    assert [(j.problem, v.describe()) for j in joined for v in j.violations()] == []
+    assert [(j.problem, v.describe()) for j in joined for v in j.violations() if v.execution == "graphed"] == []
+
+
+def test_graphed_join_catches_a_replay_below_its_bound(tmp_path):
+    rows = [r for r in read_rows(ROWS) if r["level"] == "level1"][:2]
+    (tmp_path / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    first = join(rows_path=tmp_path / "rows.jsonl", measured_path=MEASURED)
+    timings = [{"problem": f"{j.level}/{j.problem}", "measured": {
+        "eager": {"min_seconds": 10 * j.bounds["eager_host"]},
+        "graphed": {"min_seconds": j.bounds["graphed"] * (0.5 if k == 0 else 1.5)}}} for k, j in enumerate(first)]
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(t) for t in timings))
+    joined = join(rows_path=tmp_path / "rows.jsonl", measured_path=tmp_path / "t.jsonl")
+    got = [(j.problem, v.level, v.execution) for j in joined for v in j.violations()]
+    assert got == [(first[0].problem, "graphed", "graphed")]  # eager 10x above: no eager violation

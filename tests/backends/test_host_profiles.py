@@ -90,3 +90,22 @@ def test_device_floors_per_gpu_from_the_host_folders(tmp_path):
     hosts = _hosts(tmp_path)
     got = {gpu: section["cuda_graph_kernel_seconds"]["value"] for gpu, section in device_floors(hosts).items()}
     assert got == {"H100-SXM": 1.0 * US, "H200-SXM": 1.0 * US}
+
+
+def _floors(alone, chain, graph_interval, events):
+    stats = lambda t: {"min_seconds": t * US, "median_seconds": 2 * t * US, "n": 10}  # noqa: E731
+    kernel = {"alone": stats(alone), "back_to_back": {"duration": stats(chain), "start_to_start": stats(chain + 1)},
+              "graph": {"duration": stats(chain), "start_to_start": stats(graph_interval), "events_per_kernel": stats(events)}}
+    return {"environment": {"gpu": "NVIDIA H100 80GB HBM3", "cuda": "12.8"}, "empty": kernel, "one_element_add": kernel}
+
+
+def test_kernel_spans_and_the_in_graph_interval_from_floors_files(tmp_path):
+    from benchmarks.host_profiles import device_floors, kernel_spans
+
+    a, b = _hosts(tmp_path)
+    (tmp_path / "b" / "floors1.json").write_text(json.dumps(_floors(alone=1.8, chain=1.2, graph_interval=0.8, events=0.95)))
+    b = Host(tmp_path / "b")
+    spans = kernel_spans([a, b])
+    assert list(spans) == ["H100-SXM"] and spans["H100-SXM"][0] == pytest.approx(1.2 * US)
+    assert device_floors([a, b])["H100-SXM"]["cuda_graph_kernel_seconds"]["value"] == pytest.approx(0.8 * US)
+    assert b.cuda() == "12.8"
