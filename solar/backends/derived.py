@@ -48,14 +48,12 @@ def with_levels(
         notes.append(rec.describe())
         floors_by_instance = rec.instance_floors
     gr = graphed_level(analysis, spec)
-    eh = None
     if calls is None:
         notes.append("eager_host: not reported (not a traced PyTorch program)")
     else:
-        profile = get_host(None) if host is None and dispatch_seconds is None else host
         floors = (
             floors_given(dispatch_seconds, lead_seconds or 0.0) if dispatch_seconds is not None
-            else floors_from_host(profile, lead_seconds)  # type: ignore[arg-type]
+            else floors_from_host(host or get_host(None), lead_seconds)
         )
         eh = eager_host(analysis, calls, floors, floors_by_instance)
         levels.append(eh.bound)

@@ -63,7 +63,7 @@ class DramLevel(MemoryLevel):
 
 class DeviceFloors(_Strict):
     """Device-side floors measured by `solar calibrate` on one GPU model (solar/validate/dispatch.py,
-    benchmarks/device_floors.py): valid for that GPU model, any host (docs/BOUNDS.md §18, §19)."""
+    benchmarks/device_floors.py): valid for that GPU model, any host (docs/BOUNDS.md §18, §20)."""
 
     cuda_graph_kernel_seconds: Sourced  # least interval per dependent kernel replayed from a CUDA graph
     grid_sync_seconds: Sourced  # least time of one grid-wide synchronisation (recurrence floor)
