@@ -31,10 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.eager_host_calibrate import merged_dispatch  # noqa: E402
-from solar.hardware.host import HOST_DIR, DEFAULT_HOST  # noqa: E402
-from solar.hardware.spec import CALIBRATED_DIR, SPEC_DIR, get_spec  # noqa: E402
-from solar.validate.dispatch import merge  # noqa: E402
+from benchmarks.eager_host_calibrate import merged_dispatch
+from solar.hardware.host import DEFAULT_HOST, HOST_DIR
+from solar.hardware.spec import CALIBRATED_DIR, SPEC_DIR, get_spec
+from solar.validate.dispatch import merge
 
 RESULTS = ROOT / "benchmarks" / "results"
 # The spread is read on the floors of ops that launch a kernel: a view's floor (0.06-3 us) is a few
@@ -155,10 +155,6 @@ def host_profile(h: Host) -> dict[str, Any]:
     }
 
 
-def _least_over(hosts: list[Host], pick: Any) -> Any:
-    return min(pick(h) for h in hosts)
-
-
 def default_profile(hosts: list[Host]) -> dict[str, Any]:
     """Floors below every host's least: per op the least any host would charge it, per module class
     the least any host charges (its empty-module floor where it measured none), each times the
@@ -172,9 +168,9 @@ def default_profile(hosts: list[Host]) -> dict[str, Any]:
     empty = [h.least.get("torch_empty_module_seconds") for h in hosts]
     classes = sorted({c for h in hosts for c in h.least.get("torch_module_seconds", {})})
     floors: dict[str, Any] = {
-        "torch_eager_op_seconds": {op: m * _least_over(hosts, lambda h: h.op_floor(op)) for op in ops},
-        "torch_eager_kernel_seconds": m * _least_over(hosts, lambda h: h.least["torch_eager_kernel_seconds"]),
-        "torch_eager_any_seconds": m * _least_over(hosts, lambda h: h.least["torch_eager_any_seconds"]),
+        "torch_eager_op_seconds": {op: m * min(h.op_floor(op) for h in hosts) for op in ops},
+        "torch_eager_kernel_seconds": m * min(h.least["torch_eager_kernel_seconds"] for h in hosts),
+        "torch_eager_any_seconds": m * min(h.least["torch_eager_any_seconds"] for h in hosts),
     }
     if all(empty):
         floors["torch_empty_module_seconds"] = m * min(empty)

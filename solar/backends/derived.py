@@ -84,7 +84,7 @@ def explain_dispatch(eh: EagerHost, fused_seconds: float, graphed: Graphed | Non
     seconds = eh.bound.seconds
     if eh.bound.bottleneck != "dispatch" or seconds <= 0:
         return ""
-    us = lambda t: f"{t * 1e6:.1f} us"  # noqa: E731
+    us = lambda t: f"{t * 1e6:.1f} us"
     graph = f"; CUDA graphs (no host dispatch): graphed {us(graphed.bound.seconds)}" if graphed is not None else ""
     grow = (eh.dispatch_seconds - eh.lead_seconds) / eh.device_seconds if eh.device_seconds > 0 else float("inf")
     batch = (

@@ -16,7 +16,16 @@ import statistics
 import pytest
 
 from benchmarks.eager_host_join import (
-    CORPUS, CORPUS_ROWS, MEASURED, RESULTS, ROWS, SYNCED, gpu_of, host_of, join, pairs,
+    CORPUS,
+    CORPUS_ROWS,
+    MEASURED,
+    RESULTS,
+    ROWS,
+    SYNCED,
+    gpu_of,
+    host_of,
+    join,
+    pairs,
 )
 from benchmarks.host_profiles import outputs
 from benchmarks.rows import read_rows

@@ -93,7 +93,7 @@ def test_device_floors_per_gpu_from_the_host_folders(tmp_path):
 
 
 def _floors(alone, chain, graph_interval, events):
-    stats = lambda t: {"min_seconds": t * US, "median_seconds": 2 * t * US, "n": 10}  # noqa: E731
+    stats = lambda t: {"min_seconds": t * US, "median_seconds": 2 * t * US, "n": 10}
     kernel = {"alone": stats(alone), "back_to_back": {"duration": stats(chain), "start_to_start": stats(chain + 1)},
               "graph": {"duration": stats(chain), "start_to_start": stats(graph_interval), "events_per_kernel": stats(events)}}
     return {"environment": {"gpu": "NVIDIA H100 80GB HBM3", "cuda": "12.8"}, "empty": kernel, "one_element_add": kernel}
