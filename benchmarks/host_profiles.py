@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.eager_host_calibrate import merged_dispatch
 from solar.hardware.host import DEFAULT_HOST, HOST_DIR
-from solar.hardware.spec import CALIBRATED_DIR, SPEC_DIR, get_spec
+from solar.hardware.spec import CALIBRATED_DIR, SPEC_DIR, calibrated_spec, get_spec
 from solar.validate.dispatch import merge
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -242,6 +242,10 @@ def device_floors(hosts: list[Host]) -> dict[str, dict[str, Any]]:
         graph += [(r[k]["graph"][stat]["min_seconds"], rel(p)) for h in on
                   for r, p in zip(h.floor_runs, h.floor_files) for k in ("empty", "one_element_add") if k in r
                   for stat in ("start_to_start", "events_per_kernel") if stat in r[k]["graph"]]
+        spec = calibrated_spec(get_spec(gpu).name)
+        earlier = spec.calibrated.get("min_kernel_seconds") if spec is not None else None
+        if earlier is not None and "CUDA graph" in earlier.source:  # `solar calibrate`'s own replay / kernels
+            graph.append((earlier.value, f"hardware_specs/calibrated/{spec.name}.yaml calibrated.min_kernel_seconds"))
         sync = min(h.least["grid_sync_seconds"] for h in on)
         barrier = [h.least["grid_barrier_seconds"] for h in on if h.least.get("grid_barrier_seconds")]
         files = ", ".join(sorted({f for _, f in graph}))

@@ -89,7 +89,8 @@ def test_device_floors_per_gpu_from_the_host_folders(tmp_path):
 
     hosts = _hosts(tmp_path)
     got = {gpu: section["cuda_graph_kernel_seconds"]["value"] for gpu, section in device_floors(hosts).items()}
-    assert got == {"H100-SXM": 1.0 * US, "H200-SXM": 1.0 * US}
+    # H200 also has `solar calibrate`'s own replay measurement in its committed calibrated spec
+    assert got == {"H100-SXM": 1.0 * US, "H200-SXM": 9.206399917602539e-07}
 
 
 def _floors(alone, chain, graph_interval, events):
