@@ -5,13 +5,12 @@ with its ops), host time of one nn.LSTM / nn.GRU call against its steps x layers
 barrier from scalar atomics (the min-reduction formulation did not compile on Triton 3.6). One JSON
 file; `--device cpu` runs the host parts on the CPU (a smoke test, not a calibration).
 
-    python benchmarks/eager_host_calibrate.py --out OUT.json [--device cuda]
-    python benchmarks/eager_host_calibrate.py --merge CAL.json... --spec hardware_specs/calibrated/H200-SXM.yaml
+    python benchmarks/eager_host_calibrate.py --out benchmarks/results/<host>/eager_host_calN.json [--device cuda]
 
---merge writes the calibrations into the spec's `dispatch` section, each floor the least of the runs
-(and of the floors already there): the empty module's call, the leaf modules, the recurrent ops'
-floors fitted below every call of every run, the op floors, the grid barrier (and the grid-sync
-floor, the lesser of it and the kernel boundary).
+benchmarks/host_profiles.py merges the runs of a host folder (`merged_dispatch`), each floor the least
+of the runs and of the dispatch calibrations: the empty module's call, the leaf modules, the
+recurrent ops' floors fitted below every call of every run, the op floors, the grid barrier (and the
+grid-sync floor, the lesser of it and the kernel boundary), and writes the host profile.
 """
 
 from __future__ import annotations
@@ -102,26 +101,11 @@ def merged_dispatch(dispatch: dict[str, Any], runs: list[dict[str, Any]]) -> dic
     return out
 
 
-def merge(paths: list[Path], spec: Path) -> None:
-    import yaml
-
-    text = spec.read_text()
-    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
-    data = yaml.safe_load(text)
-    data["dispatch"] = merged_dispatch(data["dispatch"], [json.loads(p.read_text()) for p in paths])
-    spec.write_text(header + yaml.safe_dump(data, sort_keys=False, width=120))
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path)
+    p.add_argument("--out", type=Path, required=True)
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    p.add_argument("--merge", type=Path, nargs="+")
-    p.add_argument("--spec", type=Path)
     args = p.parse_args(argv)
-    if args.merge:
-        merge(args.merge, args.spec)
-        return 0
     import torch
 
     from solar.validate.dispatch import host_cpu, measure_torch_ops

@@ -23,6 +23,7 @@ from solar.frontends.select import (
     load_module,
 )
 from solar.hardware import get_spec
+from solar.hardware.host import get_host
 from solar.heap import settled
 from solar.lift import format_graph, lift
 from solar.report import ProvenanceReport, Report, ServingReport, build_report
@@ -70,12 +71,15 @@ def analyze_loaded(
     dispatch_us: float | None = None,
     grid_sync_us: float | None = None,
     measured_ops: Any = None,
+    host: str | None = None,
     **options: Any,
 ) -> Report:
     """The report of a loaded program on `arch` under `assumptions` (its TF32 flags are the
     program's; or the POLICY arguments, positional or keyword, as assumptions_of takes them).
     dispatch_us / grid_sync_us: host dispatch and grid-sync floors (microseconds) for the
-    eager_host and recurrence levels, instead of the calibrated spec's (docs/BOUNDS.md §17, §18).
+    eager_host and recurrence levels, instead of the host profile's and the calibrated spec's
+    (docs/BOUNDS.md §17, §18). host: the host profile (a name in hardware_specs/hosts/ or a path)
+    whose dispatch floors bound eager_host; None: the default profile.
     measured_ops: per-op measured times (a file benchmarks/measure_ops.py wrote, or one of its rows
     as a dict) joined to the ops, ranked by time lost (see join_measured_ops)."""
     bounds, derived, _ = _backends()
@@ -83,6 +87,7 @@ def analyze_loaded(
     if not isinstance(arch, str):
         raise UsageError(f"a GPU is named by a string (see `solar specs`), got {type(arch).__name__}")
     spec = get_spec(arch)
+    profile = None if host is None else get_host(host)
     a = replace(a, tf32_flags=loaded.flags)
     graph = loaded.graph
     analysis = bounds.analyze_graph(graph, spec, a)
@@ -90,6 +95,7 @@ def analyze_loaded(
         analysis, graph, spec, a, eager_calls(loaded),
         None if dispatch_us is None else dispatch_us * 1e-6,
         None if grid_sync_us is None else grid_sync_us * 1e-6,
+        host=profile,
     )
     report = _with_notes(build_report(loaded.program.name, analysis, graph), loaded)
     if loaded.serving is not None:
@@ -111,6 +117,7 @@ def analyze_archs(
     dispatch_us: float | None = None,
     grid_sync_us: float | None = None,
     measured_ops: Any = None,
+    host: str | None = None,
     **options: Any,
 ) -> list[Report]:
     """One Report per GPU of a loaded program (its graph lifted once), every name checked before
@@ -121,6 +128,8 @@ def analyze_archs(
     for name in archs:
         if isinstance(name, str):
             get_spec(name)
+    if host is not None:
+        get_host(host)
     a = assumptions_of(assumptions, *policy, **options)
     reports = []
     for name in archs:
@@ -128,6 +137,7 @@ def analyze_archs(
             on_arch(name)
         reports.append(analyze_loaded(
             loaded, name, a, dispatch_us=dispatch_us, grid_sync_us=grid_sync_us, measured_ops=measured_ops,
+            host=host,
         ))
     return reports
 

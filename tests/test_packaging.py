@@ -63,10 +63,13 @@ def test_the_wheel_bounds_a_program_with_its_own_specs(unpacked, tmp_path):
         "print(s.SPEC_DIR)\n"
         f"print(solar.analyze({str(program)!r}, arch='H200-SXM').bounds['fused'].seconds > 0)\n"
         "print(s.calibrated_spec('H200-SXM') is not None)\n"
+        "import solar.hardware.host as h\n"
+        "print(','.join(x.name for x in h.list_hosts()))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(unpacked)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
-    spec_dir, bounded, calibrated = out.stdout.split()
+    spec_dir, bounded, calibrated, hosts = out.stdout.split()
     assert Path(spec_dir).is_relative_to(unpacked)
     assert bounded == "True" and calibrated == "True"
+    assert hosts == "default,h200-host"  # the host profiles ship too

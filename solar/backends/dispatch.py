@@ -9,8 +9,9 @@ dispatch). With the host allowed a head start of `lead` seconds before the timed
 
 the exact minimum makespan, computed in one pass (O(n)). a_i is op i's own floor, plus the host
 time the nn.Module calls that end with op i spend around their ops (`host_floors`). Valid only for
-the host and framework the floors were measured on (a calibrated spec) or for the floor the user
-gives (`--dispatch-us`)."""
+the host and framework the floors were measured on (a host profile, solar.hardware.host: the
+default profile's floors sit below every calibrated host's) or for the floor the user gives
+(`--dispatch-us`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Protocol
 
 from solar.backends.bounds import Analysis, Bound
 from solar.backends.levels import Level
+from solar.hardware.host import DEFAULT_HOST, HostProfile
 
 
 # nn.Module calls, outermost first: (the call's key, the module's class name).
@@ -66,6 +68,7 @@ class Floors:
     empty_module_seconds: float = 0.0
     modules: Mapping[str, float] = field(default_factory=dict)
     rnn: Mapping[str, Mapping[tuple[int, int], tuple[float, float]]] = field(default_factory=dict)
+    host: str = ""  # the host profile they come from ("": given by the user)
 
     def scaled(self, k: float) -> Floors:
         """Every floor times k (a host uniformly k times slower): every a_i scales by k."""
@@ -125,23 +128,23 @@ def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
     return own
 
 
-def floors_from_spec(spec_name: str, dispatch: object, lead_seconds: float | None = None) -> Floors:
-    """The floors of a calibrated spec's `dispatch` section (solar.hardware.spec.Dispatch)."""
-    d = dispatch
-    source = (
-        f"calibrated: hardware_specs/calibrated/{spec_name}.yaml, measured {d.date} on {d.host_cpu}, "  # type: ignore[attr-defined]
-        f"torch {d.torch}"  # type: ignore[attr-defined]
-    )
+def floors_from_host(profile: HostProfile, lead_seconds: float | None = None) -> Floors:
+    """The floors of a host profile (solar.hardware.host; hardware_specs/hosts/NAME.yaml)."""
+    f = profile.floors
     return Floors(
-        source=source,
-        kernel_seconds=d.torch_eager_kernel_seconds,  # type: ignore[attr-defined]
-        any_seconds=d.torch_eager_any_seconds,  # type: ignore[attr-defined]
-        by_op=dict(d.torch_eager_op_seconds),  # type: ignore[attr-defined]
-        lead_seconds=d.timing_lead_seconds if lead_seconds is None else lead_seconds,  # type: ignore[attr-defined]
-        empty_module_seconds=d.torch_empty_module_seconds or 0.0,  # type: ignore[attr-defined]
-        modules=dict(d.torch_module_seconds),  # type: ignore[attr-defined]
+        source=profile.describe() + (
+            "; calibrate yours with `solar calibrate --dispatch-only` and pass --host" if profile.name == DEFAULT_HOST
+            else "; valid for that host and framework only"
+        ),
+        kernel_seconds=f.torch_eager_kernel_seconds,
+        any_seconds=f.torch_eager_any_seconds,
+        by_op=dict(f.torch_eager_op_seconds),
+        lead_seconds=f.timing_lead_seconds if lead_seconds is None else lead_seconds,
+        empty_module_seconds=f.torch_empty_module_seconds or 0.0,
+        modules=dict(f.torch_module_seconds),
         rnn={op: {(r.hidden, r.batch): (r.call_seconds, r.step_seconds) for r in fits}
-             for op, fits in d.torch_rnn_seconds.items()},  # type: ignore[attr-defined]
+             for op, fits in f.torch_rnn_seconds.items()},
+        host=profile.name,
     )
 
 
@@ -178,8 +181,7 @@ class EagerHost:
     def describe(self) -> str:
         return (
             f"eager_host: {self.ops} eager ops as PyTorch runs them ({self.views} without a kernel) in "
-            f"{self.modules} nn.Module calls, host dispatch floors {self.source}; host head start "
-            f"{self.lead_seconds * 1e6:.1f} us; valid for that host and framework only"
+            f"{self.modules} nn.Module calls; host head start {self.lead_seconds * 1e6:.1f} us; {self.source}"
         )
 
 

@@ -19,16 +19,20 @@ class Level(str, Enum):
     UNFUSED = "unfused"
     RECURRENCE = "recurrence"
     EAGER_HOST = "eager_host"
+    GRAPHED = "graphed"
 
     def __str__(self) -> str:
         return self.value
 
 
-# Executions a measurement can be of: eager PyTorch (one kernel per op, dispatched by the host) and
-# torch.compile; measured variants of other names (a hand-written kernel) are "any" execution.
+# Executions a measurement can be of: eager PyTorch (one kernel per op, dispatched by the host),
+# torch.compile, and a CUDA-graph replay of the eager program's kernels (captured from one eager
+# run: the same kernels in stream order, no host dispatch); measured variants of other names (a
+# hand-written kernel) are "any" execution.
 EAGER = "eager"
 COMPILE = "compile"
-EXECUTIONS = (EAGER, COMPILE)  # the order reports show them in
+GRAPHED = "graphed"
+EXECUTIONS = (EAGER, COMPILE, GRAPHED)  # the order reports show them in
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,8 @@ LEVELS: dict[Level, LevelFacts] = {
     Level.RECURRENCE: LevelFacts(None, sol=False, calibrated=True, section="§18", title="recurrence"),
     # valid on the host and framework whose dispatch floors it was computed with
     Level.EAGER_HOST: LevelFacts(frozenset({EAGER}), sol=False, calibrated=True, section="§17", title="eager_host"),
+    # the eager kernels replayed from a CUDA graph: each pays at least the in-graph kernel interval
+    Level.GRAPHED: LevelFacts(frozenset({GRAPHED}), sol=False, calibrated=True, section="§20", title="graphed"),
 }
 SOL_LEVELS: tuple[Level, ...] = tuple(lv for lv, f in LEVELS.items() if f.sol)
 SPEC_LEVELS: tuple[Level, ...] = tuple(lv for lv, f in LEVELS.items() if not f.calibrated)

@@ -119,9 +119,12 @@ def _load_hf(args: argparse.Namespace):
 def cmd_analyze(args: argparse.Namespace) -> int:
     from solar import api  # the analysis (islpy, networkx, lark): not paid by --help or a bad flag
     from solar.hardware import get_spec
+    from solar.hardware.host import get_host
 
     for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced
         get_spec(arch)
+    if args.host is not None:  # so is a bad host profile
+        get_host(args.host)
     assumptions = Assumptions(precision=args.precision, cache=args.cache, clock_mhz=args.clock_mhz)
     if args.symbolic:
         return symbolic_cli.run(args, assumptions, lambda path: api.load(path, train=args.train, debug=args.debug).program)
@@ -136,6 +139,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         loaded, args.arch, assumptions,
         on_arch=lambda a: progress(f"pricing {a}"),
         dispatch_us=args.dispatch_us, grid_sync_us=args.grid_sync_us, measured_ops=args.measured_ops,
+        host=args.host,
     )
     progress.done()
     if args.measured:

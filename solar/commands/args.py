@@ -199,9 +199,13 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
 
 
 def add_level_flags(p: argparse.ArgumentParser) -> None:
-    """Floors of the eager_host and recurrence levels (default: the calibrated spec's)."""
+    """Floors of the eager_host and recurrence levels (default: the default host profile's and the
+    calibrated spec's)."""
+    p.add_argument("--host", default=None, metavar="NAME|FILE",
+                   help="host profile whose dispatch floors bound eager_host: a name in hardware_specs/hosts/ or a "
+                        "profile YAML (default: the default profile, below every calibrated host's)")
     p.add_argument("--dispatch-us", type=microseconds, default=None, metavar="US",
-                   help="host dispatch floor per eager op that launches a kernel (eager_host level; default: the calibrated spec's per-op floors)")
+                   help="host dispatch floor per eager op that launches a kernel (eager_host level; default: the host profile's per-op floors)")
     p.add_argument("--grid-sync-us", type=microseconds, default=None, metavar="US",
                    help="grid-wide synchronisation floor per recurrence step (default: the calibrated spec's)")
 
@@ -278,7 +282,16 @@ def check_frontend(args: argparse.Namespace) -> None:
 
 def check_program(args: argparse.Namespace) -> None:
     """What a command that loads a program can check before its framework is imported: the GPU
-    names, --loss, and the frontend flags against the file."""
+    names, --host, --loss, and the frontend flags against the file."""
     check_gpus(args)
+    check_host(args)
     check_loss(args)
     check_frontend(args)
+
+
+def check_host(args: argparse.Namespace) -> None:
+    """--host names a host profile or a readable profile YAML (where the command has the flag)."""
+    if getattr(args, "host", None) is not None:
+        from solar.hardware.host import get_host
+
+        get_host(args.host)

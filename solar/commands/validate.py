@@ -4,10 +4,11 @@ measure the achievable ceilings of a calibrated spec variant."""
 from __future__ import annotations
 
 import argparse
+import re
 
 from rich.table import Table
 
-from solar.commands.args import add_train_flags, check_gpus, check_loss, count, new_file
+from solar.commands.args import add_train_flags, check_gpus, check_host, check_loss, count, new_file
 from solar.frontends.detect import framework_of
 from solar.report import render
 from solar.validate.device import check_cuda_driver
@@ -20,14 +21,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     val.add_argument("--compile", action="store_true", help="also time torch.compile of the model")
     val.add_argument("--reps", type=count(1), default=50, help="timed calls per mode (median and min reported)")
     val.add_argument("--json", action="store_true", help="print the result as JSON")
+    val.add_argument("--host", default=None, metavar="NAME|FILE",
+                     help="host profile whose dispatch floors bound eager_host (default: the default profile)")
     add_train_flags(val)
     val.set_defaults(fn=cmd_validate, check=check_validate)
     cal = sub.add_parser("calibrate", help="measure achievable ceilings and write a calibrated spec variant")
     cal.add_argument("--out", type=new_file, default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
     cal.add_argument("--arch", default=None, metavar="NAME", help="spec to extend (default: detected)")
-    cal.add_argument("--dispatch-only", action="store_true", help="measure the host dispatch floors only; keep the existing calibrated ceilings")
+    cal.add_argument("--dispatch-only", action="store_true", help="measure the host dispatch floors only and write the host profile (--out: its path)")
+    cal.add_argument("--host-name", default="local", type=host_name, metavar="NAME",
+                     help="name of the host profile written to hardware_specs/hosts/NAME.yaml (default: local); pass it to analyze --host")
     cal.add_argument("--raw", type=new_file, default=None, metavar="FILE", help="also write the dispatch measurements as JSON")
     cal.set_defaults(fn=cmd_calibrate, check=check_calibrate)
+
+
+def host_name(text: str) -> str:
+    """A host profile name: letters, digits, '.', '_', '-' (it names a file)."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", text) or text == "default":
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a host profile name: letters, digits, '.', '_' or '-', not 'default'"
+        )
+    return text
 
 
 def check_validate(args: argparse.Namespace) -> None:
@@ -35,6 +49,7 @@ def check_validate(args: argparse.Namespace) -> None:
     is one, and this machine may have a CUDA device (none without an NVIDIA driver: one line at once)."""
     framework_of(args.file)
     check_gpus(args)
+    check_host(args)
     check_loss(args)
     check_cuda_driver()
 
@@ -51,7 +66,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.train:
         result = train.validate_train_file(args.file, args.arch, args.loss, args.optimizer, reps=min(args.reps, 20))
     else:
-        result = run.validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps)
+        result = run.validate_file(args.file, arch=args.arch, compile=args.compile, reps=args.reps, host=args.host)
     if args.json:
         print(result.to_json())
         return 1 if result.violations else 0
@@ -77,7 +92,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from solar.validate.calibrate import calibrate  # torch
 
-    measured = calibrate(args.out, args.arch, args.dispatch_only, args.raw)
+    measured = calibrate(args.out, args.arch, args.dispatch_only, args.raw, args.host_name)
     dispatch = measured.pop("dispatch", {})
     for key, m in measured.items():
         print(f"{key}: {m['value']:.4g}")

@@ -61,44 +61,13 @@ class DramLevel(MemoryLevel):
     bandwidth_bytes_per_s: Sourced
 
 
-Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+class DeviceFloors(_Strict):
+    """Device-side floors measured by `solar calibrate` on one GPU model (solar/validate/dispatch.py,
+    benchmarks/device_floors.py): valid for that GPU model, any host (docs/BOUNDS.md §18, §20)."""
 
-
-class RnnFloor(_Strict):
-    """Host floor of one eager recurrent call of this hidden size and batch (0: any): `call_seconds
-    + step_seconds x steps x layers x directions` (cuDNN issues per-step kernels; fitted below
-    every measured call of that shape)."""
-
-    hidden: Annotated[int, Field(ge=0)] = 0
-    batch: Annotated[int, Field(ge=0)] = 0
-    call_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
-    step_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
-
-
-class Dispatch(_Strict):
-    """Host dispatch floors measured by `solar calibrate` on one host (solar/validate/dispatch.py):
-    valid for that host CPU and those framework versions only (docs/BOUNDS.md §17)."""
-
-    date: Annotated[str, Field(min_length=1)]
-    host_cpu: Annotated[str, Field(min_length=1)]
-    torch: Annotated[str, Field(min_length=1)]
-    jax: str = ""
-    method: Annotated[str, Field(min_length=1)]
-    torch_eager_op_seconds: dict[str, Seconds]  # ATen op (as exported before decomposition) -> floor
-    torch_eager_kernel_seconds: Seconds  # floor of an op that launches a kernel and has no entry
-    torch_eager_any_seconds: Seconds  # floor of any op (views and no-kernel ops included)
-    cuda_graph_kernel_seconds: Seconds
-    jax_dispatch_seconds: Seconds | None = None
-    grid_sync_seconds: Seconds  # least time of one grid-wide synchronisation (recurrence floor)
-    grid_barrier_seconds: Seconds | None = None
-    timing_lead_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]  # host head start in time_cuda
-    timing_lead: dict[str, float] = {}
-    # nn.Module calls (docs/BOUNDS.md §17): an empty module's call (what every call pays on top of
-    # its ops), and leaf modules by class (each call with its ops); recurrent ops' per-step floors.
-    torch_empty_module_seconds: Seconds | None = None
-    torch_module_seconds: dict[str, Seconds] = {}
-    torch_rnn_seconds: dict[str, list[RnnFloor]] = {}
-    errors: dict[str, str] = {}
+    cuda_graph_kernel_seconds: Sourced  # least interval per dependent kernel replayed from a CUDA graph
+    grid_sync_seconds: Sourced  # least time of one grid-wide synchronisation (recurrence floor)
+    grid_barrier_seconds: Sourced | None = None
 
 
 class HardwareSpec(_Strict):
@@ -124,7 +93,7 @@ class HardwareSpec(_Strict):
     sfu_ops_per_s: Sourced
     min_kernel_seconds: Sourced
     calibrated: dict[str, Sourced] = {}
-    dispatch: Dispatch | None = None  # host dispatch floors (calibrated specs only)
+    device_floors: DeviceFloors | None = None  # measured device floors (calibrated specs only)
 
     @field_validator("aliases")
     @classmethod
@@ -358,12 +327,13 @@ def physical_problem(spec: HardwareSpec) -> str | None:
     return None
 
 
-def load_spec_file(path: str | Path) -> HardwareSpec:
-    """Read and validate one spec YAML; any problem is a one-line SpecError naming file and key."""
+def read_yaml(path: str | Path, what: str, example: str = _EXAMPLE) -> tuple[Any, str]:
+    """The strict-YAML data of `path` (a `what`, e.g. "a spec YAML file") and the path as messages
+    show it; any problem is a one-line SpecError naming the file and saying what to do."""
     path = Path(path)
     shown = _display(path)
     try:
-        text = read_text(path, "a spec YAML file", SpecError)
+        text = read_text(path, what, SpecError)
     except SpecError as exc:
         raise SpecError(str(exc).replace(str(path), shown, 1)) from None
     try:
@@ -378,19 +348,31 @@ def load_spec_file(path: str | Path) -> HardwareSpec:
             _one_line(f"{shown}{where}: {kind}: {problem}; fix the YAML at that line")
         ) from None
     except RecursionError:
-        raise SpecError(f"{shown}: YAML nested too deeply for a spec file; {_EXAMPLE}") from None
+        raise SpecError(f"{shown}: YAML nested too deeply for a spec file; {example}") from None
     if not isinstance(data, dict):
-        raise SpecError(f"{shown}: <top level>: must be a mapping of keys; {_EXAMPLE}")
+        raise SpecError(f"{shown}: <top level>: must be a mapping of keys; {example}")
     oversized = _oversized(data)
     if oversized:
-        raise SpecError(f"{shown}: {oversized}; fix the value ({_EXAMPLE})")
+        raise SpecError(f"{shown}: {oversized}; fix the value ({example})")
+    return data, shown
+
+
+def validated(model: Any, data: Any, shown: str, example: str = _EXAMPLE) -> Any:
+    """`model.model_validate(data)`; a problem is a one-line SpecError naming the file and key."""
     try:
-        spec = HardwareSpec.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors()
         problem, action = _describe(errors[0])
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise SpecError(_one_line(f"{shown}: {problem}{more}; {action}; {_EXAMPLE}")) from None
+        raise SpecError(_one_line(f"{shown}: {problem}{more}; {action}; {example}")) from None
+
+
+def load_spec_file(path: str | Path) -> HardwareSpec:
+    """Read and validate one spec YAML; any problem is a one-line SpecError naming file and key."""
+    path = Path(path)
+    data, shown = read_yaml(path, "a spec YAML file")
+    spec = validated(HardwareSpec, data, shown)
     problem = physical_problem(spec)
     if problem:
         raise SpecError(f"{shown}: {problem}; fix the value ({_EXAMPLE})")

@@ -18,6 +18,7 @@ from solar.commands.args import Parser
 from solar.commands.entry import parser
 from solar.errors import SolarError, UsageError
 from solar.hardware import get_spec
+from solar.hardware.host import get_host
 from solar.kernelbench.measure import MEASURED_FILE, measure_suite
 from solar.kernelbench.measured import load_measured
 from solar.kernelbench.plan import RunConfig, check_jobs, check_seconds, resolve_archs
@@ -67,6 +68,7 @@ ANALYSIS_FLAGS = (
     ("clock_mhz", "--clock-mhz"),
     ("mode", "--mode"),
     ("cache", "--cache"),
+    ("host", "--host"),
 )
 
 
@@ -207,6 +209,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     a = add_batch_flags(p, "problem")
     a.add_argument("--mode", metavar="MODE", help="passed through as --mode")
+    a.add_argument("--host", metavar="NAME|FILE", help="passed through as --host (the host profile of eager_host)")
     p.set_defaults(fn=run)
     return p
 
@@ -221,8 +224,11 @@ def analysis_flags(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def check_analysis_flags(flags: tuple[str, ...], archs: list[str]) -> None:
-    """Parse the flags passed through with `solar analyze`'s own parser, as every worker will."""
-    parser([analyze]).parse_args(["analyze", "problem.py", "--arch", *archs, "--json", *flags])
+    """Parse the flags passed through with `solar analyze`'s own parser, as every worker will, and
+    look up a --host profile once (a bad one is one line here, not an error per problem)."""
+    args = parser([analyze]).parse_args(["analyze", "problem.py", "--arch", *archs, "--json", *flags])
+    if args.host is not None:
+        get_host(args.host)
 
 
 def check_out(out: Path) -> None:

@@ -187,7 +187,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     loaded = _load(args)
     assumptions = Assumptions(precision=args.precision, clock_mhz=args.clock_mhz, cache=args.cache)
-    reports = api.analyze_archs(loaded, args.arch, assumptions)
+    reports = api.analyze_archs(loaded, args.arch, assumptions, host=args.host)
     comparison = build_comparison(loaded, reports, assumptions)
     return _emit(args, comparison, "roofline", print_comparison)
 
@@ -277,6 +277,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     c.add_argument(
         "--cache", choices=("cold", "warm"), default="cold", help="cache state before the run"
+    )
+    c.add_argument(
+        "--host", default=None, metavar="NAME|FILE",
+        help="host profile whose dispatch floors bound eager_host (default: the default profile)",
     )
     c.set_defaults(fn=cmd_compare, check=check_program)
     p = sub.add_parser(

@@ -21,13 +21,13 @@ from solar.api import assumptions_of, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import analyze_graph
 from solar.backends.derived import recurrence_level
-from solar.backends.dispatch import Floors, eager_host, eager_stages, floors_from_spec, floors_given
+from solar.backends.dispatch import Floors, eager_host, eager_stages, floors_from_host, floors_given
 from solar.backends.levels import SOL_LEVELS, Level
 from solar.backends.work import graph_work, total
 from solar.errors import UsageError
 from solar.frontends.loaded import Loaded, eager_calls
 from solar.hardware import get_spec, list_specs
-from solar.hardware.spec import calibrated_spec
+from solar.hardware.host import get_host
 from solar.report.units import fmt_seconds
 from solar.usecases.dispatch_floor import largest_floor, makespan_curve
 from solar.usecases.frontier import (
@@ -331,16 +331,16 @@ def provision_loaded(
 
 
 UNIFORM = "host dispatch floor (eager, uniform)"
-SCALED = "host dispatch floors, scale (eager, calibrated)"
+SCALED = "host dispatch floors, scale (eager, default host profile)"
 
 
 def _dispatch_rows(
     loaded: Loaded, a: Any, graph: Any, spec: Any, assumptions: Assumptions, T: float
 ) -> tuple[list[Requirement], dict[str, Any]]:
     """The eager_host level inverted in its host floors (solar.usecases.dispatch_floor): the
-    largest uniform floor per kernel-launching op (views 0, no head start: as `--dispatch-us`), and,
-    where the like GPU has calibrated floors, the largest factor on them (the measured per-op mix
-    and head start kept: a host that is uniformly faster or slower)."""
+    largest uniform floor per kernel-launching op (views 0, no head start: as `--dispatch-us`), and
+    the largest factor on the default host profile's floors (its per-op mix and head start kept: a
+    host that is uniformly faster or slower)."""
     calls = eager_calls(loaded)
     if not calls:
         note = "not a traced PyTorch forward: no eager dispatch to invert"
@@ -355,9 +355,8 @@ def _dispatch_rows(
     D = sum(device)
     blocked = f"the device stage alone ({fmt_seconds(D)}) exceeds the target" if D > T else ""
     uniform = largest_floor([float(k) for k in stages.launches], device, 0.0, T)
-    cal = calibrated_spec(spec.name)
-    measured = cal.dispatch if cal is not None else None
-    like_floor = None if measured is None else measured.torch_eager_kernel_seconds
+    base = floors_from_host(get_host(None))  # the default host profile's floors
+    like_floor = base.kernel_seconds
 
     def check(floors: Floors) -> float:
         return eager_host(a, calls, floors, device_floors).bound.seconds
@@ -372,20 +371,13 @@ def _dispatch_rows(
             check_seconds=None if uniform is None or not math.isfinite(uniform) else check(floors_given(uniform)),
         )
     ]
-    if measured is None:
-        rows.append(Requirement(
-            resource=SCALED, unit="x", limit="max", value=None, like_value=None,
-            note=f"{spec.name} has no calibrated dispatch floors",
-        ))
-    else:
-        base = floors_from_spec(spec.name, measured)
-        scale = largest_floor(stages.host(base), device, base.lead_seconds, T)
-        finite = scale is not None and math.isfinite(scale)
-        rows.append(Requirement(
-            resource=SCALED, unit="x", limit="max", value=scale if finite else None, like_value=1.0,
-            note=blocked or ("" if finite else "no op has a host floor: any factor"),
-            check_seconds=check(_scaled(base, scale)) if finite else None,  # type: ignore[arg-type]
-        ))
+    scale = largest_floor(stages.host(base), device, base.lead_seconds, T)
+    finite = scale is not None and math.isfinite(scale)
+    rows.append(Requirement(
+        resource=SCALED, unit="x", limit="max", value=scale if finite else None, like_value=1.0,
+        note=blocked or ("" if finite else "no op has a host floor: any factor"),
+        check_seconds=check(_scaled(base, scale)) if finite else None,  # type: ignore[arg-type]
+    ))
     x_max = 2 * uniform if uniform and math.isfinite(uniform) else 2 * (like_floor or 1e-5)
     curve = makespan_curve([float(k) for k in stages.launches], device, 0.0, x_max)
     return rows, {

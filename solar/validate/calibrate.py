@@ -1,7 +1,9 @@
 """`solar calibrate`: measure achievable ceilings of the GPU at hand (DRAM copy bandwidth, dense GEMM
 throughput per dtype, SIMT fp32 GEMM throughput, minimum kernel time) and write a calibrated spec
 variant: the datasheet values unchanged, the measurements added under `calibrated` with date and
-method. Measured ceilings are context ("achievable"), never used in bounds: real kernels beat them."""
+method, the device floors under `device_floors`. Measured ceilings are context ("achievable"), never
+used in bounds: real kernels beat them. The host dispatch floors go to a host profile
+(hardware_specs/hosts/NAME.yaml, solar.hardware.host); `--dispatch-only` measures those alone."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Callable
 import yaml
 
 from solar.hardware import get_spec
+from solar.hardware.host import DEFAULT_HOST, HOST_DIR, list_hosts
 from solar.hardware.spec import SPEC_DIR
 from solar.validate.device import detect_spec, environment, query_device, require_cuda
 from solar.validate.dispatch import measure_dispatch, tiny_kernel_graph
@@ -73,28 +76,78 @@ def measure_min_kernel(kernels: int = 1000) -> float:
     return _median_seconds(tiny_kernel_graph(require_cuda(), kernels).replay) / kernels
 
 
+HOST_KEYS = ("torch_eager_op_seconds", "torch_eager_kernel_seconds", "torch_eager_any_seconds",
+             "torch_empty_module_seconds", "torch_module_seconds", "torch_rnn_seconds", "jax_dispatch_seconds")
+
+
+def _scaled(value: object, k: float) -> object:
+    if isinstance(value, dict):
+        return {key: v if key in ("hidden", "batch") else _scaled(v, k) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_scaled(v, k) for v in value]
+    return None if value is None else value * k  # type: ignore[operator]
+
+
+def host_profile(dispatch: dict, name: str, gpu: str, cuda: str = "") -> dict:
+    """A host profile (solar.hardware.host.HostProfile) from one dispatch calibration: every floor the
+    least margin of the committed host profiles (their run-to-run spread) times this run's."""
+    hosts = [h for h in list_hosts() if h.name != DEFAULT_HOST]
+    margin = min((h.margin for h in hosts), default=0.5)
+    floors = {k: _scaled(dispatch[k], margin) for k in HOST_KEYS if dispatch.get(k) not in (None, {})}
+    floors["timing_lead_seconds"] = dispatch["timing_lead_seconds"]
+    rule = f"{margin:g} x this host's one calibration of {dispatch['date']} (solar calibrate --dispatch-only)"
+    sources = {k: rule for k in floors if k != "timing_lead_seconds"}
+    sources["timing_lead_seconds"] = "the largest head start seen by this calibration (not scaled)"
+    return {
+        "name": name, "description": f"a host calibrated with {gpu}", "host_cpu": dispatch["host_cpu"], "gpu": gpu,
+        "torch": dispatch["torch"], "cuda": cuda, "jax": dispatch.get("jax", ""), "date": dispatch["date"],
+        "method": dispatch["method"], "margin": margin,
+        "margin_source": (
+            "one calibration: the least margin of the committed host profiles (" + ", ".join(h.name for h in hosts)
+            + "; each from its run-to-run spread); calibrate twice, commit the raw files under benchmarks/results/ and "
+            "run benchmarks/host_profiles.py for this host's own"
+        ),
+        "derived_from": [], "sources": sources, "floors": floors,
+    }
+
+
+def device_floors(dispatch: dict, where: str) -> dict:
+    """The calibrated spec's `device_floors` section from one dispatch calibration."""
+    out = {
+        "cuda_graph_kernel_seconds": {"value": dispatch["cuda_graph_kernel_seconds"], "source": f"measured {where}: replay time / kernels of 1000 one-element kernels in a CUDA graph"},
+        "grid_sync_seconds": {"value": dispatch["grid_sync_seconds"], "source": f"measured {where}: least of a CUDA-graph kernel boundary and a grid-wide barrier"},
+    }
+    if dispatch.get("grid_barrier_seconds"):
+        out["grid_barrier_seconds"] = {"value": dispatch["grid_barrier_seconds"], "source": f"measured {where}: grid-wide barrier"}
+    return out
+
+
 def calibrate(
     out: str | Path | None = None, arch: str | None = None, dispatch_only: bool = False,
-    raw: str | Path | None = None,
+    raw: str | Path | None = None, host: str = "local",
 ) -> dict:
     """Measure, then write `out` (default: hardware_specs/calibrated/<name>.yaml): the datasheet spec
-    with a `calibrated` section and a `dispatch` section (solar.validate.dispatch). Returns the
-    measurements. `dispatch_only`: measure the dispatch floors alone and keep the ceilings of the
-    existing calibrated spec. `raw`: also write the dispatch measurements there as JSON."""
+    with a `calibrated` and a `device_floors` section, and the host profile `host`
+    (hardware_specs/hosts/<host>.yaml). Returns the measurements. `dispatch_only`: measure the
+    dispatch floors alone and write only the host profile (to `out` where given). `raw`: also
+    write the dispatch measurements there as JSON (the input of benchmarks/host_profiles.py)."""
     import json
-
 
     info = query_device()
     spec = detect_spec(info) if arch is None else get_spec(arch)
     dispatch = measure_dispatch(info.l2_bytes, info.sm_count)
     if raw:
         Path(raw).write_text(json.dumps({"gpu": info.name, **dispatch}, indent=2) + "\n")
-    if dispatch_only:
-        existing = SPEC_DIR / "calibrated" / f"{spec.name}.yaml"
-        data = yaml.safe_load((existing if existing.is_file() else SPEC_DIR / f"{spec.name}.yaml").read_text())
-        data["dispatch"] = dispatch
-        return _write(data, spec.name, out, {"dispatch": dispatch})
     env = environment()
+    profile = host_profile(dispatch, host, str(env.get("gpu") or info.name), str(env.get("cuda") or ""))
+    host_path = Path(out) if dispatch_only and out else HOST_DIR / f"{host}.yaml"
+    host_path.parent.mkdir(parents=True, exist_ok=True)
+    host_path.write_text(
+        "# Host dispatch floors (docs/BOUNDS.md §17) written by `solar calibrate`.\n"
+        + yaml.safe_dump(profile, sort_keys=False, width=120)
+    )
+    if dispatch_only:
+        return {"dispatch": dispatch}
     when = _dt.date.today().isoformat()
     where = f"{env.get('gpu')}, driver {env.get('driver_version')}, torch {env.get('torch')}, CUDA {env.get('cuda')}"
     measured: dict[str, dict] = {}
@@ -109,7 +162,7 @@ def calibrate(
     put("min_kernel_seconds", measure_min_kernel(), "1000 one-element add_ kernels captured in a CUDA graph, replay time / 1000, median of 10")
     data = yaml.safe_load((SPEC_DIR / f"{spec.name}.yaml").read_text())
     data["calibrated"] = measured
-    data["dispatch"] = dispatch
+    data["device_floors"] = device_floors(dispatch, f"{when} on {where}")
     return _write(data, spec.name, out, {**measured, "dispatch": dispatch})
 
 
@@ -119,7 +172,7 @@ def _write(data: dict, name: str, out: str | Path | None, measured: dict) -> dic
     header = (
         f"# {name} datasheet spec plus ceilings measured by `solar calibrate` (dates in each source).\n"
         "# The calibrated values are achievable ceilings, shown as context; bounds use the datasheet peaks.\n"
-        "# `dispatch`: host dispatch floors of this host and framework (the eager_host level, docs/BOUNDS.md).\n"
+        "# `device_floors`: floors measured on this GPU model (recurrence and graphed levels, docs/BOUNDS.md).\n"
     )
     path.write_text(header + yaml.safe_dump(data, sort_keys=False, width=120))
     return measured

@@ -107,13 +107,15 @@ def validate_module(
     compile: bool = False,
     reps: int = 50,
     loaded: Any = None,
+    host: str | None = None,
 ) -> ValidationResult:
-    """Time `model(*inputs)` eagerly (and compiled) on the GPU and compare with its bounds."""
+    """Time `model(*inputs)` eagerly (and compiled) on the GPU and compare with its bounds (the
+    eager_host level from host profile `host`: None, the default profile)."""
 
     spec_name = arch or detect_spec(query_device()).name
     if loaded is None:
         loaded = load(model, inputs)  # traced on fake tensors, before anything moves to the GPU
-    report = analyze_loaded(loaded, spec_name)
+    report = analyze_loaded(loaded, spec_name, host=host)
     measured, error = measure(model, inputs, compile, reps)
     return assemble(problem, report, measured, environment(), error)
 
@@ -134,11 +136,13 @@ def build_on_gpu(path: str | Path) -> tuple[Any, list]:
     return model, inputs
 
 
-def validate_file(path: str | Path, arch: str | None = None, compile: bool = False, reps: int = 50) -> ValidationResult:
+def validate_file(
+    path: str | Path, arch: str | None = None, compile: bool = False, reps: int = 50, host: str | None = None,
+) -> ValidationResult:
     """Validate a KernelBench-format file: build Model(*get_init_inputs()) and get_inputs() for real."""
     loaded = load(str(path))
     model, inputs = build_on_gpu(path)
-    return validate_module(model, inputs, Path(path).name, arch, compile, reps, loaded=loaded)
+    return validate_module(model, inputs, Path(path).name, arch, compile, reps, loaded=loaded, host=host)
 
 
 __all__ = [

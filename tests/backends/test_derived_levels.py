@@ -186,10 +186,11 @@ def test_cli_reports_eager_host_with_dispatch_us(tmp_path, capsys):
     assert out["bounds"]["eager_host"]["seconds"] == pytest.approx(15 * US, rel=1e-12)  # 3 ops x 5 us
     assert out["bounds"]["eager_host"]["bottleneck"] == "dispatch"
     assert any("--dispatch-us 5" in a for a in out["assumptions"])
-    assert main(["analyze", str(model), "--arch", "H100-SXM", "--json"]) == 0  # H100-SXM: no calibration
+    assert main(["analyze", str(model), "--arch", "H100-SXM", "--json"]) == 0  # no --host: the default profile
     out = json.loads(capsys.readouterr().out)
-    assert "eager_host" not in out["bounds"]
-    assert any("eager_host: not reported: no calibrated dispatch floors for H100-SXM" in a for a in out["assumptions"])
+    assert "eager_host" in out["bounds"]
+    assert any("floors of the default host profile: 0.5 x the least measured on every calibrated host" in a
+               and "calibrate yours with `solar calibrate --dispatch-only`" in a for a in out["assumptions"])
 
 
 @pytest.mark.parametrize("bad", ["0", "-3", "nan"])

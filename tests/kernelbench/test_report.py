@@ -214,7 +214,7 @@ def _rich_rows():
             "memory_seconds": 1.5e-3,
             "launch_seconds": 5e-7,
         }
-        for lvl in (Level.EAGER_HOST, Level.LIBRARY, Level.CACHE_AWARE)
+        for lvl in (Level.EAGER_HOST, Level.GRAPHED, Level.LIBRARY, Level.CACHE_AWARE)
     }
     rows = []
     for problem in ("level1/1_A.py", "level1/2_B.py"):

@@ -28,7 +28,7 @@ def test_table_equals_single_arch_analyses(program) -> None:
     for arch in ARCHS:
         alone = analyze(program, arch=arch)
         row = c.row(arch)
-        assert set(row.levels) == set(alone.bounds) == {"fused", "cache_aware", "library", "unfused"}
+        assert set(row.levels) == set(alone.bounds) == {"fused", "cache_aware", "library", "unfused", "graphed"}
         for level, b in alone.bounds.items():
             cell = row.levels[level]
             assert cell.seconds == b.seconds

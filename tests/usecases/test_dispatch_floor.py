@@ -11,9 +11,9 @@ import torch
 from solar.api import eager_calls, analyze_loaded, load
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import analyze_graph
-from solar.backends.dispatch import eager_host, floors_from_spec, pipeline_makespan
+from solar.backends.dispatch import eager_host, floors_from_host, pipeline_makespan
 from solar.hardware import get_spec
-from solar.hardware.spec import calibrated_spec
+from solar.hardware.host import get_host
 from solar.usecases.dispatch_floor import largest_floor, makespan_curve
 from solar.usecases.provision import SCALED, UNIFORM, provision_loaded
 
@@ -78,11 +78,11 @@ def test_provision_floor_reprices_through_the_eager_host_level(tmp_path):
         assert (eh.seconds > target * (1 + 1e-12)) is above
         if not above:
             assert eh.seconds == pytest.approx(target, rel=1e-12)
-    # the factor on the calibrated floors, re-priced with every floor scaled
+    # the factor on the default host profile's floors, re-priced with every floor scaled
     scale = p.requirement(SCALED).value
     spec = get_spec("H200-SXM")
     a = analyze_graph(loaded.graph, spec, Assumptions(tf32_flags=loaded.flags))
-    base = floors_from_spec(spec.name, calibrated_spec(spec.name).dispatch)
+    base = floors_from_host(get_host(None))
     for k, above in ((scale, False), (scale * 1.001, True)):
         seconds = eager_host(a, eager_calls(loaded), base.scaled(k)).bound.seconds
         assert (seconds > target * (1 + 1e-12)) is above
@@ -98,7 +98,7 @@ def test_provision_floor_rows_say_why_they_are_absent():
     dev = provision_loaded(loaded, 1.0, "H100-SXM", "fused").eager_device_seconds
     p = provision_loaded(loaded, dev / 2, "H100-SXM", "fused")
     assert p.requirement(UNIFORM).value is None and "device stage alone" in p.requirement(UNIFORM).note
-    assert "no calibrated dispatch floors" in p.requirement(SCALED).note  # H100: none calibrated
+    assert "device stage alone" in p.requirement(SCALED).note  # every GPU has the default host profile
     from solar.ir.dtypes import DType
     from tests.backends.test_bounds import matmul
 

@@ -1,0 +1,349 @@
+"""Derive the host profiles and the calibrated device floors from the raw calibrations committed under
+benchmarks/results/<host>/ (docs/BOUNDS.md §17, §19): per host folder, the dispatch runs
+(`dispatch*.json`: `solar calibrate --dispatch-only --raw`), the module / recurrent runs
+(`eager_host_cal*.json`: benchmarks/eager_host_calibrate.py) and the kernel-span runs
+(`floors*.json`: benchmarks/device_floors.py). Writes
+
+  hardware_specs/hosts/<host>-host.yaml  every floor HOST margin x the least measured on that host,
+                                         the margin from the run-to-run spread of that host's runs;
+  hardware_specs/hosts/default.yaml      every floor below every host's least by the product of the
+                                         least run-to-run factor and the host-to-host factor;
+  hardware_specs/calibrated/<GPU>.yaml   its `device_floors` section (in-graph kernel interval, grid
+                                         sync), from the same folders;
+
+and prints the measured shortest kernel span per GPU with the `min_kernel_seconds` it supports. A new
+host is one more folder of raw files and one run of
+
+    python benchmarks/host_profiles.py [--results benchmarks/results] [--check]
+
+(--check: write nothing, exit 1 if a committed file differs from what the raw files give).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.eager_host_calibrate import merged_dispatch
+from solar.hardware.host import DEFAULT_HOST, HOST_DIR
+from solar.hardware.spec import CALIBRATED_DIR, SPEC_DIR, calibrated_spec, get_spec
+from solar.validate.dispatch import merge
+
+RESULTS = ROOT / "benchmarks" / "results"
+# The spread is read on the floors of ops that launch a kernel: a view's floor (0.06-3 us) is a few
+# hundred nanoseconds of Python and moves with it, and carries little of any bound.
+SPREAD_FROM_SECONDS = 3e-6
+STEP = 0.05  # margins are rounded down to a multiple of this
+# Margin below the least measured device floor (the in-graph kernel interval, the shortest kernel
+# span): the device clock's own granularity and a faster part of the same model.
+DEVICE_MARGIN = 0.9
+HOST_FLOOR_KEYS = ("torch_eager_op_seconds", "torch_eager_kernel_seconds", "torch_eager_any_seconds",
+                   "torch_empty_module_seconds", "torch_module_seconds", "torch_rnn_seconds", "jax_dispatch_seconds")
+
+
+def rel(path: Path) -> str:
+    """The path from the repository root (as given where it lies outside)."""
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def round_down(x: float) -> float:
+    return round(math.floor(x / STEP + 1e-9) * STEP, 2)
+
+
+def spread(runs: list[dict[str, float]]) -> tuple[float, str]:
+    """(least / next-least, key) minimised over the keys at least two runs measured whose least is at
+    least SPREAD_FROM_SECONDS: how far the fastest run fell below the next; (1.0, "") with no pair."""
+    worst = (1.0, "")
+    for key in sorted({k for r in runs for k in r}):
+        values = sorted(r[key] for r in runs if r.get(key))
+        if len(values) >= 2 and values[0] >= SPREAD_FROM_SECONDS:
+            worst = min(worst, (values[0] / values[1], key))
+    return worst
+
+
+def scaled(value: Any, k: float) -> Any:
+    """Every floor in a (nested) floors value times k."""
+    if isinstance(value, dict):
+        return {key: scaled(v, k) if key not in ("hidden", "batch") else v for key, v in value.items()}
+    if isinstance(value, list):
+        return [scaled(v, k) for v in value]
+    return None if value is None else value * k
+
+
+class Host:
+    """The raw runs of one host folder and what they give: the merged least floors, the run spread,
+    the device floors."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.key = folder.name
+        self.dispatch_files = sorted(folder.glob("dispatch*.json"))
+        self.cal_files = sorted(folder.glob("eager_host_cal*.json"))
+        self.floor_files = sorted(folder.glob("floors*.json"))
+        self.dispatch_runs = [json.loads(p.read_text()) for p in self.dispatch_files]
+        self.cal_runs = [json.loads(p.read_text()) for p in self.cal_files]
+        self.floor_runs = [json.loads(p.read_text()) for p in self.floor_files]
+        least = merge(self.dispatch_runs)
+        self.least = merged_dispatch(least, self.cal_runs) if self.cal_runs else least
+        op_runs = [r["torch_eager_op_seconds"] for r in self.dispatch_runs + self.cal_runs]
+        module_runs = [r["module_seconds"] for r in self.cal_runs]
+        self.factor, self.factor_key = min(spread(op_runs), spread(module_runs))
+        self.runs = len(op_runs)
+
+    @property
+    def name(self) -> str:
+        return f"{self.key}-host"
+
+    @property
+    def files(self) -> list[str]:
+        return [rel(p) for p in self.dispatch_files + self.cal_files]
+
+    def op_floor(self, op: str) -> float:
+        """The least measured floor this host would charge `op` (its own, else its any-op floor)."""
+        return self.least["torch_eager_op_seconds"].get(op, self.least["torch_eager_any_seconds"])
+
+    def gpu(self) -> str:
+        return self.dispatch_runs[0].get("gpu", "")
+
+    def cuda(self) -> str:
+        for r in self.floor_runs:
+            if r.get("environment", {}).get("cuda"):
+                return str(r["environment"]["cuda"])
+        torch = str(self.least["torch"])
+        tag = torch.split("+cu")[-1] if "+cu" in torch else ""
+        return f"{tag[:-1]}.{tag[-1]}" if tag.isdigit() and len(tag) >= 2 else ""
+
+
+def host_profile(h: Host) -> dict[str, Any]:
+    m = round_down(h.factor)
+    files = ", ".join(h.files)
+    floors = {k: scaled(h.least.get(k), m) for k in HOST_FLOOR_KEYS if h.least.get(k) not in (None, {})}
+    floors["timing_lead_seconds"] = h.least["timing_lead_seconds"]
+    rule = f"{m:g} x the least of the runs in {files}"
+    sources = {k: rule for k in floors if k != "timing_lead_seconds"}
+    sources["timing_lead_seconds"] = f"the largest head start seen in {', '.join(rel(p) for p in h.dispatch_files)} (not scaled: a larger head start lowers the bound)"
+    return {
+        "name": h.name,
+        "description": f"the host of the {h.gpu() or h.key} device machine",
+        "host_cpu": h.least["host_cpu"],
+        "gpu": h.gpu(),
+        "torch": str(h.least["torch"]),
+        "cuda": h.cuda(),
+        "jax": str(h.least.get("jax", "")),
+        "date": str(h.least["date"]),
+        "method": h.least["method"],
+        "margin": m,
+        "margin_source": (
+            f"run-to-run spread over {h.runs} calibrations: the least floor of every op and module call measured "
+            f"twice (least >= {SPREAD_FROM_SECONDS * 1e6:g} us) is at least {h.factor:.3f} x the next-least run's "
+            f"({h.factor_key or 'no pair'}); rounded down to {STEP:g}: a faster rerun of this host beating the least "
+            "by as much as the fastest run beat the next stays above these floors"
+        ),
+        "derived_from": h.files,
+        "sources": sources,
+        "floors": floors,
+    }
+
+
+def default_profile(hosts: list[Host]) -> dict[str, Any]:
+    """Floors below every host's least: per op the least any host would charge it, per module class
+    the least any host charges (its empty-module floor where it measured none), each times the
+    default margin (least run factor x host-to-host factor)."""
+    run = min(h.factor for h in hosts)
+    across, key = spread([{op: h.op_floor(op) for op in h.least["torch_eager_op_seconds"]} for h in hosts])
+    if len(hosts) < 2:
+        across, key = run, ""
+    m = round_down(run * across)
+    ops = sorted({op for h in hosts for op in h.least["torch_eager_op_seconds"]})
+    empty = [h.least.get("torch_empty_module_seconds") for h in hosts]
+    classes = sorted({c for h in hosts for c in h.least.get("torch_module_seconds", {})})
+    floors: dict[str, Any] = {
+        "torch_eager_op_seconds": {op: m * min(h.op_floor(op) for h in hosts) for op in ops},
+        "torch_eager_kernel_seconds": m * min(h.least["torch_eager_kernel_seconds"] for h in hosts),
+        "torch_eager_any_seconds": m * min(h.least["torch_eager_any_seconds"] for h in hosts),
+    }
+    if all(empty):
+        floors["torch_empty_module_seconds"] = m * min(empty)
+        floors["torch_module_seconds"] = {
+            c: m * min(h.least.get("torch_module_seconds", {}).get(c, h.least["torch_empty_module_seconds"]) for h in hosts)
+            for c in classes
+        }
+    rnn: dict[str, list[dict[str, Any]]] = {}
+    for op in sorted({op for h in hosts for op in h.least.get("torch_rnn_seconds", {})}):
+        shapes = {(f["hidden"], f["batch"]) for h in hosts for f in h.least.get("torch_rnn_seconds", {}).get(op, [])}
+        rows = []
+        for hidden, batch in sorted(shapes):
+            fits = [_fit(h, op, hidden, batch) for h in hosts]
+            if all(fits):
+                rows.append({"hidden": hidden, "batch": batch, "call_seconds": m * min(f[0] for f in fits),
+                             "step_seconds": m * min(f[1] for f in fits)})
+        if rows:
+            rnn[op] = rows
+    if rnn:
+        floors["torch_rnn_seconds"] = rnn
+    jax = [h.least.get("jax_dispatch_seconds") for h in hosts]
+    if all(jax):
+        floors["jax_dispatch_seconds"] = m * min(jax)
+    floors["timing_lead_seconds"] = max(h.least["timing_lead_seconds"] for h in hosts)
+    names = ", ".join(h.name for h in hosts)
+    rule = f"{m:g} x the least over the hosts {names} (each host's least measured; an op a host did not measure: its any-op floor)"
+    sources = {k: rule for k in floors if k != "timing_lead_seconds"}
+    sources["timing_lead_seconds"] = f"the largest of the hosts {names}"
+    host_rule = (
+        f"host-to-host: the least host's floor of every op is at least {across:.3f} x the next host's ({key})"
+        if len(hosts) >= 2 else
+        f"host-to-host: one host calibrated, taken equal to the run-to-run factor {run:.3f} until a second host is"
+    )
+    return {
+        "name": DEFAULT_HOST,
+        "description": "used where no profile matches the host: floors below every calibrated host's",
+        "host_cpu": "any",
+        "gpu": "",
+        "torch": " and ".join(dict.fromkeys(str(h.least["torch"]) for h in hosts)),
+        "cuda": " and ".join(dict.fromkeys(h.cuda() for h in hosts if h.cuda())),
+        "jax": " and ".join(dict.fromkeys(str(h.least.get("jax", "")) for h in hosts if h.least.get("jax"))),
+        "date": " and ".join(dict.fromkeys(str(h.least["date"]) for h in hosts)),
+        "method": f"derived from the calibrated hosts {names} by benchmarks/host_profiles.py",
+        "margin": m,
+        "margin_source": (
+            f"run-to-run factor {run:.3f} (the least over the hosts, see each host's margin_source) x "
+            f"{host_rule}; the product rounded down to {STEP:g}"
+        ),
+        "derived_from": [f for h in hosts for f in h.files],
+        "sources": sources,
+        "floors": floors,
+    }
+
+
+def _fit(h: Host, op: str, hidden: int, batch: int) -> tuple[float, float] | None:
+    rows = h.least.get("torch_rnn_seconds", {}).get(op, [])
+    exact = [r for r in rows if (r["hidden"], r["batch"]) == (hidden, batch)]
+    anyshape = [r for r in rows if (r["hidden"], r["batch"]) == (0, 0)]
+    pick = (exact or anyshape or [None])[0]
+    return None if pick is None else (pick["call_seconds"], pick["step_seconds"])
+
+
+def device_floors(hosts: list[Host]) -> dict[str, dict[str, Any]]:
+    """Per GPU spec name, its `device_floors` section from every host folder that ran on it."""
+    out: dict[str, dict[str, Any]] = {}
+    for gpu in sorted({h.gpu() for h in hosts if h.gpu()}):
+        on = [h for h in hosts if h.gpu() == gpu]
+        graph = [(r["cuda_graph_kernel_seconds"], rel(p)) for h in on for r, p in zip(h.dispatch_runs, h.dispatch_files)]
+        graph += [(r[k]["graph"][stat]["min_seconds"], rel(p)) for h in on
+                  for r, p in zip(h.floor_runs, h.floor_files) for k in ("empty", "one_element_add") if k in r
+                  for stat in ("start_to_start", "events_per_kernel") if stat in r[k]["graph"]]
+        spec = calibrated_spec(get_spec(gpu).name)
+        earlier = spec.calibrated.get("min_kernel_seconds") if spec is not None else None
+        if earlier is not None and "CUDA graph" in earlier.source:  # `solar calibrate`'s own replay / kernels
+            graph.append((earlier.value, f"hardware_specs/calibrated/{spec.name}.yaml calibrated.min_kernel_seconds"))
+        sync = min(h.least["grid_sync_seconds"] for h in on)
+        barrier = [h.least["grid_barrier_seconds"] for h in on if h.least.get("grid_barrier_seconds")]
+        files = ", ".join(sorted({f for _, f in graph}))
+        section: dict[str, Any] = {
+            "cuda_graph_kernel_seconds": {
+                "value": min(t for t, _ in graph),
+                "source": f"least measured interval per kernel of a CUDA-graph replay of back-to-back tiny kernels "
+                          f"(replay time / kernels; kernel start to start where profiled) over {files}",
+            },
+            "grid_sync_seconds": {
+                "value": sync,
+                "source": "least of one kernel boundary in a CUDA-graph replay and a grid-wide barrier, over "
+                          + ", ".join(f for h in on for f in h.files),
+            },
+        }
+        if barrier:
+            section["grid_barrier_seconds"] = {
+                "value": min(barrier),
+                "source": "least seconds per grid-wide atomic barrier over " + ", ".join(f for h in on for f in h.files),
+            }
+        out[get_spec(gpu).name] = section
+    return out
+
+
+def kernel_spans(hosts: list[Host]) -> dict[str, tuple[float, str]]:
+    """Per GPU spec name, the shortest kernel duration any floors*.json shows (and where)."""
+    out: dict[str, tuple[float, str]] = {}
+    for h in hosts:
+        for r, p in zip(h.floor_runs, h.floor_files):
+            gpu = get_spec(r["environment"]["gpu"]).name
+            for kernel in ("empty", "one_element_add"):
+                for how in ("alone", "back_to_back", "graph"):
+                    block = r.get(kernel, {}).get(how, {})
+                    t = (block.get("duration") or block).get("min_seconds")
+                    if t and (gpu not in out or t < out[gpu][0]):
+                        out[gpu] = (t, f"{kernel} {how}, {rel(p)}")
+    return out
+
+
+def dump(data: dict[str, Any], header: str) -> str:
+    import yaml
+
+    return header + yaml.safe_dump(data, sort_keys=False, width=120)
+
+
+PROFILE_HEADER = (
+    "# Host dispatch floors (docs/BOUNDS.md §17): written by benchmarks/host_profiles.py from the raw\n"
+    "# calibrations named in derived_from; edit those and rerun it rather than this file.\n"
+)
+SPEC_HEADER = (
+    "# {name} datasheet spec plus ceilings measured by `solar calibrate` (dates in each source).\n"
+    "# The calibrated values are achievable ceilings, shown as context; bounds use the datasheet peaks.\n"
+    "# `device_floors`: floors measured on this GPU model (recurrence and graphed levels, docs/BOUNDS.md);\n"
+    "# written by benchmarks/host_profiles.py. Host dispatch floors live in hardware_specs/hosts/.\n"
+)
+
+
+def outputs(results: Path) -> dict[Path, str]:
+    """Every file the raw data under `results` gives, with its text."""
+    import yaml
+
+    hosts = [Host(d) for d in sorted(results.iterdir()) if d.is_dir() and any(d.glob("dispatch*.json"))]
+    if not hosts:
+        raise SystemExit(f"no host folder with dispatch*.json under {results}")
+    files = {HOST_DIR / f"{h.name}.yaml": dump(host_profile(h), PROFILE_HEADER) for h in hosts}
+    files[HOST_DIR / f"{DEFAULT_HOST}.yaml"] = dump(default_profile(hosts), PROFILE_HEADER)
+    for name, section in device_floors(hosts).items():
+        path = CALIBRATED_DIR / f"{name}.yaml"
+        data = yaml.safe_load((path if path.is_file() else SPEC_DIR / f"{name}.yaml").read_text())
+        data.pop("dispatch", None)
+        data["device_floors"] = section
+        files[path] = dump(data, SPEC_HEADER.format(name=name))
+    for gpu, (t, where) in kernel_spans(hosts).items():
+        print(f"{gpu}: shortest kernel span {t * 1e6:.3f} us ({where}); min_kernel_seconds at "
+              f"{DEVICE_MARGIN:g} x: {DEVICE_MARGIN * t:.4g} s (edit hardware_specs/{gpu}.yaml)")
+    for h in hosts:
+        print(f"{h.name}: {h.runs} runs, run-to-run factor {h.factor:.3f} ({h.factor_key}), margin {round_down(h.factor):g}")
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--results", type=Path, default=RESULTS)
+    p.add_argument("--check", action="store_true")
+    args = p.parse_args(argv)
+    stale = []
+    for path, text in outputs(args.results).items():
+        if args.check:
+            if not path.is_file() or path.read_text() != text:
+                stale.append(rel(path))
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        print(f"wrote {rel(path)}")
+    for path in stale:
+        print(f"stale: {path} (run python benchmarks/host_profiles.py)")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

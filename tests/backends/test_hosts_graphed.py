@@ -1,0 +1,148 @@
+"""Host profiles (solar.hardware.host: lookup, the default below every host, --host), the graphed
+level (solar.backends.graphed: in-graph kernel floor, claims graph replays only) and what a
+dispatch-bound report says would lower its bound (docs/BOUNDS.md §17, §20)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from solar.backends.bounds import analyze_graph
+from solar.backends.derived import explain_dispatch, graphed_level
+from solar.backends.dispatch import Floors, eager_host, floors_from_host
+from solar.backends.graphed import GRAPH_MARGIN, graphed_bound
+from solar.backends.levels import GRAPHED, Level, claims, violations
+from solar.errors import SpecError
+from solar.hardware import get_spec
+from solar.hardware.host import DEFAULT_HOST, get_host, list_hosts
+from solar.lift import lift
+from tests.backends.test_derived_levels import CHAIN, _Call, _stmts_with_instances
+
+US = 1e-6
+H200 = get_spec("H200-SXM")
+
+
+def test_committed_profiles_and_the_default_below_every_host():
+    hosts = {h.name: h for h in list_hosts()}
+    assert set(hosts) == {"default", "h200-host"}
+    default, h200 = hosts["default"], hosts["h200-host"]
+    assert (default.margin, h200.margin) == (0.5, 0.7)
+    # every floor of the default at most the least any host charges, and exactly 0.5 / 0.7 of the
+    # h200 host's committed floors (the only host: the least of its runs x 0.5 vs x 0.7)
+    for op, t in h200.floors.torch_eager_op_seconds.items():
+        assert default.floors.torch_eager_op_seconds[op] == pytest.approx(t * 0.5 / 0.7, rel=1e-12)
+    assert default.floors.torch_eager_kernel_seconds == pytest.approx(h200.floors.torch_eager_kernel_seconds * 0.5 / 0.7, rel=1e-12)
+    assert default.floors.timing_lead_seconds == h200.floors.timing_lead_seconds
+    assert h200.floors.torch_eager_kernel_seconds == pytest.approx(0.7 * 5.60387500012638e-06, rel=1e-12)
+
+
+@pytest.mark.parametrize("given,name", [(None, DEFAULT_HOST), ("h200-host", "h200-host"), ("H200-HOST", "h200-host"),
+                                        ("hardware_specs/hosts/h200-host.yaml", "h200-host")])
+def test_get_host(given, name):
+    assert get_host(given).name == name
+
+
+@pytest.mark.parametrize("given,message", [
+    ("nosuch", "unknown host profile 'nosuch'; known: default, h200-host"),
+    ("", "--host: give a host profile name"),
+    ("/nonexistent/x.yaml", "/nonexistent/x.yaml"),
+])
+def test_get_host_refuses(given, message):
+    with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        get_host(given)
+
+
+def test_profile_floors_and_sources():
+    f = floors_from_host(get_host("h200-host"))
+    assert f.host == "h200-host" and f.lead_seconds == pytest.approx(222.17600047588347 * US, rel=1e-12)
+    assert f.source.startswith("host profile h200-host (Intel(R) Xeon(R) Processor; torch 2.11.0+cu130, CUDA 13.0, JAX 0.11.2")
+    assert f.source.endswith("floors 0.7 x the least measured); valid for that host and framework only")
+    d = floors_from_host(get_host(None))
+    assert d.source.startswith("floors of the default host profile: 0.5 x the least measured on every calibrated host")
+    assert d.source.endswith("calibrate yours with `solar calibrate --dispatch-only` and pass --host")
+
+
+def test_graphed_level_claims_graph_replays_only():
+    assert claims(Level.GRAPHED, GRAPHED) and not claims(Level.GRAPHED, "eager") and not claims(Level.GRAPHED, "compile")
+    assert not claims(Level.EAGER_HOST, GRAPHED) and not claims(Level.UNFUSED, GRAPHED)
+    bounds = {"fused": 1 * US, "eager_host": 10 * US, "graphed": 5 * US}  # graphed checked against graphed alone
+    got = [(v.level, v.execution) for v in violations(bounds, {"eager": 4 * US, "graphed": 3 * US})]
+    assert got == [("eager_host", "eager"), ("graphed", "graphed")]
+
+
+# (kernel floors d_i in us, in-graph floor f in us, graphed in us): Σ max(d_i, f) less the largest
+# excess (the last kernel pays only its own d_i), never below Σ d_i.
+GRAPHED_CASES = [
+    ((0.5, 0.5, 0.5), 0.9, 0.9 + 0.9 + 0.5),
+    ((0.5, 2.0, 0.5), 0.9, 0.9 + 2.0 + 0.5),
+    ((3.0, 2.0), 0.9, 5.0),
+    ((0.5,), 0.9, 0.5),  # one kernel: its own floor
+    ((0.5, 0.5, 0.5), 0.0, 1.5),  # no in-graph floor measured: the unfused bound
+]
+
+
+@pytest.mark.parametrize("device,floor,expected", GRAPHED_CASES)
+def test_graphed_bound_exact(device, floor, expected):
+    from dataclasses import replace
+
+    program, _ = _stmts_with_instances(CHAIN)
+    analysis = analyze_graph(lift(program), H200)
+    ops = tuple(replace(op, seconds=d * US) for op, d in zip(analysis.ops, device))
+    unfused = replace(analysis.unfused, seconds=sum(device) * US)
+    g = graphed_bound(replace(analysis, ops=ops, unfused=unfused), floor * US, "test")
+    assert g.bound.seconds == pytest.approx(expected * US, rel=1e-12)
+    assert g.kernels == len(device)
+
+
+def test_graphed_on_every_gpu():
+    program, _ = _stmts_with_instances(CHAIN)
+    graph = lift(program)
+    # H200: 0.9 x the least measured in-graph interval (0.9206 us); three 0.5 us kernels
+    g = graphed_level(analyze_graph(graph, H200), H200)
+    f = GRAPH_MARGIN * 9.206399917602539e-07
+    assert g.floor_seconds == pytest.approx(f, rel=1e-12)
+    assert g.bound.seconds == pytest.approx(2 * f + 0.5 * US, rel=1e-12)
+    assert "0.9 x the least in-graph kernel interval measured on H200-SXM, 0.921 us" in g.describe()
+    h100 = get_spec("H100-SXM")
+    g = graphed_level(analyze_graph(graph, h100), h100)
+    assert g.bound.seconds == pytest.approx(1.5 * US, rel=1e-12)
+    assert "each at least its own floor (no in-graph kernel interval measured for H100-SXM)" in g.describe()
+
+
+def test_dispatch_bound_report_says_what_would_lower_it():
+    program, ops = _stmts_with_instances(CHAIN)
+    analysis = analyze_graph(lift(program), H200)
+    floors = Floors("test", kernel_seconds=9 * US, by_op=dict(zip(ops, (3 * US, 4 * US, 5 * US))))
+    eh = eager_host(analysis, [_Call(op, k) for k, op in enumerate(ops)], floors)
+    g = graphed_level(analysis, H200)
+    text = explain_dispatch(eh, analysis.fused.seconds, g)
+    assert text == (
+        ". Dispatch binds: 3 ops dispatched, host floors 12.0 us = 100% of the 12.0 us bound. What would lower "
+        "it: fusion into one kernel: fused 0.5 us; CUDA graphs (no host dispatch): graphed 2.2 us; a larger batch "
+        "dispatches the same 3 ops: the device floors (1.5 us) may grow 8.0x before they, not the host, bind"
+    )
+    device_bound = eager_host(analysis, [_Call(op, k) for k, op in enumerate(ops)], Floors("test", kernel_seconds=0.1 * US))
+    assert explain_dispatch(device_bound, analysis.fused.seconds, g) == ""
+
+
+@pytest.mark.parametrize("host,phrase", [
+    ([], "floors of the default host profile: 0.5 x"),
+    (["--host", "h200-host"], "host profile h200-host (Intel(R) Xeon(R) Processor"),
+])
+def test_cli_names_the_host_profile(tmp_path, capsys, host, phrase):
+    from solar.cli import main
+
+    model = tmp_path / "three.py"
+    model.write_text(
+        "import torch\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return (torch.relu(x) + 1) * 2\n"
+        "def get_inputs():\n    return [torch.randn(64)]\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    assert main(["analyze", str(model), "--arch", "H100-SXM", "--json", *host]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"eager_host", "graphed"} <= set(out["bounds"])
+    assert any(a.startswith("eager_host: ") and phrase in a for a in out["assumptions"])
