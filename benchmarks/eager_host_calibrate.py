@@ -58,7 +58,7 @@ def atomic_barrier(torch: Any, sms: int) -> dict[str, Any]:
         torch.cuda.synchronize()
         if int(stuck.item()) >= cap:
             return {"error": "spin cap reached in the probe (not every program resident?)", "cap": cap}
-        short, long_ = (_least_event_seconds(torch, run(n), 10) for n in (100, 1100))
+        short, long_ = (_least_event_seconds(run(n), 10) for n in (100, 1100))
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"}
     return {"barrier_seconds": (long_ - short) / 1000, "max_spins": int(stuck.item()), "cap": cap,

@@ -61,13 +61,13 @@ def measure_one(path: Path, reps: int, graphed: bool = False) -> dict:
     import torch
 
     from solar.validate.device import query_device
-    from solar.validate.run import _to_device, build_on_gpu
+    from solar.validate.run import build_on_gpu, to_device
     from solar.validate.timing import time_cuda
 
     try:
         model, inputs = build_on_gpu(path)
         model = model.cuda()
-        args = _to_device(list(inputs), torch)
+        args = to_device(list(inputs), torch)
         t = time_cuda(lambda: model(*args), query_device().l2_bytes, reps, sync_start=True)
         host = float("inf")
         with torch.no_grad():
