@@ -172,6 +172,18 @@ class InPlaceAliasViewed(nn.Module):
         return x * flat
 
 
+class CacheWriteThenView(nn.Module):
+    """Rows written into an input in place, then read through views of it (a grouped-query
+    attention's repeated keys: unsqueeze, expand, reshape), one view read twice and viewed again."""
+
+    def forward(self, cache, rows, index):
+        cache.index_copy_(1, index, rows)
+        keys = cache.unsqueeze(1).expand(2, 3, 4, 5).reshape(6, 4, 5)
+        first = cache.transpose(0, 1)
+        second = first.unsqueeze(0)
+        return keys * 2, first + 1, first.sum(), second * 3
+
+
 class ConstantBesideBuffers(nn.Module):
     """A tensor built in forward (a lifted constant) beside the root's and a submodule's buffers."""
 
@@ -400,6 +412,8 @@ def _cases():
         ("in_place_through_alias", InPlaceThroughAlias(), (torch.randn(3, 6),), True),
         ("in_place_alias_viewed", InPlaceAliasViewed(), (torch.randn(3, 4),), False),
         ("constant_beside_buffers", ConstantBesideBuffers(), (torch.randn(2, 4),), True),
+        ("cache_write_then_view", CacheWriteThenView(),
+         (torch.randn(2, 4, 5), torch.randn(2, 1, 5), torch.tensor([2])), True),
         ("conv1d_conv3d", Mixed(), (torch.randn(2, 4, 9), torch.randn(1, 2, 3, 4, 4)), True),
         ("matmul", MatMuls(), (torch.randn(2, 6, 8), torch.randn(2, 3, 8, 5), torch.randn(2, 3, 4, 8)), True),
         ("linear_non_contiguous", LinearNonContiguous(), (torch.randn(2, 6, 8),), True),
@@ -475,16 +489,19 @@ def test_tiny_hf_model_takes_direct(kind):
     assert got_ir == ref_ir
 
 
+@pytest.mark.parametrize("config", ["llama2-7b", "llama2-70b"])
 @pytest.mark.parametrize("kind", ["prefill", "decode"])
-def test_hf_step_takes_direct(kind):
-    """An `hf:` serving step (Llama-2 config, two layers): the static cache's positions (arange from
-    the cached length), its counter incremented in place and the K/V written by index_copy_ into the
-    cache inputs all go the direct path, node for node the re-trace's graph."""
+def test_hf_step_takes_direct(config, kind):
+    """An `hf:` serving step (two layers): the static cache's positions (arange from the cached
+    length), its counter incremented in place, the K/V written by index_copy_ into the cache inputs
+    and (70B: grouped-query attention) the cache read through views after the write all go the
+    direct path, node for node the re-trace's graph."""
     from solar.frontends.torch import hf
 
+    spec = f"tests/fixtures/hf/{config}.json"
     step = hf.scenario(kind, 1, 8 if kind == "prefill" else None, None if kind == "prefill" else 8)
-    ref, ref_ir = _trace(*_step_of(hf.build("tests/fixtures/hf/llama2-7b.json", step, layers=2)), False)
-    got, got_ir = _trace(*_step_of(hf.build("tests/fixtures/hf/llama2-7b.json", step, layers=2)), True)
+    ref, ref_ir = _trace(*_step_of(hf.build(spec, step, layers=2)), False)
+    got, got_ir = _trace(*_step_of(hf.build(spec, step, layers=2)), True)
     assert got.route == Route(Decomposition.DIRECT)
     assert _graph(got.exported) == _graph(ref.exported)
     assert got_ir == ref_ir

@@ -431,6 +431,8 @@ def _program(
         out_specs.append(OutputSpec(kind, TensorArgument(value.name), target))
     for arg, spec in zip(outputs, sig.output_specs):
         value = e.env[arg] if isinstance(arg, torch.fx.Node) else arg
+        if isinstance(value, torch.fx.Node) and value in e.replays:
+            raise Unsupported(f"output {arg} is a view of an input written in place")
         if isinstance(arg, torch.fx.Node) != isinstance(value, torch.fx.Node):
             raise Unsupported(f"output {arg} became a constant")
         if spec.kind is not OutputKind.USER_OUTPUT:
