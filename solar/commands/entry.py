@@ -17,9 +17,9 @@ from typing import Any
 
 from solar.commands.args import Parser
 from solar.errors import SolarError, message_line
-from solar.heap import collection_paused
 from solar.frontends import usercode
 from solar.frontends.detect import framework_of
+from solar.heap import collection_paused
 
 
 def parser(commands: Iterable[ModuleType], **kwargs: Any) -> Parser:

@@ -71,7 +71,7 @@ class Emit:
                 self.replay(args[0])  # functionalization brings the viewed tensor up to date first
             chain = (base, (*ops, (target, args[1:], kwargs)))
         elif viewed:
-            args = tuple(self.replay(a) if a in self.replays else a for a in args)
+            args = tuple(self.replay(a) if isinstance(a, torch.fx.Node) and a in self.replays else a for a in args)
         inner = ([a for a in args if not isinstance(a, torch.fx.Node)], kwargs)
         if self.replays and not self.replays.keys().isdisjoint(_nodes_in(inner)):
             raise Unsupported  # a view of a written input inside a list or keyword argument
