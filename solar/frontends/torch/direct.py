@@ -11,7 +11,10 @@ caller then runs the full decomposition, which is always correct) unless every c
     input, whose functional twin is such an op and gives the same shape and dtype: it becomes the
     twin, and later readers of the mutated tensor read the twin's result (functionalization's
     rewrite); a mutated buffer or input's final value becomes a mutation output, as the re-trace
-    lists it (before the user's outputs, in placeholder order);
+    lists it (before the user's outputs, in placeholder order). An in-place op through a view
+    the rewrites made the tensor itself (`to` changing nothing) is one on that tensor; views of a
+    written input taken after the write are emitted again for their first reader, as
+    functionalization regenerates them (Emit.replay);
   * an op of REWRITES: the exact decomposition the re-trace produces for it (conv2d ->
     convolution, linear -> t + addmm, batch_norm -> _native_batch_norm_legit_no_training, ...),
     written out for the argument forms the rule accepts (any other form falls back); the rules of
@@ -19,6 +22,7 @@ caller then runs the full decomposition, which is always correct) unless every c
     transformers' masking_utils) are in solar.frontends.torch.direct_masks, those of matmul, chunk,
     where/masked_fill, the zero factories, hardswish and the like in solar.frontends.torch.direct_ops.
 
+Inputs are listed in the re-trace's order (`retrace_order`: tensor constants among the buffers).
 Each new node keeps the training node's metadata (source line, module stack) and names it as its
 origin (`from_node`), as the re-trace does, so the lowered program's op names and instances are
 the same. Node names follow fx's naming of the new op (relu_ -> relu); where the re-trace
