@@ -10,8 +10,8 @@ case 2, ..., floor, case 1, ...), with cwd and PYTHONPATH set to each --root in 
 checkout; give two trees, a "before" and an "after", to compare them in one alternated run). CPU
 seconds (user + system of the child, from getrusage(RUSAGE_CHILDREN)) are the steady number on a
 shared machine; wall seconds are recorded too. Each tree's `solar` is byte-compiled first (as an
-installed package is), so that no case pays for compiling solar's source. Reported: the median of each case and of the floor,
-and the case's median over the floor's median."""
+installed package is), so that no case pays for compiling solar's source. Reported: the median of
+each case and of the floor, and the case's median over the floor's median."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--root", type=Path, nargs="+", default=[ROOT])
-    parser.add_argument("--names", nargs="+", default=None, help="a name for each --root (default: its folder name)")
+    parser.add_argument("--names", nargs="+", default=None,
+                        help="a name for each --root (default: its folder name)")
     parser.add_argument("-k", dest="filter", default=None, help="only cases containing this")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)

@@ -398,19 +398,24 @@ def _floor_section(floor: dict) -> list[str]:
         "`python benchmarks/bench_floor.py --repeat 3 --root TREE ... --names ... --out FILE` runs",
         "each command line in a fresh process, alternated with `python -c \"import torch.export\"` (the",
         "floor every torch user pays), and reports CPU seconds (median of the runs) as a multiple of the",
-        f"floor's median, {floor['floor_cpu_s']:.2f} CPU s in that run (`{_rel(RESULTS / 'bench_floor.json')}`;",
+        f"floor's median, {floor['floor_cpu_s']:.2f} CPU s in that run"
+        f" (`{_rel(RESULTS / 'bench_floor.json')}`;",
         "one column per source tree, named by its commit):",
         "",
         "| command line | " + " | ".join(trees) + " |",
         "|---|" + "---:|" * len(trees),
         *[
             f"| {case} | "
-            + " | ".join(f"{cell[t, case]['cpu_s']:.2f} s ({cell[t, case]['floor_multiple']:.2f}×)" for t in trees)
+            + " | ".join(_floor_cell(cell[t, case]) for t in trees)
             + " |"
             for case in cases
         ],
         "",
     ]
+
+
+def _floor_cell(row: dict) -> str:
+    return f"{row['cpu_s']:.2f} s ({row['floor_multiple']:.2f}×)"
 
 
 def _scale_section(scale: dict) -> list[str]:
@@ -427,7 +432,8 @@ def _scale_section(scale: dict) -> list[str]:
         "| family | layers | CPU s | wall s | × floor | growth exponent from the size before |",
         "|---|---:|---:|---:|---:|---:|",
         *[
-            f"| {r['family']} | {r['size']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['floor_multiple']:.1f} | "
+            f"| {r['family']} | {r['size']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f}"
+            f" | {r['floor_multiple']:.1f} | "
             + (f"{r['exponent']:.2f}" if r.get("exponent") is not None else "–") + " |"
             for r in rows
         ],

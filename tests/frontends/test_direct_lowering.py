@@ -513,7 +513,8 @@ def _step_of(built) -> tuple:
 
 _STATE = [
     # (kind, target) of each input in the training IR's order -> targets in the re-trace's order
-    ((("P", "w"), ("B", "scale"), ("B", "norm.mean"), ("B", "norm.var"), ("C", "lifted_tensor_0"), ("U", "x")),
+    ((("P", "w"), ("B", "scale"), ("B", "norm.mean"), ("B", "norm.var"), ("C", "lifted_tensor_0"),
+      ("U", "x")),
      ("w", "scale", "lifted_tensor_0", "norm.mean", "norm.var", "x")),
     ((("B", "a.b.m"), ("B", "a.n"), ("B", "c.k"), ("C", "a.t"), ("C", "top")),
      ("top", "a.n", "a.t", "a.b.m", "c.k")),

@@ -61,17 +61,18 @@ class Emit:
         kwargs = kwargs or {}
         if target is not operator.getitem and target not in self.keep:
             raise Unsupported  # the re-trace would decompose it further
-        viewed = [a for a in args if isinstance(a, torch.fx.Node) and (a in self.mutated or a in self.replays)]
+        nodes = [a for a in args if isinstance(a, torch.fx.Node)]
+        viewed = [a for a in nodes if a in self.mutated or a in self.replays]
         chain = None
         if viewed and returns_view(target):
             if viewed != [args[0]] or args[0] not in self.inputs_written | set(self.replays):
-                raise Unsupported  # functionalization regenerates views of a mutated tensor (other names, order)
+                raise Unsupported  # a view of a written intermediate: functionalization renames it
             base, ops = self.replays.get(args[0], (args[0], ()))
             if ops:
                 self.replay(args[0])  # functionalization brings the viewed tensor up to date first
             chain = (base, (*ops, (target, args[1:], kwargs)))
         elif viewed:
-            args = tuple(self.replay(a) if isinstance(a, torch.fx.Node) and a in self.replays else a for a in args)
+            args = tuple(self.replay(a) if a in viewed and a in self.replays else a for a in args)
         inner = ([a for a in args if not isinstance(a, torch.fx.Node)], kwargs)
         if self.replays and not self.replays.keys().isdisjoint(_nodes_in(inner)):
             raise Unsupported  # a view of a written input inside a list or keyword argument
