@@ -2,14 +2,16 @@
 `python -c "import torch.export"`, measured in the same run.
 
 Usage:
-    python benchmarks/bench_floor.py [--repeat 3] [--root DIR ...] [-k SUBSTRING] [--out FILE.json]
+    python benchmarks/bench_floor.py [--repeat 3] [--root DIR ...] [--names NAME ...] [-k SUBSTRING]
+                                     [--out FILE.json]
 
 Every case runs --repeat times in a fresh process, alternated with the floor (floor, case 1,
 case 2, ..., floor, case 1, ...), with cwd and PYTHONPATH set to each --root in turn (default: this
 checkout; give two trees, a "before" and an "after", to compare them in one alternated run). CPU
 seconds (user + system of the child, from getrusage(RUSAGE_CHILDREN)) are the steady number on a
-shared machine; wall seconds are recorded too. Reported: the median of each case and of the floor,
-and the case's median over the floor's median."""
+shared machine; wall seconds are recorded too. Each tree's `solar` is byte-compiled first (as an
+installed package is), so that no case pays for compiling solar's source. Reported: the median of
+each case and of the floor, and the case's median over the floor's median."""
 
 from __future__ import annotations
 
@@ -53,10 +55,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--root", type=Path, nargs="+", default=[ROOT])
+    parser.add_argument("--names", nargs="+", default=None,
+                        help="a name for each --root (default: its folder name)")
     parser.add_argument("-k", dest="filter", default=None, help="only cases containing this")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     cases = {k: v for k, v in CASES.items() if not args.filter or args.filter in k}
+    names = args.names or [root.resolve().name for root in args.root]
+    if len(names) != len(args.root):
+        parser.error("give one --names entry per --root")
+    label = {str(root): name for root, name in zip(args.root, names)}
+    for root in args.root:  # solar as installed: its bytecode compiled once, as pip compiles it
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "solar")], check=True)
     samples: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
     for _ in range(args.repeat):
         for root in args.root:
@@ -70,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu = statistics.median(s[0] for s in got)
         wall = statistics.median(s[1] for s in got)
         codes = sorted({s[2] for s in got})
-        rows.append({"tree": root, "case": name, "cpu_s": cpu, "wall_s": wall,
+        rows.append({"tree": label[root], "case": name, "cpu_s": cpu, "wall_s": wall,
                      "floor_multiple": cpu / floor, "exit": codes, "samples": got})
         print(f"{root[-30:]:30} {name:22} {cpu:7.2f} {wall:7.2f} {cpu / floor:8.2f}  {codes}")
     print(f"floor (import torch.export): {floor:.2f} CPU s, median of every tree's runs;"

@@ -382,7 +382,63 @@ def speed() -> str:
         + ". `analysis` is export through the first GPU's backends; a further GPU reuses the lifted",
         "graph and costs only its own backends.",
         "",
+        *_floor_section(_json("bench_floor.json")),
+        *_scale_section(_json("bench_scale.json")),
     ])
+
+
+def _floor_section(floor: dict) -> list[str]:
+    """Whole `solar` processes as multiples of `import torch.export` (benchmarks/bench_floor.py)."""
+    trees = list(dict.fromkeys(r["tree"] for r in floor["rows"]))
+    cases = list(dict.fromkeys(r["case"] for r in floor["rows"] if r["case"] != "floor"))
+    cell = {(r["tree"], r["case"]): r for r in floor["rows"]}
+    return [
+        "## Whole process against the floor",
+        "",
+        "`python benchmarks/bench_floor.py --repeat 3 --root TREE ... --names ... --out FILE` runs",
+        "each command line in a fresh process, alternated with `python -c \"import torch.export\"` (the",
+        "floor every torch user pays), and reports CPU seconds (median of the runs) as a multiple of the",
+        f"floor's median, {floor['floor_cpu_s']:.2f} CPU s in that run"
+        f" (`{_rel(RESULTS / 'bench_floor.json')}`;",
+        "one column per source tree, named by its commit):",
+        "",
+        "| command line | " + " | ".join(trees) + " |",
+        "|---|" + "---:|" * len(trees),
+        *[
+            f"| {case} | "
+            + " | ".join(_floor_cell(cell[t, case]) for t in trees)
+            + " |"
+            for case in cases
+        ],
+        "",
+    ]
+
+
+def _floor_cell(row: dict) -> str:
+    return f"{row['cpu_s']:.2f} s ({row['floor_multiple']:.2f}×)"
+
+
+def _scale_section(scale: dict) -> list[str]:
+    """Programs whose layers cannot be shared, at growing length (benchmarks/bench_scale.py)."""
+    rows = scale["rows"]
+    return [
+        "## Programs whose layers cannot be shared",
+        "",
+        "`python benchmarks/bench_scale.py mixed ir --sizes ... --out FILE` analyses a generated",
+        "`nn.Sequential` of N layers no two alike (`mixed`) and the IR text of the same chain (`ir`),",
+        "each size one whole process (`{}`; floor {:.2f} CPU s):".format(
+            _rel(RESULTS / "bench_scale.json"), scale["floor_cpu_s"]),
+        "",
+        "| family | layers | CPU s | wall s | × floor | growth exponent from the size before |",
+        "|---|---:|---:|---:|---:|---:|",
+        *[
+            f"| {r['family']} | {r['size']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f}"
+            f" | {r['floor_multiple']:.1f} | "
+            + (f"{r['exponent']:.2f}" if r.get("exponent") is not None else "–") + " |"
+            for r in rows
+        ],
+        "",
+    ]
 
 
 PAGES: dict[str, Callable[[], str]] = {

@@ -19,6 +19,7 @@ from solar.commands.args import Parser
 from solar.errors import SolarError, message_line
 from solar.frontends import usercode
 from solar.frontends.detect import framework_of
+from solar.heap import collection_paused
 
 
 def parser(commands: Iterable[ModuleType], **kwargs: Any) -> Parser:
@@ -34,12 +35,13 @@ def _preload(path: str) -> None:
     """Import the frontend a file needs before the --timeout clock starts: the limit is on the
     analysis, not on solar's own start-up (importing torch or jax takes seconds on a busy machine)."""
     framework = "torch" if path.startswith("hf:") else framework_of(path)
-    if framework == "torch":
-        import torch.export._trace  # noqa: F401  - torch.export imports most of torch lazily
+    with collection_paused():  # the imports allocate much and free little: no collection walks them
+        if framework == "torch":
+            import torch.export._trace  # noqa: F401  - torch.export imports most of torch lazily
 
-        import solar.frontends.torch.loader  # noqa: F401
-    elif framework == "jax":
-        import solar.frontends.jax.loader  # noqa: F401
+            import solar.frontends.torch.loader  # noqa: F401
+        elif framework == "jax":
+            import solar.frontends.jax.loader  # noqa: F401
 
 
 def _memory_limit(args: argparse.Namespace) -> contextlib.AbstractContextManager:

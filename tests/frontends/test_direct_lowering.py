@@ -149,6 +149,53 @@ class CacheCopy(nn.Module):
         return self.cache + 1
 
 
+class InPlaceThroughAlias(nn.Module):
+    """A counter as HF's static cache keeps one: a tensor built in forward, read through `to` that
+    changes nothing (an alias) and then incremented in place through that alias."""
+
+    def forward(self, x):
+        count = torch.tensor(3)
+        alias = count.to(dtype=torch.int64)
+        positions = torch.arange(2, 6) + alias
+        alias.add_(1)
+        return x[:, :4] * positions
+
+
+class InPlaceAliasViewed(nn.Module):
+    """As InPlaceThroughAlias, with a view of the counter beside the alias: falls back."""
+
+    def forward(self, x):
+        count = torch.tensor([3])
+        flat = count.view(-1)
+        alias = count.to(dtype=torch.int64)
+        alias.add_(1)
+        return x * flat
+
+
+class CacheWriteThenView(nn.Module):
+    """Rows written into an input in place, then read through views of it (a grouped-query
+    attention's repeated keys: unsqueeze, expand, reshape), one view read twice and viewed again."""
+
+    def forward(self, cache, rows, index):
+        cache.index_copy_(1, index, rows)
+        keys = cache.unsqueeze(1).expand(2, 3, 4, 5).reshape(6, 4, 5)
+        first = cache.transpose(0, 1)
+        second = first.unsqueeze(0)
+        return keys * 2, first + 1, first.sum(), second * 3
+
+
+class ConstantBesideBuffers(nn.Module):
+    """A tensor built in forward (a lifted constant) beside the root's and a submodule's buffers."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.ones(4))
+        self.norm = nn.BatchNorm1d(4).eval()
+
+    def forward(self, x):
+        return self.norm(x) * self.scale + torch.tensor(2.0)
+
+
 class InPlaceThenLinear(nn.Module):
     def __init__(self):
         super().__init__()
@@ -362,6 +409,11 @@ def _cases():
         ("metadata_in_place", MetadataInPlace(), (torch.randn(3, 4),), False),
         ("cache_copy_", CacheCopy(), (torch.randn(3, 4),), False),
         ("in_place_then_linear", InPlaceThenLinear(), (torch.randn(2, 4, 6),), False),
+        ("in_place_through_alias", InPlaceThroughAlias(), (torch.randn(3, 6),), True),
+        ("in_place_alias_viewed", InPlaceAliasViewed(), (torch.randn(3, 4),), False),
+        ("constant_beside_buffers", ConstantBesideBuffers(), (torch.randn(2, 4),), True),
+        ("cache_write_then_view", CacheWriteThenView(),
+         (torch.randn(2, 4, 5), torch.randn(2, 1, 5), torch.tensor([2])), True),
         ("conv1d_conv3d", Mixed(), (torch.randn(2, 4, 9), torch.randn(1, 2, 3, 4, 4)), True),
         ("matmul", MatMuls(), (torch.randn(2, 6, 8), torch.randn(2, 3, 8, 5), torch.randn(2, 3, 4, 8)), True),
         ("linear_non_contiguous", LinearNonContiguous(), (torch.randn(2, 6, 8),), True),
@@ -435,6 +487,54 @@ def test_tiny_hf_model_takes_direct(kind):
     assert _took_direct(got)
     assert _graph(got.exported) == _graph(ref.exported)
     assert got_ir == ref_ir
+
+
+@pytest.mark.parametrize("config", ["llama2-7b", "llama2-70b"])
+@pytest.mark.parametrize("kind", ["prefill", "decode"])
+def test_hf_step_takes_direct(config, kind):
+    """An `hf:` serving step (two layers): the static cache's positions (arange from the cached
+    length), its counter incremented in place, the K/V written by index_copy_ into the cache inputs
+    and (70B: grouped-query attention) the cache read through views after the write all go the
+    direct path, node for node the re-trace's graph."""
+    from solar.frontends.torch import hf
+
+    spec = f"tests/fixtures/hf/{config}.json"
+    step = hf.scenario(kind, 1, 8 if kind == "prefill" else None, None if kind == "prefill" else 8)
+    ref, ref_ir = _trace(*_step_of(hf.build(spec, step, layers=2)), False)
+    got, got_ir = _trace(*_step_of(hf.build(spec, step, layers=2)), True)
+    assert got.route == Route(Decomposition.DIRECT)
+    assert _graph(got.exported) == _graph(ref.exported)
+    assert got_ir == ref_ir
+
+
+def _step_of(built) -> tuple:
+    return built.module, built.inputs
+
+
+_STATE = [
+    # (kind, target) of each input in the training IR's order -> targets in the re-trace's order
+    ((("P", "w"), ("B", "scale"), ("B", "norm.mean"), ("B", "norm.var"), ("C", "lifted_tensor_0"),
+      ("U", "x")),
+     ("w", "scale", "lifted_tensor_0", "norm.mean", "norm.var", "x")),
+    ((("B", "a.b.m"), ("B", "a.n"), ("B", "c.k"), ("C", "a.t"), ("C", "top")),
+     ("top", "a.n", "a.t", "a.b.m", "c.k")),
+    ((("P", "w"), ("U", "x")), ("w", "x")),
+]
+
+
+@pytest.mark.parametrize("inputs,expected", _STATE)
+def test_retrace_order(inputs, expected):
+    """Buffers and tensor constants in the re-trace's order: module by module, a module's own first."""
+    from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
+
+    kinds = {"P": InputKind.PARAMETER, "B": InputKind.BUFFER, "C": InputKind.CONSTANT_TENSOR,
+             "U": InputKind.USER_INPUT}
+    specs = [
+        InputSpec(kinds[k], TensorArgument(f"n{i}"), None if k == "U" else t, True if k == "B" else None)
+        for i, (k, t) in enumerate(inputs)
+    ]
+    got = direct.retrace_order(specs)
+    assert tuple(s.target or "x" for s in got) == expected
 
 
 def test_linear_flattened_form():

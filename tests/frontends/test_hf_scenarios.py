@@ -165,3 +165,25 @@ def test_prefill_counts_causal_pairs_only(tmp_path):
     t, h, i, v = 16, c["hidden_size"], c["intermediate_size"], c["vocab_size"]
     per_layer = 4 * 2 * t * h * h + 3 * 2 * t * h * i + 2 * 2 * h * (16 * 17 // 2)
     assert report.totals.contraction_flops == 2 * per_layer + 2 * t * h * v
+
+
+_ATTENTION = [
+    # (config fields beside the required ones, whether every layer caches the config's K/V heads x head_dim)
+    ({"model_type": "llama", "num_key_value_heads": 2}, True),
+    ({"model_type": "mistral", "sliding_window": 4096}, True),
+    ({"model_type": "deepseek_v3", "kv_lora_rank": 16, "qk_rope_head_dim": 8, "v_head_dim": 8}, False),
+    ({"model_type": "gpt_oss", "layer_types": ["sliding_attention", "full_attention"]}, True),
+    ({"model_type": "qwen3_next", "layer_types": ["linear_attention", "full_attention"]}, False),
+]
+
+
+@pytest.mark.parametrize("fields,plain", _ATTENTION, ids=[f[0]["model_type"] for f in _ATTENTION])
+def test_cache_row_probe_only_for_other_attention(fields, plain):
+    """The fake step that reads each layer's cached K/V shapes runs only where the config names
+    attention other than K/V heads x head_dim (an MLA rank, another head dim, another layer kind)."""
+    from transformers import AutoConfig
+
+    from solar.frontends.torch.hf import plain_attention
+
+    base = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 128}
+    assert plain_attention(AutoConfig.for_model(**base, **fields)) is plain

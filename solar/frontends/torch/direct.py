@@ -11,7 +11,10 @@ caller then runs the full decomposition, which is always correct) unless every c
     input, whose functional twin is such an op and gives the same shape and dtype: it becomes the
     twin, and later readers of the mutated tensor read the twin's result (functionalization's
     rewrite); a mutated buffer or input's final value becomes a mutation output, as the re-trace
-    lists it (before the user's outputs, in placeholder order);
+    lists it (before the user's outputs, in placeholder order). An in-place op through a view
+    the rewrites made the tensor itself (`to` changing nothing) is one on that tensor; views of a
+    written input taken after the write are emitted again for their first reader, as
+    functionalization regenerates them (Emit.replay);
   * an op of REWRITES: the exact decomposition the re-trace produces for it (conv2d ->
     convolution, linear -> t + addmm, batch_norm -> _native_batch_norm_legit_no_training, ...),
     written out for the argument forms the rule accepts (any other form falls back); the rules of
@@ -19,6 +22,7 @@ caller then runs the full decomposition, which is always correct) unless every c
     transformers' masking_utils) are in solar.frontends.torch.direct_masks, those of matmul, chunk,
     where/masked_fill, the zero factories, hardswish and the like in solar.frontends.torch.direct_ops.
 
+Inputs are listed in the re-trace's order (`retrace_order`: tensor constants among the buffers).
 Each new node keeps the training node's metadata (source line, module stack) and names it as its
 origin (`from_node`), as the re-trace does, so the lowered program's op names and instances are
 the same. Node names follow fx's naming of the new op (relu_ -> relu); where the re-trace
@@ -36,6 +40,7 @@ import torch
 from torch.export.graph_signature import (
     ExportGraphSignature,
     InputKind,
+    InputSpec,
     OutputKind,
     OutputSpec,
     TensorArgument,
@@ -255,10 +260,11 @@ def _in_place(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
     twin = functional_twin(node.target)
     if twin is None or twin not in keep or not node.args:
         raise Unsupported
-    self = node.args[0]
+    chain = _aliases(e, node.args[0])
+    self = chain[-1]
     if not isinstance(self, torch.fx.Node) or self.op not in ("placeholder", "call_function") or is_view(self):
         raise Unsupported
-    if any(is_view(u) for u in self.users):
+    if any(is_view(u) and u not in chain for link in chain for u in link.users):
         raise Unsupported  # a view shares the mutated storage
     args = torch.fx.node.map_arg(node.args, lambda n: e.env[n])
     kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: e.env[n])
@@ -268,6 +274,19 @@ def _in_place(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
         raise Unsupported  # type promotion: functionalization casts back
     mutated(e, e.env[self], new)
     return new
+
+
+def _aliases(e: Emit, x: Any) -> list:
+    """x, and the tensor x is, for as long as x is a view that the rewrites made the tensor itself
+    (`to` changing nothing): an in-place op on x is one on that tensor, as functionalization sees it."""
+    chain = [x]
+    while (
+        isinstance(x, torch.fx.Node) and x.op == "call_function" and is_view(x) and x.args
+        and isinstance(x.args[0], torch.fx.Node) and e.env.get(x) is e.env.get(x.args[0])
+    ):
+        x = x.args[0]
+        chain.append(x)
+    return chain
 
 
 # ---- the whole graph -----------------------------------------------------------------------------
@@ -286,21 +305,27 @@ def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.Ex
         raise Unsupported("a graph with a backward")
     _check_ops(ep, keep)
     graph = torch.fx.Graph()
-    holders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+    specs = retrace_order(ep.graph_signature.input_specs)
+    named = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    if sorted(getattr(s.arg, "name", "") for s in specs) != sorted(named):
+        raise Unsupported("inputs that are not one placeholder each")
+    holders = [named[s.arg.name] for s in specs]
     with unset_fake_temporarily():  # the mode of the graph's values, as the re-trace picks it
         fake = _detect_fake_mode_from_gm(ep.graph_module)
     if fake is None:
         raise Unsupported("no fake mode in the graph's values")
     e = Emit(graph, fake, {}, {}, keep)
+    for node in holders:
+        new = graph.placeholder(node.name)
+        if new.name != node.name:  # a name fx reserves (`input`): the signature names the original
+            raise Unsupported(f"input name {node.name!r} is reserved by torch.fx")
+        new.meta.update(node.meta)
+        e.bind(node, new)
     outputs: list[Any] = []
     for node in ep.graph.nodes:
         e.origin = node
         if node.op == "placeholder":
-            new = graph.placeholder(node.name)
-            if new.name != node.name:  # a name fx reserves (`input`): the signature names the original
-                raise Unsupported(f"input name {node.name!r} is reserved by torch.fx")
-            new.meta.update(node.meta)
-            e.bind(node, new)
+            continue
         elif node.op == "call_function":
             try:
                 e.bind(node, _node(e, node, keep))
@@ -310,7 +335,35 @@ def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.Ex
             outputs = list(node.args[0])
         else:  # get_attr, call_module: not in an exported training IR here
             raise Unsupported(f"a {node.op} node ({node.name})")
-    return _program(ep, e, holders, outputs)
+    return _program(ep, e, holders, specs, outputs)
+
+
+# Inputs that the re-trace lists as the buffers of the module it re-traces.
+STATE_KINDS = frozenset({InputKind.BUFFER, InputKind.CONSTANT_TENSOR})
+
+
+def retrace_order(specs: list[InputSpec]) -> list[InputSpec]:
+    """The input specs in the re-trace's order: the re-trace registers tensor constants as buffers
+    of the module they belong to (after its own) and lists buffers module by module, a module's own
+    before its submodules' (a root-level constant before a submodule's buffer); every other input
+    keeps its place."""
+    slots = [k for k, s in enumerate(specs) if s.kind in STATE_KINDS]
+    state = _tree_order([(specs[k].target.split("."), specs[k]) for k in slots])
+    out = list(specs)
+    for k, spec in zip(slots, state):
+        out[k] = spec
+    return out
+
+
+def _tree_order(items: list[tuple[list[str], Any]]) -> list:
+    """Items by dotted path, each module's own (one atom left) first, then each submodule's in the
+    order of its first item; within a module, in the order given."""
+    own = [v for atoms, v in items if len(atoms) == 1]
+    groups: dict[str, list] = {}
+    for atoms, v in items:
+        if len(atoms) > 1:
+            groups.setdefault(atoms[0], []).append((atoms[1:], v))
+    return own + [v for group in groups.values() for v in _tree_order(group)]
 
 
 def _check_ops(ep: torch.export.ExportedProgram, keep: frozenset) -> None:
@@ -361,10 +414,11 @@ def _node(e: Emit, node: torch.fx.Node, keep: frozenset) -> Any:
 
 
 def _program(
-    ep: torch.export.ExportedProgram, e: Emit, holders: list[torch.fx.Node], outputs: list[Any]
+    ep: torch.export.ExportedProgram, e: Emit, holders: list[torch.fx.Node], inputs: list[InputSpec],
+    outputs: list[Any],
 ) -> torch.export.ExportedProgram:
     sig = ep.graph_signature
-    specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
+    specs = {s.arg.name: s for s in inputs if hasattr(s.arg, "name")}
     mutation_kind = {InputKind.BUFFER: OutputKind.BUFFER_MUTATION, InputKind.USER_INPUT: OutputKind.USER_INPUT_MUTATION}
     out_nodes: list[Any] = []
     out_specs: list[OutputSpec] = []
@@ -381,6 +435,8 @@ def _program(
         out_specs.append(OutputSpec(kind, TensorArgument(value.name), target))
     for arg, spec in zip(outputs, sig.output_specs):
         value = e.env[arg] if isinstance(arg, torch.fx.Node) else arg
+        if isinstance(value, torch.fx.Node) and value in e.replays:
+            raise Unsupported(f"output {arg} is a view of an input written in place")
         if isinstance(arg, torch.fx.Node) != isinstance(value, torch.fx.Node):
             raise Unsupported(f"output {arg} became a constant")
         if spec.kind is not OutputKind.USER_OUTPUT:
@@ -392,7 +448,7 @@ def _program(
     e.graph.output(tuple(out_nodes))
     e.graph.eliminate_dead_code()
     gm = torch.fx.GraphModule(ep.graph_module, e.graph)
-    new_sig = ExportGraphSignature(input_specs=list(sig.input_specs), output_specs=out_specs)
+    new_sig = ExportGraphSignature(input_specs=list(inputs), output_specs=out_specs)
     return torch.export.ExportedProgram(
         root=gm,
         graph=gm.graph,

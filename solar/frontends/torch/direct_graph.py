@@ -44,6 +44,9 @@ class Emit:
     keep: frozenset
     origin: torch.fx.Node | None = None
     mutated: set = field(default_factory=set)  # values written in place (new-graph nodes)
+    inputs_written: set = field(default_factory=set)  # those of them that are an input's or buffer's
+    replays: dict = field(default_factory=dict)  # a view of such a value -> (the value, its view ops)
+    synced: dict = field(default_factory=dict)  # such a view -> its ops emitted again, once
     readers: dict = field(default_factory=dict)  # new-graph node -> the training nodes bound to it
 
     def bind(self, old: torch.fx.Node, value: Any) -> None:
@@ -58,8 +61,39 @@ class Emit:
         kwargs = kwargs or {}
         if target is not operator.getitem and target not in self.keep:
             raise Unsupported  # the re-trace would decompose it further
-        if returns_view(target) and any(a in self.mutated for a in args if isinstance(a, torch.fx.Node)):
-            raise Unsupported  # functionalization regenerates views of a mutated tensor (other names, order)
+        nodes = [a for a in args if isinstance(a, torch.fx.Node)]
+        viewed = [a for a in nodes if a in self.mutated or a in self.replays]
+        chain = None
+        if viewed and returns_view(target):
+            if viewed != [args[0]] or args[0] not in self.inputs_written | set(self.replays):
+                raise Unsupported  # a view of a written intermediate: functionalization renames it
+            base, ops = self.replays.get(args[0], (args[0], ()))
+            if ops:
+                self.replay(args[0])  # functionalization brings the viewed tensor up to date first
+            chain = (base, (*ops, (target, args[1:], kwargs)))
+        elif viewed:
+            args = tuple(self.replay(a) if a in viewed and a in self.replays else a for a in args)
+        inner = ([a for a in args if not isinstance(a, torch.fx.Node)], kwargs)
+        if self.replays and not self.replays.keys().isdisjoint(_nodes_in(inner)):
+            raise Unsupported  # a view of a written input inside a list or keyword argument
+        node = self.create(target, args, kwargs, val)
+        if chain is not None:
+            self.replays[node] = chain
+        return node
+
+    def replay(self, view: torch.fx.Node) -> torch.fx.Node:
+        """The view ops of a view of an input written in place, emitted again from the written value
+        for its first reader, as functionalization regenerates them (new names, the reader as
+        origin); later readers read the same nodes."""
+        if view not in self.synced:
+            x, ops = self.replays[view]
+            for target, rest, kwargs in ops:
+                x = self.create(target, (x, *rest), kwargs)
+            self.synced[view] = x
+        return self.synced[view]
+
+    def create(self, target: Any, args: tuple, kwargs: dict, val: Any = None) -> torch.fx.Node:
+        """The node itself (see `call`)."""
         name = target.__name__.split(".")[0] if isinstance(target, torch._ops.OpOverload) else None
         node = self.graph.create_node("call_function", target, *normalised(target, args, kwargs), name)
         if val is not None:
@@ -79,6 +113,12 @@ class Emit:
     def items(self, node: torch.fx.Node) -> list[torch.fx.Node]:
         """getitem nodes of every output of a multi-output node (the unused ones are dropped)."""
         return [self.call(operator.getitem, (node, k)) for k in range(len(node.meta["val"]))]
+
+
+def _nodes_in(x: Any) -> list[torch.fx.Node]:
+    found: list[torch.fx.Node] = []
+    torch.fx.node.map_arg(x, lambda n: found.append(n) or n)
+    return found
 
 
 def _same(value: Any, default: Any) -> bool:
@@ -162,3 +202,4 @@ def mutated(e: Emit, target: Any, value: torch.fx.Node) -> None:
         e.bind(old, value)
         if old.op == "placeholder":
             e.current[old] = value
+            e.inputs_written.add(value)

@@ -1,5 +1,5 @@
 """The direct path's rewrites of the ops an attention mask is built from (HF transformers' causal and
-padding masks: arange, new_ones, `&`, to(device), diff), each the exact decomposition
+padding masks and cache positions: arange, new_ones, `&`, to(device), diff), each the exact decomposition
 `run_decompositions` produces for it (torch._decomp's arange_default, torch._refs.new_ones, ATen's
 to_impl and diff_helper), for the argument forms it accepts; any other form raises Unsupported and
 the caller falls back to the full re-trace. Split from solar.frontends.torch.direct, which holds the
@@ -17,8 +17,12 @@ aten = torch.ops.aten
 
 
 def _arange(e, end, dtype=None, layout=torch.strided, device=None, pin_memory=False):
+    return _arange_start(e, 0, end, dtype, layout, device, pin_memory)
+
+
+def _arange_start(e, start, end, dtype=None, layout=torch.strided, device=None, pin_memory=False):
     kwargs = {"dtype": dtype, "layout": layout, "device": device, "pin_memory": pin_memory}
-    return e.call(aten.arange.start_step, (0, end, 1), kwargs)
+    return e.call(aten.arange.start_step, (start, end, 1), kwargs)
 
 
 def _new_ones(e, x, size, dtype=None, layout=None, device=None, pin_memory=False):
@@ -81,6 +85,7 @@ def _diff(e, x, n=1, dim=-1, prepend=None, append=None):
 
 MASK_REWRITES: dict[Any, Callable] = {
     aten.arange.default: _arange,
+    aten.arange.start: _arange_start,
     aten.new_ones.default: _new_ones,
     aten.__and__.Tensor: _binary(aten.bitwise_and.Tensor),
     aten.__or__.Tensor: _binary(aten.bitwise_or.Tensor),

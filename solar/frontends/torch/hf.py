@@ -214,16 +214,31 @@ def _cache_arg(lm: torch.nn.Module, cache: Any) -> dict:
     return {key: cache}
 
 
+# Layer kinds whose cache rows are the config's K/V heads x head_dim.
+PLAIN_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
+
+
+def plain_attention(config: Any) -> bool:
+    """Every layer caches K and V of num_key_value_heads x head_dim as the config states them: the
+    config names no other attention dimension (an MLA latent rank, a V, rope or linear-attention
+    head dim: any `*_head_dim` besides head_dim) and no layer kind beyond full or sliding attention."""
+    fields = config.to_dict()
+    other = [k for k in fields if (k.endswith("head_dim") and k != "head_dim") or "lora_rank" in k]
+    kinds = fields.get("layer_types") or ()
+    return not other and set(kinds) <= PLAIN_LAYER_TYPES
+
+
 def _cache_rows(lm: torch.nn.Module, heads: int, head_dim: int) -> tuple:
     """Per layer, ((heads, dim) of its cached keys, (heads, dim) of its values), as the model writes
-    them: one token of a fake step into an empty static cache (no data is read or allocated).
-    Where that step does not run, every layer's K and V are `heads` x `head_dim` (the config)."""
+    them: for attention other than plain (plain_attention), one token of a fake step into an empty
+    static cache (no data is read or allocated). Where the attention is plain or that step does not
+    run, every layer's K and V are `heads` x `head_dim` (the config)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from transformers import StaticCache
 
     layers = lm.config.num_hidden_layers
     plain = (((heads, head_dim), (heads, head_dim)),) * layers
-    if layers == 0:
+    if layers == 0 or plain_attention(lm.config):
         return plain
     cache = StaticCache(config=lm.config, max_cache_len=1)
     buffers = dict(lm.named_buffers())  # a rotary embedding may reassign its tables in forward
