@@ -65,6 +65,14 @@ def x8() -> torch.Tensor:
     return torch.randn(8, 4)
 
 
+def pack_unpack(x: torch.Tensor) -> torch.Tensor:
+    """The rows a mask picks, computed on, written back into a zero tensor (out[mask] = rows)."""
+    mask = x[:, 0] > 0
+    out = torch.zeros_like(x)
+    out[mask] = x[mask] * 2
+    return out
+
+
 def ints() -> torch.Tensor:
     return torch.randint(0, 3, (16,))
 
@@ -85,6 +93,9 @@ CASES: dict[str, tuple[nn.Module, nn.Module, Callable[[], tuple], list[str], tup
     "mask_index": (Fn(lambda x: x[x[:, 0] > 0] * 2),
                    Fn(lambda x: x * (x[:, :1] > 0) * 2), lambda: (x8(),),
                    ["u0 = rows of x[mask]", "0 ≤ u0 ≤ 8"], (2 * 8, 8 * 4 + 8)),
+    # at 0 rows the write-back puts nothing: the zeros are the output (8x4 fp32 written)
+    "mask_put": (Fn(pack_unpack), Fn(lambda x: x * (x[:, :1] > 0) * 2), lambda: (x8(),),
+                 ["u0 = rows of x[mask]", "0 ≤ u0 ≤ 8"], (2 * 8, 8 * 4 + 8 + 8 * 4 * 4)),
     "unique": (Fn(lambda a: torch.unique(a).float() * 2),
                Fn(lambda a: torch.sort(a).values.float() * 2), lambda: (ints(),),
                ["u0 = rows of unique", "0 ≤ u0 ≤ 16"], (2 * 16, 16 * 8 + 8)),

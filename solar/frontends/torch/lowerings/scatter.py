@@ -216,7 +216,11 @@ def _masked_put(
     ctx: LowerCtx, x: View, indices: Sequence[View | None], values: View, accumulate: bool
 ) -> View:
     """x[mask] = v with one boolean mask over x's leading dims and a single value: a select (the
-    general form has a data-dependent number of values)."""
+    general form has a data-dependent number of values). Values with no element (the rows of a
+    data-dependent size at the least the bound takes, 0) leave x as it is: torch requires the
+    mask to select nothing then."""
+    if len(indices) == 1 and values.numel == 0:
+        return x
     if len(indices) != 1 or values.numel != 1:
         raise SolarError(
             "index_put with a boolean mask is supported for `x[mask] = scalar` only (one mask, one "
