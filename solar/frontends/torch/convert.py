@@ -161,6 +161,9 @@ def convert_returning(
                 continue
             kind = kinds.get(node.name, InputKind.USER_INPUT)
             role = Role.INPUT if kind == InputKind.USER_INPUT else Role.PARAM
+            if role is Role.PARAM and val.numel() == 0:  # an empty constant (a cache not yet filled)
+                env[node.name] = views.constant(0, tuple(int(s) for s in val.shape), dtype_of(val.dtype))
+                continue
             hint = targets.get(node.name) or node.name
             name = b.declare(hint, val.shape, dtype_of(val.dtype), role)
             view = views.tensor(name, tuple(int(s) for s in val.shape), dtype_of(val.dtype))
