@@ -46,6 +46,9 @@ CASES = {
     ("t5", "prefill"): 0,  # the decoder's causal mask is added to a position bias: dense
     ("t5", "decode"): ONE_KEY,
     ("bert", "prefill"): 2 * 64 * 64,  # the pooler (a 64x64 linear on token 0), not returned
+    # 16 image tokens before the 16 of the prompt; the CLIP tower's last MLP on the CLS row (2 x 64
+    # x 128 multiply-adds), which the projector drops
+    ("llava", "prefill"): PAIR * (4 * S * S - 2 * S * (2 * S + 1) // 2) + 2 * 2 * 64 * 128,
     ("mamba", "prefill"): None,
     ("mamba", "decode"): None,
 }

@@ -171,3 +171,19 @@ def test_a_size_from_item_is_refused_in_one_line() -> None:
 )
 def test_sizes_of_one_line_are_described_together(sizes: tuple, text: str) -> None:
     assert describe(sizes) == text
+
+
+def checked(x: torch.Tensor) -> torch.Tensor:
+    """A run-time check on the data (as transformers' torch_compilable_check traces): the scalar
+    it reads only feeds assertions."""
+    torch._check_tensor_all(x.abs() >= 0)
+    return x * 2
+
+
+def test_a_scalar_only_checks_read_is_no_size() -> None:
+    """The check's scalar is taken to pass and is no data-dependent size; nothing returned
+    depends on the check, so only the product is priced: 8x4 multiplies, x read and the
+    product written (fp32)."""
+    report = _analyze(Fn(checked), (x8(),))
+    assert not any(a.startswith("data-dependent sizes") for a in report.assumptions)
+    assert (report.totals.flops, report.totals.dram_bytes) == (32, 2 * 32 * 4)
