@@ -22,7 +22,19 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import solar  # noqa: E402
-from benchmarks.hf_corpus import FAMILIES, PROMPT, STEPS_OF, build, flop_counter, step  # noqa: E402
+from benchmarks.hf_corpus import (  # noqa: E402
+    BEGIN,
+    DOC,
+    END,
+    FAMILIES,
+    PROMPT,
+    STEPS_OF,
+    build,
+    flop_counter,
+    load,
+    step,
+    table,
+)
 
 S = PROMPT
 LAYERS, HEADS, HEAD_DIM = 2, 4, 16
@@ -53,6 +65,16 @@ CASES = {
     ("mamba", "decode"): None,
 }
 BY_NAME = {f.name: f for f in FAMILIES}
+
+
+def test_docs_table_is_the_committed_results():
+    """docs/MODELS.md holds the script's table of benchmarks/results/hf_corpus.json, and at least
+    95 % of the corpus's steps analyse."""
+    text = DOC.read_text()
+    assert text.split(BEGIN)[1].split(END)[0].strip() == table(load()).strip()
+    rows = load()
+    wanted = [f"{f.name}/{k}" for f in FAMILIES for k in STEPS_OF[f.kind]]
+    assert sum(rows[w]["ok"] for w in wanted) >= 0.95 * len(wanted)
 
 
 def test_corpus_is_large():
