@@ -65,6 +65,14 @@ def x8() -> torch.Tensor:
     return torch.randn(8, 4)
 
 
+def pack_unpack(x: torch.Tensor) -> torch.Tensor:
+    """The rows a mask picks, computed on, written back into a zero tensor (out[mask] = rows)."""
+    mask = x[:, 0] > 0
+    out = torch.zeros_like(x)
+    out[mask] = x[mask] * 2
+    return out
+
+
 def ints() -> torch.Tensor:
     return torch.randint(0, 3, (16,))
 
@@ -85,6 +93,9 @@ CASES: dict[str, tuple[nn.Module, nn.Module, Callable[[], tuple], list[str], tup
     "mask_index": (Fn(lambda x: x[x[:, 0] > 0] * 2),
                    Fn(lambda x: x * (x[:, :1] > 0) * 2), lambda: (x8(),),
                    ["u0 = rows of x[mask]", "0 ≤ u0 ≤ 8"], (2 * 8, 8 * 4 + 8)),
+    # at 0 rows the write-back puts nothing: the zeros are the output (8x4 fp32 written)
+    "mask_put": (Fn(pack_unpack), Fn(lambda x: x * (x[:, :1] > 0) * 2), lambda: (x8(),),
+                 ["u0 = rows of x[mask]", "0 ≤ u0 ≤ 8"], (2 * 8, 8 * 4 + 8 + 8 * 4 * 4)),
     "unique": (Fn(lambda a: torch.unique(a).float() * 2),
                Fn(lambda a: torch.sort(a).values.float() * 2), lambda: (ints(),),
                ["u0 = rows of unique", "0 ≤ u0 ≤ 16"], (2 * 16, 16 * 8 + 8)),
@@ -160,3 +171,19 @@ def test_a_size_from_item_is_refused_in_one_line() -> None:
 )
 def test_sizes_of_one_line_are_described_together(sizes: tuple, text: str) -> None:
     assert describe(sizes) == text
+
+
+def checked(x: torch.Tensor) -> torch.Tensor:
+    """A run-time check on the data (as transformers' torch_compilable_check traces): the scalar
+    it reads only feeds assertions."""
+    torch._check_tensor_all(x.abs() >= 0)
+    return x * 2
+
+
+def test_a_scalar_only_checks_read_is_no_size() -> None:
+    """The check's scalar is taken to pass and is no data-dependent size; nothing returned
+    depends on the check, so only the product is priced: 8x4 multiplies, x read and the
+    product written (fp32)."""
+    report = _analyze(Fn(checked), (x8(),))
+    assert not any(a.startswith("data-dependent sizes") for a in report.assumptions)
+    assert (report.totals.flops, report.totals.dram_bytes) == (32, 2 * 32 * 4)

@@ -17,7 +17,7 @@ from solar.frontends import views
 from solar.frontends.builder import ProgramBuilder, copy
 from solar.frontends.torch.constants import constant_bands
 from solar.frontends.torch.context import LowerCtx, concrete, dtype_of
-from solar.frontends.torch.datasizes import RUN_TIME_CHECKS, data_sizes, empty_result, substitution
+from solar.frontends.torch.datasizes import RUN_TIME_CHECKS, checked_scalars, data_sizes, empty_result, substitution
 from solar.frontends.torch.lowerings import LOWERINGS, unsupported_reasons
 from solar.frontends.torch.lowerings.registry import resolve_library
 from solar.frontends.torch.sources import source_line
@@ -152,6 +152,7 @@ def convert_returning(
     user_inputs = 0
     bands = constant_bands(ep)  # masks computed from constants (HF causal masks)
     sizes = substitution(data_sizes(ep, traced.source_file))  # data-dependent sizes at their least
+    sizes = {**sizes, **checked_scalars(ep)}  # scalars only run-time checks read: the checks pass
 
     for node in ep.graph.nodes:
         if node.op == "placeholder":
@@ -161,6 +162,9 @@ def convert_returning(
                 continue
             kind = kinds.get(node.name, InputKind.USER_INPUT)
             role = Role.INPUT if kind == InputKind.USER_INPUT else Role.PARAM
+            if role is Role.PARAM and val.numel() == 0:  # an empty constant (a cache not yet filled)
+                env[node.name] = views.constant(0, tuple(int(s) for s in val.shape), dtype_of(val.dtype))
+                continue
             hint = targets.get(node.name) or node.name
             name = b.declare(hint, val.shape, dtype_of(val.dtype), role)
             view = views.tensor(name, tuple(int(s) for s in val.shape), dtype_of(val.dtype))

@@ -97,6 +97,33 @@ def empty_result(val: Any, sizes: Mapping[str, int]) -> Any:
     return out[0] if not isinstance(val, (tuple, list)) else type(val)(out)
 
 
+def _checked_only(node: torch.fx.Node) -> bool:
+    """A scalar read from the data (`.item()`) whose value reaches run-time checks only (through
+    size arithmetic): a check such as transformers' torch_compilable_check, not a size."""
+    users = list(node.users)
+    while users:
+        user = users.pop()
+        if user.target in RUN_TIME_CHECKS:
+            continue
+        if isinstance(user.meta.get("val"), torch.Tensor) or user.op != "call_function":
+            return False
+        users.extend(user.users)
+    return True
+
+
+def checked_scalars(exported: torch.export.ExportedProgram) -> dict[str, int]:
+    """Each scalar read from the data that only run-time checks use -> 1: the checks pass on the
+    run the bound describes, and nothing the program computes depends on the value."""
+    out: dict[str, int] = {}
+    for node in exported.graph.nodes:
+        if node.target is aten._local_scalar_dense.default and _checked_only(node):
+            val = node.meta.get("val")
+            # the symbol it binds, and those its value is written in (a re-traced program's names)
+            free = val.node.expr.free_symbols if isinstance(val, (torch.SymInt, torch.SymBool)) else ()
+            out.update({str(sym): 1 for sym in (*(node.meta.get("unbacked_bindings") or {}), *free)})
+    return out
+
+
 def _bound(value: Any) -> int | None:
     """An end of torch's value range as an int; None where it is unbounded (int_oo)."""
     return None if value in (int_oo, -int_oo) else int(value)
@@ -111,6 +138,8 @@ def data_sizes(exported: torch.export.ExportedProgram, source_file: str | None) 
         made = node.meta.get("unbacked_bindings") or {}
         for sym in made:
             src = source_line(node, source_file)
+            if node.target is aten._local_scalar_dense.default and _checked_only(node):
+                continue
             if node.target not in SIZED_OPS:
                 raise UnsupportedOpError(
                     f"a size that depends on the data comes from {node.target}"
@@ -146,4 +175,4 @@ def size_notes(exported: torch.export.ExportedProgram, source_file: str | None) 
     return lines
 
 
-__all__ = ["DataSize", "SIZED_OPS", "RUN_TIME_CHECKS", "data_sizes", "empty_result", "size_notes", "substitution"]
+__all__ = ["DataSize", "SIZED_OPS", "RUN_TIME_CHECKS", "checked_scalars", "data_sizes", "empty_result", "size_notes", "substitution"]

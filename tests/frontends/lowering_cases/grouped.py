@@ -34,5 +34,9 @@ try:  # transformers' fallback grouped GEMM exists once transformers' MoE module
     CASES[torch.ops.transformers.grouped_mm_fallback.default] = [
         ((F(10, 6), F(4, 6, 5), OFFS), {}),
     ]
+    # the gradients of the input and of each group's weight (group 1 gets no row: its slice is 0)
+    CASES[torch.ops.transformers.grouped_mm_fallback_backward.default] = [
+        ((F(10, 6), F(4, 6, 5), OFFS, F(10, 5)), {}),
+    ]
 except ImportError:  # pragma: no cover - transformers is in the dev set
     pass

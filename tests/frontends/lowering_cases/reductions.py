@@ -51,4 +51,5 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
     aten.all.dim: [((B(6, 2), 1), {})],
     aten.all.dims: [((B(3, 4, 5), [1, 2], True), {})],
     aten.all.default: [((B(2),), {}), ((B(3, 5),), {})],
+    aten._is_all_true.default: [((B(3, 5),), {}), ((torch.ones(4, dtype=torch.bool),), {})],
 }

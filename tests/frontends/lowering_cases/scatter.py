@@ -63,4 +63,10 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
         ((F(3, 4), B(4), F(15)), {}),
         ((F(2, 3), B(2, 3), F(2, 3)), {}),
     ],
+    # the source's gradient: sizes at, above (the tail gets 0) and the mask broadcast
+    aten.masked_scatter_backward.default: [
+        ((F(3, 4), B(3, 4), [12]), {}),
+        ((F(3, 4), B(3, 4), [4, 5]), {}),
+        ((F(3, 4), B(4), [3, 4]), {}),
+    ],
 }

@@ -147,10 +147,10 @@ def _offsets_arg(ctx: LowerCtx) -> Any:
     return ctx.node.kwargs.get("offs", ctx.node.args[2] if len(ctx.node.args) > 2 else None)
 
 
-def _groups(ctx: LowerCtx, offs: View, rows: int) -> View:
+def _groups(ctx: LowerCtx, offs: View, rows: int, hint: str | None = None) -> View:
     """G[s] = the group of row s = the number of offsets <= s."""
     b = ctx.b
-    g = b.temp(f"{ctx.hint}_group", (rows,), DType.I64)
+    g = b.temp(f"{hint or ctx.hint}_group", (rows,), DType.I64)
     b.emit([("i0", rows)], g.base, (var("i0"),), Update.ASSIGN, const(0))
     le = call(S.LE, offs.at((var("e"),)), index_value(var("i0")))
     b.emit(
@@ -184,13 +184,18 @@ def _grouped_mm(
 ) -> View:
     if bias is not None:
         raise SolarError("_grouped_mm with a bias is not supported yet (add the bias after it)")
+    return _grouped_gemm(ctx, a, w, offs, ctx.hint, ctx.dtype)
+
+
+def _grouped_gemm(ctx: LowerCtx, a: View, w: View, offs: View | None, hint: str, dtype: DType) -> View:
+    """out[s, n] = Σ_c a[s, c] · w[G(s), c, n] (or a batch of GEMMs without offsets)."""
     if a.rank == 3 and w.rank == 3 and offs is None:  # a batch of GEMMs
         (e, m, k), n = a.shape, w.shape[2]
         return contract(
             ctx.b,
-            ctx.hint,
+            hint,
             (e, m, n),
-            ctx.dtype,
+            dtype,
             (k,),
             lambda o, r: a.at((o[0], o[1], r[0])),
             lambda o, r: w.at((o[0], r[0], o[2])),
@@ -204,7 +209,7 @@ def _grouped_mm(
             "3-D x 3-D without are)"
         )
     (rows, k), n = a.shape, w.shape[2]
-    g = _groups(ctx, offs, rows)
+    g = _groups(ctx, offs, rows, hint)
     distinct = routing_k(_offsets_arg(ctx), rows) or 1
 
     def weight(o: tuple, r: tuple) -> Any:
@@ -213,9 +218,7 @@ def _grouped_mm(
         assert src is not None  # a weight view linear in its expert dim (a parameter, a transpose)
         return tuple((gs, _claim(e, g.base, distinct)) for gs, e in src.at((o[0], r[0], o[1])))
 
-    return contract(
-        ctx.b, ctx.hint, (rows, n), ctx.dtype, (k,), lambda o, r: a.at((o[0], r[0])), weight
-    )
+    return contract(ctx.b, hint, (rows, n), dtype, (k,), lambda o, r: a.at((o[0], r[0])), weight)
 
 
 def _claim(expr: Any, group: str, distinct: int) -> Any:
@@ -238,6 +241,32 @@ def _transformers_grouped_mm(ctx: LowerCtx, a: View, w: View, offs: View) -> Vie
     """transformers' grouped GEMM for weights other than bf16 under tracing: the same product as
     aten._grouped_mm (a loop of mm over the groups' rows)."""
     return _grouped_mm(ctx, a, w, offs)
+
+
+@lower_library("transformers::grouped_mm_fallback_backward", note=NOTES[aten._grouped_mm.default])
+def _transformers_grouped_mm_backward(
+    ctx: LowerCtx, a: View, w: View, offs: View, grad: View
+) -> tuple[View, View]:
+    """The gradients of transformers' grouped GEMM: the input's, a grouped GEMM of the output's
+    gradient by each group's transposed weight; the weight's, each row's outer product a[s] ⊗
+    grad[s] added into its group's slice (S·K·N multiply-adds whatever the offsets: every row
+    lies in one group), the groups no row reaches left zero."""
+    (rows, k), n = a.shape, grad.shape[1]
+    (input_shape, input_dtype), (weight_shape, weight_dtype) = ctx.meta(0), ctx.meta(1)
+    grad_input = _grouped_gemm(
+        ctx, grad, views.permute(w, (0, 2, 1)), offs, f"{ctx.hint}_input", input_dtype
+    )
+    g = _groups(ctx, offs, rows, f"{ctx.hint}_weight")
+    out = ctx.b.temp(f"{ctx.hint}_weight", weight_shape, weight_dtype)
+    zero = [(f"i{d}", size) for d, size in enumerate(weight_shape)]
+    ctx.b.emit(zero, out.base, tuple(var(v) for v, _ in zero), Update.ASSIGN, const(0.0))
+    group = g.at((var("s"),))[0][1]
+    product = mul(a.at((var("s"), var("c"))), grad.at((var("s"), var("n"))))
+    ctx.b.emit(
+        [("s", rows), ("c", k), ("n", n)], out.base, (Indirect(group), var("c"), var("n")),
+        Update.ADD, cast(weight_dtype, product),
+    )
+    return grad_input, out
 
 
 __all__: list[str] = ["routing_k"]

@@ -282,6 +282,6 @@ def _bool_reduce(update: Update) -> Callable[..., View]:
 
 
 lower(aten.any.dim, aten.any.dims, aten.any.default)(_bool_reduce(Update.MAX))
-lower(aten.all.dim, aten.all.dims, aten.all.default)(_bool_reduce(Update.MIN))
+lower(aten.all.dim, aten.all.dims, aten.all.default, aten._is_all_true.default)(_bool_reduce(Update.MIN))
 
 __all__ = ["PRESERVE", "arg_index", "dims_of", "in_place", "moments", "scale_in_place"]

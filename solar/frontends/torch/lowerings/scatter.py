@@ -30,7 +30,7 @@ from solar.frontends.torch.lowerings.indexing import materialise, index_values
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.torch.lowerings.scans import scan
 from solar.frontends.views import View
-from solar.ir.affine import Affine
+from solar.ir.affine import Affine, var
 from solar.ir.nodes import Call, Const, Indirect
 from solar.ir.scalar_ops import ScalarOp as S
 from solar.ir.scalar_ops import Update
@@ -216,7 +216,11 @@ def _masked_put(
     ctx: LowerCtx, x: View, indices: Sequence[View | None], values: View, accumulate: bool
 ) -> View:
     """x[mask] = v with one boolean mask over x's leading dims and a single value: a select (the
-    general form has a data-dependent number of values)."""
+    general form has a data-dependent number of values). Values with no element (the rows of a
+    data-dependent size at the least the bound takes, 0) leave x as it is: torch requires the
+    mask to select nothing then."""
+    if len(indices) == 1 and values.numel == 0:
+        return x
     if len(indices) != 1 or values.numel != 1:
         raise SolarError(
             "index_put with a boolean mask is supported for `x[mask] = scalar` only (one mask, one "
@@ -277,6 +281,26 @@ def _masked_scatter(ctx: LowerCtx, x: View, mask: View, source: View) -> View:
         ctx.dtype,
         [m, read, views.reshape(x, (n,))],
         lambda mt, rt, xt: call(S.WHERE, mt, cast(ctx.dtype, rt), xt),
+    )
+    return views.reshape(out, ctx.shape)
+
+
+@lower(aten.masked_scatter_backward.default)
+def _masked_scatter_backward(ctx: LowerCtx, grad: View, mask: View, sizes: Sequence[int]) -> View:
+    """The source's gradient of masked_scatter: the k-th true element of the mask (row-major)
+    gives its gradient to source element k, the elements past the mask's count get 0. Each
+    element of the gradient is added at its position in the scan of the mask (count[j] - 1; a
+    false element adds 0 there)."""
+    n, s = math.prod(grad.shape), math.prod(ctx.shape)
+    m = views.reshape(views.expand(mask, grad.shape), (n,))
+    count = scan(int_ctx(ctx, f"{ctx.hint}_count", n), m, 0, Update.ADD)
+    at = index_values(ctx, count)
+    flat = views.reshape(grad, (n,))
+    out = ctx.b.temp(ctx.hint, (s,), ctx.dtype)
+    ctx.b.emit([("i0", s)], out.base, (var("i0"),), Update.ASSIGN, const(0.0))
+    _scatter_into(
+        ctx, out, (n,), lambda idx: (Indirect(Call(S.MAX, (Call(S.SUB, (at(idx), Const(1))), Const(0)))),),
+        lambda idx: call(S.WHERE, m.at(idx), cast(ctx.dtype, flat.at(idx)), const(0.0)), Update.ADD,
     )
     return views.reshape(out, ctx.shape)
 
