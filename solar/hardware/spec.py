@@ -358,12 +358,12 @@ def physical_problem(spec: HardwareSpec) -> str | None:
     return None
 
 
-def load_spec_file(path: str | Path) -> HardwareSpec:
-    """Read and validate one spec YAML; any problem is a one-line SpecError naming file and key."""
-    path = Path(path)
+def read_yaml_mapping(path: Path, what: str, example: str) -> tuple[dict, str]:
+    """The mapping a strict spec-style YAML file holds, and the path shown in messages; any problem
+    (unreadable, bad syntax, not a mapping, a number too long) is a one-line SpecError."""
     shown = _display(path)
     try:
-        text = read_text(path, "a spec YAML file", SpecError)
+        text = read_text(path, what, SpecError)
     except SpecError as exc:
         raise SpecError(str(exc).replace(str(path), shown, 1)) from None
     try:
@@ -378,19 +378,31 @@ def load_spec_file(path: str | Path) -> HardwareSpec:
             _one_line(f"{shown}{where}: {kind}: {problem}; fix the YAML at that line")
         ) from None
     except RecursionError:
-        raise SpecError(f"{shown}: YAML nested too deeply for a spec file; {_EXAMPLE}") from None
+        raise SpecError(f"{shown}: YAML nested too deeply for a spec file; {example}") from None
     if not isinstance(data, dict):
-        raise SpecError(f"{shown}: <top level>: must be a mapping of keys; {_EXAMPLE}")
+        raise SpecError(f"{shown}: <top level>: must be a mapping of keys; {example}")
     oversized = _oversized(data)
     if oversized:
-        raise SpecError(f"{shown}: {oversized}; fix the value ({_EXAMPLE})")
+        raise SpecError(f"{shown}: {oversized}; fix the value ({example})")
+    return data, shown
+
+
+def validation_message(exc: ValidationError, shown: str, example: str) -> str:
+    """One line for a pydantic error of a spec-style file: file, key, what is wrong, what to do."""
+    errors = exc.errors()
+    problem, action = _describe(errors[0])
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return _one_line(f"{shown}: {problem}{more}; {action}; {example}")
+
+
+def load_spec_file(path: str | Path) -> HardwareSpec:
+    """Read and validate one spec YAML; any problem is a one-line SpecError naming file and key."""
+    path = Path(path)
+    data, shown = read_yaml_mapping(path, "a spec YAML file", _EXAMPLE)
     try:
         spec = HardwareSpec.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors()
-        problem, action = _describe(errors[0])
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise SpecError(_one_line(f"{shown}: {problem}{more}; {action}; {_EXAMPLE}")) from None
+        raise SpecError(validation_message(exc, shown, _EXAMPLE)) from None
     problem = physical_problem(spec)
     if problem:
         raise SpecError(f"{shown}: {problem}; fix the value ({_EXAMPLE})")
