@@ -10,7 +10,14 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from solar.errors import SpecError
-from solar.hardware.spec import SPEC_DIR, HardwareSpec, Sourced, get_spec, read_yaml_mapping, validation_message
+from solar.hardware.spec import (
+    SPEC_DIR,
+    HardwareSpec,
+    Sourced,
+    get_spec,
+    read_yaml_mapping,
+    validation_message,
+)
 
 SYSTEM_DIR = SPEC_DIR / "systems"
 _EXAMPLE = "hardware_specs/systems/8xH100-SXM.yaml is a complete example"

@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from solar.errors import IRSyntaxError, IRVerifyError
-from solar.ir.collectives import Collective, Kind, exchange, format_sharded, parse_sharded, run_ranks, verify_sharded
+from solar.ir.collectives import (
+    Collective,
+    Kind,
+    exchange,
+    format_sharded,
+    parse_sharded,
+    run_ranks,
+    verify_sharded,
+)
 from solar.ir.interp import run
 from solar.ir.parser import parse_program
 from solar.ir.scalar_ops import Update
