@@ -8,21 +8,14 @@ reduce-scatter, all-to-all and send/recv, the output of all-gather (nccl-tests' 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from solar.backends.assumptions import Assumptions
-from solar.backends.bounds import Analysis, analyze
+from solar.backends.bounds import Analysis
 from solar.errors import UsageError
 from solar.hardware.systems import SystemSpec
-from solar.ir.collectives import Collective, Kind, Sharded
-from solar.ir.nodes import Program
-
-
-def full_bytes(c: Collective, program: Program) -> float:
-    """S of `c` in `program` (bytes)."""
-    arg = program.numel(c.arg) * program.tensor(c.arg).dtype.bytes
-    return arg * c.size if c.kind is Kind.ALL_GATHER else arg
+from solar.ir.collectives import Collective, Kind
 
 
 def gpu_factor(kind: Kind, n: int, in_network_reduction: bool, shift: int = 1) -> Fraction:
@@ -103,9 +96,9 @@ def _gpu_rate(system: SystemSpec) -> float:
     )
 
 
-def collective_bounds(c: Collective, program: Program, system: SystemSpec) -> dict[int, CollectiveBound]:
-    """The bound of `c` for every rank of the system."""
-    s = Fraction(full_bytes(c, program))
+def collective_bounds(c: Collective, full: float, system: SystemSpec) -> dict[int, CollectiveBound]:
+    """The bound of `c`, whose full buffer is `full` bytes, for every rank of the system."""
+    s = Fraction(full)
     per_node, up, out = system.per_node, system.scale_up, system.scale_out
     crossing: dict[int, Fraction] = defaultdict(Fraction)  # node -> bytes over its NICs, all groups
     spans = {g: len({r // per_node for r in g}) > 1 for g in c.groups}
@@ -133,19 +126,19 @@ def collective_bounds(c: Collective, program: Program, system: SystemSpec) -> di
     return result
 
 
-def analyze_sharded(
-    sharded: Sharded, system: SystemSpec, assumptions: Assumptions | None = None, analysis: Analysis | None = None
+def slowest_rank(
+    analysis: Analysis, collectives: Sequence[tuple[Collective, float]], world: int, system: SystemSpec
 ) -> RankBound:
-    """The slowest rank's bounds of `sharded` on `system` (every rank runs the same program, so
-    ranks differ only in where their groups sit)."""
-    if sharded.world > system.world:
+    """The slowest rank's bounds of a `world`-rank SPMD program whose one rank's program has
+    `analysis` and whose collectives move (collective, S bytes): every rank runs the same program,
+    so ranks differ only in where their groups sit."""
+    if world > system.world:
         raise UsageError(
-            f"the program has {sharded.world} ranks but {system.shown} has {system.world} GPUs; "
+            f"the program has {world} ranks but {system.shown} has {system.world} GPUs; "
             "pass --nodes to add nodes, or a smaller --world-size"
         )
-    rank_analysis = analysis or analyze(sharded.program, system.gpu_spec, assumptions or Assumptions())
-    per_rank = [collective_bounds(c, sharded.program, system) for c in sharded.collectives]
-    ranks = (_rank(r, rank_analysis, tuple(p[r] for p in per_rank), system) for r in range(sharded.world))
+    per_rank = [collective_bounds(c, s, system) for c, s in collectives]
+    ranks = (_rank(r, analysis, tuple(p[r] for p in per_rank), system) for r in range(world))
     return max(ranks, key=lambda b: (b.fused_seconds, b.unfused_seconds, -b.rank))
 
 

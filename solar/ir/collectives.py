@@ -98,6 +98,13 @@ def local_part(c: Collective, arg_shape: Sequence[int], instance: int = 0, sourc
     return Stmt(tuple(loops), Store(c.out, tuple(dst)), Update.ASSIGN, Load(c.arg, tuple(src)), (), origin)
 
 
+def full_bytes(c: Collective, program: Program) -> float:
+    """S of `c` in `program`, in bytes: the full buffer (the input of all-reduce, reduce-scatter,
+    all-to-all and send/recv; the output of all-gather), the size nccl-tests reports."""
+    arg = program.numel(c.arg) * program.tensor(c.arg).dtype.bytes
+    return arg * c.size if c.kind is Kind.ALL_GATHER else arg
+
+
 def writer(program: Program, tensor: str) -> list[int]:
     return [k for k, s in enumerate(program.stmts) if s.target.tensor == tensor]
 

@@ -9,12 +9,13 @@ from fractions import Fraction
 import pytest
 
 from solar.backends.bounds import analyze
-from solar.backends.collectives import analyze_sharded, collective_bounds, full_bytes, gpu_factor
+from solar.backends.collectives import collective_bounds, gpu_factor
 from solar.errors import UsageError
 from solar.hardware.systems import get_system
-from solar.ir.collectives import Collective, Kind, Sharded, local_part
+from solar.ir.collectives import Collective, Kind, Sharded, full_bytes, local_part
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Program, Role, TensorDecl
+from solar.multigpu import analyze_sharded
 
 # nccl-tests (PERFORMANCE.md): busbw = algbw x factor, the bytes each rank moves per direction over
 # S with a ring (no in-network reduction): all-reduce 2(n-1)/n; all-gather, reduce-scatter and
@@ -88,7 +89,7 @@ def test_hand_counts(system, nodes, kind, rows, size, s, gpu, node, seconds):
     spec = get_system(system, nodes)
     program, c = _program(kind, rows, size)
     c = Collective(kind, "y", "x", _groups(spec.world, size))
-    b = collective_bounds(c, program, spec)[0]
+    b = collective_bounds(c, full_bytes(c, program), spec)[0]
     assert (full_bytes(c, program), b.gpu_bytes, b.node_bytes) == (s, gpu, node)
     assert b.seconds == pytest.approx(seconds, rel=1e-12)
 
