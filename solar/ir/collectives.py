@@ -5,8 +5,8 @@ A `Sharded` program is one rank's `Program` (every rank runs the same one on its
 data) and its collectives. Each collective writes its `out` tensor from its `arg` tensor across a
 group of ranks; in the rank's program `out` is written by exactly one statement, its *local part*
 (origin op `collective.KIND`): an identity copy of `arg` into the shape of `out` (all-gather: `arg`
-into every chunk; reduce-scatter: the first chunk of `arg`), which is what one rank's own memory
-must do at least. Counting analyses price that statement like any other; the movement between
+into every chunk; reduce-scatter: every chunk of `arg` in turn, the last one kept), which reads
+every element the collective sends and writes every element it delivers, and computes nothing. Counting analyses price that statement like any other; the movement between
 ranks is priced from the collective (solar.backends.collectives). The interpreter runs the program
 on every rank and, at a local part, computes the collective's real result from all ranks' values."""
 
@@ -93,9 +93,43 @@ def local_part(c: Collective, arg_shape: Sequence[int], instance: int = 0, sourc
         loops.insert(0, Loop("r", c.size))
         dst[c.dim] = var("r") * arg_shape[c.dim] + var(names[c.dim])
     elif c.kind is Kind.REDUCE_SCATTER:
-        loops[c.dim] = Loop(names[c.dim], arg_shape[c.dim] // c.size)
+        chunk = arg_shape[c.dim] // c.size
+        loops.insert(0, Loop("r", c.size))
+        loops[c.dim + 1] = Loop(names[c.dim], chunk)
+        src[c.dim] = var("r") * chunk + var(names[c.dim])
     origin = Origin(f"collective.{c.kind.value}", instance, source)
     return Stmt(tuple(loops), Store(c.out, tuple(dst)), Update.ASSIGN, Load(c.arg, tuple(src)), (), origin)
+
+
+# A local part built by a frontend names its collective in its origin op: `collective KIND(...) groups
+# ...`, the text of format_collective without the tensors, so that the collective survives every
+# rewrite that keeps origins (layer stitching copies statements with their origins).
+ORIGIN_PREFIX = "collective "
+
+
+def origin_op(c: Collective) -> str:
+    return ORIGIN_PREFIX + format_collective(c).split(" = ", 1)[1].replace(f"({c.arg}", "(_", 1)
+
+
+def collectives_of(program: Program) -> tuple[Collective, ...]:
+    """The collectives whose local parts `program` holds (statements whose origin op names one),
+    in program order."""
+    found = []
+    for stmt in program.stmts:
+        op = stmt.origin.op if stmt.origin else ""
+        if not op.startswith(ORIGIN_PREFIX):
+            continue
+        arg = next(iter({ld.tensor for ld in stmt.loads()}), None)
+        if arg is None:
+            raise IRVerifyError(f"the local part of {op!r} reads no tensor")
+        line = f"collective {stmt.target.tensor} = {op[len(ORIGIN_PREFIX):].replace('(_', f'({arg}', 1)}"
+        found.append(_parse_line(line, 0))
+    return tuple(found)
+
+
+def sharded_of(program: Program, world: int) -> Sharded:
+    """`program` (one rank's, its local parts named in their origins) as a sharded program."""
+    return Sharded(program, collectives_of(program), world)
 
 
 def full_bytes(c: Collective, program: Program) -> float:
@@ -155,17 +189,16 @@ def _problem(program: Program, c: Collective, world: int) -> str | None:
         return f"{c.arg}'s dim {c.dim} ({ashape[c.dim]}) does not split into {c.size} chunks"
     if list(oshape) != want:
         return f"{c.out} has shape {list(oshape)}; {c.kind.value} of {c.arg} {list(ashape)} gives {want}"
-    writes = [node for node in program.body if isinstance(node, Stmt) and node.target.tensor == c.out]
-    if len(writes) != 1 or len(writer(program, c.out)) != 1 or not _is_local_part(writes[0], c, ashape):
-        return f"{c.out} must be written by exactly one top-level statement, the collective's local part"
+    writes = writer(program, c.out)
+    if len(writes) != 1 or not _is_copy(program.stmts[writes[0]], c):
+        return f"{c.out} must be written by exactly one statement, the collective's local part (a copy of {c.arg})"
     return None
 
 
-def _is_local_part(stmt: Stmt, c: Collective, arg_shape: Sequence[int]) -> bool:
-    want = local_part(c, arg_shape)
-    return (stmt.loops, stmt.target, stmt.update, stmt.value, stmt.guards) == (
-        want.loops, want.target, want.update, want.value, want.guards
-    )
+def _is_copy(stmt: Stmt, c: Collective) -> bool:
+    """A statement that assigns loads of `c.arg` and computes nothing (the form of a local part;
+    a frontend's builder may drop its loops of extent 1)."""
+    return stmt.update is Update.ASSIGN and isinstance(stmt.value, Load) and stmt.value.tensor == c.arg
 
 
 # ---- text form -----------------------------------------------------------------------------------
@@ -239,6 +272,9 @@ def run_ranks(sharded: Sharded, inputs: Sequence[Mapping[str, np.ndarray]]) -> l
     if len(inputs) != sharded.world:
         raise IRVerifyError(f"run_ranks: {len(inputs)} input sets for {sharded.world} ranks")
     by_out = {c.out: c for c in sharded.collectives}
+    nested = {s.target.tensor for seqs, s in program.nested() if seqs}
+    if nested & set(by_out):
+        raise IRVerifyError("run_ranks: a collective inside an in-order loop is not supported yet")
     arrays = [allocate(program, inp) for inp in inputs]
     for node in program.body:
         c = by_out.get(node.target.tensor) if isinstance(node, Stmt) else None

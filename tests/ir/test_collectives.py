@@ -66,8 +66,8 @@ program mlp_tp2 {
     part[i, n] += h[i, j] * w2[j, n]
   for i0 in 0..4, i1 in 0..6:
     p[i0, i1] = part[i0, i1]
-  for i0 in 0..2, i1 in 0..6:
-    q[i0, i1] = p[i0, i1]
+  for r in 0..2, i0 in 0..2, i1 in 0..6:
+    q[i0, i1] = p[i0 + 2*r, i1]
   for r in 0..2, i0 in 0..2, i1 in 0..6:
     y[i0 + 2*r, i1] = q[i0, i1]
 }
