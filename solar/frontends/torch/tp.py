@@ -1,0 +1,112 @@
+"""Tensor parallelism of an `hf:` model, as Megatron-style layers place it: rank 0's share of the
+model traced under a fake process group of `tp` ranks.
+
+- attention: heads split over the ranks (q, k, v column-parallel; key/value heads split when there
+  are at least `tp` of them, else each rank keeps one); the MLP's intermediate size split (gate and
+  up column-parallel);
+- row-parallel layers (every linear that maps a split size back to the hidden size: o_proj,
+  down_proj) all-reduce their partial sums;
+- the output head column-parallel over the vocabulary, its logits all-gathered; the embedding, the
+  norms and the residual stream replicated."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.distributed._functional_collectives as funcol
+
+from solar.errors import UsageError
+from solar.frontends.loaded import Loaded
+
+EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
+
+
+class _AllReduce(torch.nn.Module):
+    """A row-parallel layer: the wrapped linear's partial sums, all-reduced over the ranks."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return funcol.all_reduce(self.inner(x), "sum", dist.group.WORLD)
+
+
+class _GatherLast(torch.nn.Module):
+    """A column-parallel output head: this rank's slice of the logits, all-gathered along the
+    vocabulary."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ranks = dist.get_world_size()
+        stacked = funcol.all_gather_tensor(self.inner(x).contiguous(), 0, dist.group.WORLD)  # [ranks * B, ...]
+        return torch.cat(torch.chunk(stacked, ranks, dim=0), dim=-1)
+
+
+class TensorParallel:
+    """The `hf.SHARDING` of `tp` ranks (docs/BOUNDS.md, Several GPUs: what each rank computes)."""
+
+    def __init__(self, spec: str, tp: int) -> None:
+        self.spec, self.tp = spec, tp
+        self.hidden = 0
+
+    def config(self, config: Any) -> None:
+        tp, spec = self.tp, self.spec
+        if any(getattr(config, k, None) for k in EXPERT_KEYS):
+            raise UsageError(f"hf:{spec}: --tp of mixture-of-experts models is not supported yet")
+        heads = config.num_attention_heads
+        kv = getattr(config, "num_key_value_heads", None) or heads
+        inter = getattr(config, "intermediate_size", None)
+        if heads % tp or (kv % tp and tp % kv) or inter is None or inter % tp:
+            raise UsageError(
+                f"hf:{spec}: --tp {tp} must divide the attention heads ({heads}) and the intermediate size "
+                f"({inter}), and divide or be a multiple of the key/value heads ({kv})"
+            )
+        config.head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+        config.num_attention_heads = heads // tp
+        config.num_key_value_heads = max(1, kv // tp)
+        config.intermediate_size = inter // tp
+        self.hidden = config.hidden_size
+
+    def module(self, lm: torch.nn.Module) -> torch.nn.Module:
+        if self.tp == 1:
+            return lm
+        rows = [
+            name for name, m in lm.named_modules()
+            if isinstance(m, torch.nn.Linear) and m.out_features == self.hidden and m.in_features != self.hidden
+        ]
+        for name in rows:
+            owner, _, leaf = name.rpartition(".")
+            parent = lm.get_submodule(owner)
+            setattr(parent, leaf, _AllReduce(getattr(parent, leaf)))
+        head = lm.get_output_embeddings()
+        if isinstance(head, torch.nn.Linear):
+            local = torch.nn.Linear(
+                head.in_features, math.ceil(head.out_features / self.tp), bias=head.bias is not None,
+                dtype=head.weight.dtype,
+            )
+            lm.set_output_embeddings(_GatherLast(local))
+        return lm
+
+
+def load_hf_tp(spec: str, step: Any, tp: int) -> Loaded:
+    """Rank 0's program of the `hf:` step under tensor parallelism of degree `tp`."""
+    from solar.frontends.select import load_hf
+    from solar.frontends.torch.distributed import fake_world
+    from solar.frontends.torch.hf import SHARDING
+
+    name = spec[3:] if spec.startswith("hf:") else spec
+    token = SHARDING.set(TensorParallel(name, tp))
+    try:
+        with fake_world(tp):
+            loaded = load_hf(spec, step)
+    finally:
+        SHARDING.reset(token)
+    notes = (*loaded.notes, f"tensor parallel: rank 0 of {tp} (Megatron column/row split, logits all-gathered)")
+    return Loaded(loaded.program, loaded.flags, loaded.source_file, loaded.traced, notes, serving=loaded.serving)
