@@ -22,6 +22,9 @@ from solar.errors import UsageError
 from solar.frontends.loaded import Loaded
 
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
+# Names of the row-parallel linears of transformers' decoders (their input is the split size even
+# where it happens to equal the hidden size).
+ROW_PARALLEL = ("o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "w2", "wo")
 
 
 class _AllReduce(torch.nn.Module):
@@ -79,7 +82,8 @@ class TensorParallel:
             return lm
         rows = [
             name for name, m in lm.named_modules()
-            if isinstance(m, torch.nn.Linear) and m.out_features == self.hidden and m.in_features != self.hidden
+            if isinstance(m, torch.nn.Linear) and m.out_features == self.hidden
+            and (m.in_features != self.hidden or name.rpartition(".")[2] in ROW_PARALLEL)
         ]
         for name in rows:
             owner, _, leaf = name.rpartition(".")
