@@ -105,7 +105,7 @@ def load_hf_tp(spec: str, step: Any, tp: int) -> Loaded:
     from solar.frontends.torch.distributed import fake_world
     from solar.frontends.torch.hf import SHARDING
 
-    name = spec[3:] if spec.startswith("hf:") else spec
+    name = spec.removeprefix("hf:")
     token = SHARDING.set(TensorParallel(name, tp))
     try:
         with fake_world(tp):
