@@ -6,18 +6,16 @@ communication is priced from the collective and the interpreter runs it on simul
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import torch
 
 from solar.errors import UnsupportedOpError, UsageError
-from solar.frontends.builder import copy
+from solar.frontends.collective import emit_collective
 from solar.frontends.torch.context import LowerCtx
 from solar.frontends.torch.lowerings.registry import lower
 from solar.frontends.views import View
-from solar.ir.collectives import Collective, Kind, local_part, origin_op
-from solar.ir.nodes import Load
+from solar.ir.collectives import Kind
 from solar.ir.scalar_ops import Update
 
 c10d = torch.ops._c10d_functional
@@ -49,18 +47,9 @@ def rank_groups(group_name: str) -> tuple[tuple[int, ...], ...]:
 def _collective(ctx: LowerCtx, kind: Kind, x: View, group_name: str, reduce: str = "sum", dim: int = 0) -> View:
     if reduce not in REDUCE_OPS:
         raise UnsupportedOpError(f"{ctx.node.target}: reduction {reduce!r} (supported: {', '.join(REDUCE_OPS)})")
-    arg = x if x.base is not None and x.contiguous_of == x.base else copy(ctx.b, f"{ctx.hint}_in", x)
-    out = ctx.b.temp(ctx.hint, ctx.shape, ctx.dtype)
-    c = Collective(kind, out.base, arg.base, rank_groups(group_name), REDUCE_OPS[reduce], dim)
-    stmt = local_part(c, arg.shape)
-    saved = ctx.b.origin
-    ctx.b.origin = replace(saved, op=origin_op(c)) if saved is not None else None
-    ctx.b.emit(
-        [(loop.var, loop.extent) for loop in stmt.loops], out.base, stmt.target.index, Update.ASSIGN,
-        (((), Load(arg.base, stmt.value.index)),),
+    return emit_collective(
+        ctx.b, ctx.hint, kind, x, ctx.shape, ctx.dtype, rank_groups(group_name), REDUCE_OPS[reduce], dim
     )
-    ctx.b.origin = saved
-    return out
 
 
 @lower(c10d.all_reduce.default)
