@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import platform
@@ -182,7 +183,8 @@ def worker(args: argparse.Namespace) -> None:
                     seconds = _timed(_example(str(ROOT / row["example"]), device), device, args.warmup, args.iters)
                 else:
                     src, dst = _buffers(row["kind"], row["bytes"], world, device)
-                    seconds = _timed(lambda: _call(row["kind"], src, dst, rank, world), device, args.warmup, args.iters)
+                    call = functools.partial(_call, row["kind"], src, dst, rank, world)
+                    seconds = _timed(call, device, args.warmup, args.iters)
                     row["algbw_bytes_per_s"] = row["bytes"] / seconds
                     row["busbw_bytes_per_s"] = float(row["bytes"] / seconds * busbw_factor(row["kind"], world))
                     if system is not None:
