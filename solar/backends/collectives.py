@@ -121,7 +121,7 @@ def collective_bounds(c: Collective, full: float, system: SystemSpec) -> dict[in
             gs, ns = gpu / rate, nb / nic
             binds = "node NICs" if ns > gs else "gpu links" if gs > 0 else "latency"
             result[r] = CollectiveBound(
-                c.kind, c.out, len(g), s, gpu, nb, gs, ns, latency, max(gs, ns) + latency, binds
+                c.kind, c.out, len(g), float(s), gpu, nb, gs, ns, latency, max(gs, ns) + latency, binds
             )
     return result
 

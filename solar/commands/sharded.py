@@ -60,8 +60,8 @@ def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
         print(json.dumps(table.to_json(ranks), indent=1))
         return 0
     title = (
-        f"{args.file}: {sharded.world} ranks, {len(sharded.collectives)} collectives per rank; the slowest rank "
-        "(communication overlaps compute and DRAM at fused and cache-aware, adds at unfused)"
+        f"{args.file}: {sharded.world} ranks, {len(sharded.collectives)} collectives per rank; the slowest rank, "
+        "µs (communication overlaps compute and DRAM at fused and cache-aware, adds at unfused)"
     )
     out = render.console()
     out.print(table.summary_table(title, ranks))

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from rich import box
 from rich.table import Table
 
 from solar.backends.collectives import RankBound
+
+
+def _table(title: str) -> Table:
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                 collapse_padding=True)
 
 
 def us(seconds: float) -> str:
@@ -17,9 +23,8 @@ def us(seconds: float) -> str:
 
 def summary_table(title: str, ranks: dict[str, RankBound]) -> Table:
     """One row per system (its shown name -> the slowest rank's bounds)."""
-    table = Table(title=title, title_justify="left")
-    for col in ("system", "rank", "compute us", "DRAM us", "comm us", "comm binds", "fused us", "cache-aware us",
-                "unfused us"):
+    table = _table(title)
+    for col in ("system", "rank", "compute", "DRAM", "comm", "comm binds", "fused", "cache-aware", "unfused"):
         table.add_column(col, justify="left" if col in ("system", "comm binds") else "right")
     for name, b in ranks.items():
         f = b.analysis.fused
@@ -42,8 +47,8 @@ def collectives_table(name: str, b: RankBound) -> Table:
         row[3] += c.node_bytes
         row[4] += c.seconds
         binds[(c.kind.value, c.group_size)].add(c.binds)
-    table = Table(title=f"collectives on {name} (rank {b.rank})", title_justify="left")
-    for col in ("collective", "ranks", "count", "S MiB", "per-GPU MiB", "node NIC MiB", "unfused us", "binds"):
+    table = _table(f"collectives on {name} (rank {b.rank})")
+    for col in ("collective", "ranks", "count", "S MiB", "per-GPU MiB", "node NIC MiB", "µs, one by one", "binds"):
         table.add_column(col, justify="left" if col in ("collective", "binds") else "right")
     for (kind, size), (n, s, gpu, node, sec) in rows.items():
         table.add_row(

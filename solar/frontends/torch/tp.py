@@ -48,7 +48,7 @@ class _GatherLast(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         ranks = dist.get_world_size()
-        stacked = funcol.all_gather_tensor(self.inner(x).contiguous(), 0, dist.group.WORLD)  # [ranks * B, ...]
+        stacked = funcol.all_gather_single(self.inner(x).contiguous(), 0, dist.group.WORLD)  # [ranks * B, ...]
         return torch.cat(torch.chunk(stacked, ranks, dim=0), dim=-1)
 
 

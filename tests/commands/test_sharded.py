@@ -1,0 +1,57 @@
+"""`solar analyze FILE --system ...`: sharded programs on systems from the command line: JSON with
+exact collective bytes, and one-line errors (exit 2) for flags that do not fit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MiB = 1 << 20
+
+
+def _solar(*argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    return subprocess.run([sys.executable, "-m", "solar.cli", *argv], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=600, check=False)
+
+
+@pytest.mark.parametrize("file,flags", [
+    ("examples/distributed/tp_mlp.py", ("--world-size", "8")),
+    ("examples/jax/shard_map_mlp.py", ()),
+])
+def test_torch_and_jax_tp_blocks_give_the_same_bounds(file, flags):
+    done = _solar("analyze", file, *flags, "--system", "8xA100-SXM", "8xH100-SXM", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["system"]: r for r in json.loads(done.stdout)}
+    (a100,) = rows["8xA100-SXM"]["collectives"]
+    (h100,) = rows["8xH100-SXM"]["collectives"]
+    # all-reduce of the [2048, 4096] bf16 partial sums: S = 16 MiB; 2 x 7/8 x S without NVLS
+    assert (a100["kind"], a100["ranks"], a100["full_bytes"], a100["gpu_bytes"]) == ("all_reduce", 8, 16 * MiB, 28 * MiB)
+    assert h100["gpu_bytes"] == 16 * MiB  # NVLS: S
+    for r in rows.values():
+        assert r["fused_seconds"] == max(r["compute_seconds"], r["memory_seconds"], r["comm_seconds"])
+        assert r["unfused_seconds"] > r["fused_seconds"]
+
+
+BAD = [
+    (("analyze", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--tp", "8"), "--tp applies to hf:"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xV100"), "unknown system '8xV100'"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "2xL4-PCIe", "--nodes", "2"), "no scale_out fabric"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--world-size", "16"),
+     "the program has 16 ranks but 8xH100-SXM has 8 GPUs"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--mesh", "2xx"), "--mesh '2xx'"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD)
+def test_bad_flags_are_one_line(argv, message):
+    done = _solar(*argv)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
