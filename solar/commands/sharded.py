@@ -17,7 +17,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("several GPUs (a sharded program on a system: GPUs and their links)")
     g.add_argument("--system", nargs="+", default=None, metavar="NAME",
                    help="system spec names (see `solar specs`): bound the program per rank on each")
-    g.add_argument("--nodes", type=count(1), default=1, help="nodes of the system (default 1)")
+    g.add_argument("--nodes", type=count(1), default=None,
+                   help="nodes of each system (default: the fewest that hold the program's ranks)")
     g.add_argument("--world-size", type=count(1), default=None, help="ranks of a torch.distributed or JAX program")
     g.add_argument("--mesh", default=None, metavar="AxB", help="device mesh shape (e.g. 2x4); sets the world size")
     g.add_argument("--tp", type=count(1), default=None, help="hf: tensor-parallel degree (Megatron column/row split)")
@@ -29,7 +30,7 @@ def check(args: argparse.Namespace) -> None:
         for flag, value in (("--world-size", args.world_size), ("--mesh", args.mesh), ("--tp", args.tp)):
             if value is not None:
                 raise UsageError(f"{flag} needs --system NAME (a multi-GPU system; see `solar specs`)")
-        if args.nodes != 1:
+        if args.nodes is not None:
             raise UsageError("--nodes needs --system NAME (a multi-GPU system; see `solar specs`)")
         return
     if args.tp is not None and not args.file.startswith("hf:"):
@@ -39,18 +40,17 @@ def check(args: argparse.Namespace) -> None:
     from solar.hardware.systems import get_system
 
     for name in args.system:
-        get_system(name, args.nodes)
+        get_system(name, args.nodes or 1)
 
 
 def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
     from solar.backends.bounds import analyze_graph
-    from solar.hardware.systems import get_system
     from solar.ir.collectives import verify_sharded
     from solar.multigpu import analyze_sharded
     from solar.report import sharded as table
 
-    systems = [get_system(name, args.nodes) for name in args.system]
     loaded, sharded = _load(args)
+    systems = [_system(name, args.nodes, sharded.world) for name in args.system]
     verify_sharded(sharded)
     ranks = {}
     for system in systems:
@@ -69,6 +69,14 @@ def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
         if b.collectives:
             out.print(table.collectives_table(name, b))
     return 0
+
+
+def _system(name: str, nodes: int | None, world: int):
+    """System `name` with `nodes` nodes, or the fewest that hold `world` ranks."""
+    from solar.hardware.systems import get_system
+
+    one = get_system(name)
+    return get_system(name, nodes or max(1, -(-world // one.per_node)))
 
 
 def _load(args: argparse.Namespace):

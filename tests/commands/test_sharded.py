@@ -39,12 +39,34 @@ def test_torch_and_jax_tp_blocks_give_the_same_bounds(file, flags):
         assert r["unfused_seconds"] > r["fused_seconds"]
 
 
+SYSTEMS = ("8xH100-SXM", "8xH200-SXM", "8xB200", "8xA100-SXM", "2xL4-PCIe")
+
+
+@pytest.mark.parametrize("flags,tokens", [
+    (("--scenario", "decode", "--context", "4096", "--batch", "8"), 8),
+    (("--scenario", "prefill", "--seq", "512"), 512),
+])
+def test_tp8_llama2_70b_on_every_shipped_system(flags, tokens):
+    done = _solar("analyze", "hf:tests/fixtures/hf/llama2-70b.json", *flags, "--tp", "8", "--system", *SYSTEMS, "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["system"]: r for r in json.loads(done.stdout)}
+    assert sorted(rows) == sorted([*SYSTEMS[:4], "2xL4-PCIe x4 nodes"])
+    for r in rows.values():
+        kinds = [c["kind"] for c in r["collectives"]]
+        assert kinds == ["all_reduce"] * 160 + ["all_gather"]  # o_proj and down_proj of 80 layers; logits
+        assert {c["full_bytes"] for c in r["collectives"][:-1]} == {tokens * 8192 * 2}  # fp16 hidden states
+        assert r["collectives"][-1]["full_bytes"] == tokens * 32000 * 2
+        assert r["comm_seconds"] > 0
+        assert r["fused_seconds"] == max(r["compute_seconds"], r["memory_seconds"], r["comm_seconds"])
+    assert rows["2xL4-PCIe x4 nodes"]["collectives"][0]["node_bytes"] > 0
+
+
 BAD = [
     (("analyze", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--tp", "8"), "--tp applies to hf:"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xV100"), "unknown system '8xV100'"),
-    (("analyze", "examples/distributed/tp_mlp.py", "--system", "2xL4-PCIe", "--nodes", "2"), "no scale_out fabric"),
-    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--world-size", "16"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--nodes", "0"), "--nodes"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--world-size", "16", "--nodes", "1"),
      "the program has 16 ranks but 8xH100-SXM has 8 GPUs"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--mesh", "2xx"), "--mesh '2xx'"),
 ]

@@ -35,7 +35,7 @@ KNOWN = [  # (system, gpu, GPUs per node, scale-up B/s per direction, in-switch 
     ("8xH200-SXM", "H200-SXM", 8, 450e9, True, 50e9),
     ("8xB200", "B200", 8, 900e9, True, 50e9),
     ("8xA100-SXM", "A100-SXM4-80GB", 8, 300e9, False, 25e9),
-    ("2xL4-PCIe", "L4", 2, 32e9, False, None),
+    ("2xL4-PCIe", "L4", 2, 32e9, False, 25e9),
 ]
 
 
@@ -55,7 +55,6 @@ def test_nodes_and_aliases():
 
 BAD_LOOKUPS = [  # (name, nodes, message)
     ("8xH100-SXM", 0, r"--nodes 0: must be 1\.\.100000"),
-    ("2xL4-PCIe", 2, r"no scale_out fabric .* use --nodes 1"),
     ("8xV100", 1, r"unknown system '8xV100'; known: 2xL4-PCIe, 8xA100-SXM"),
 ]
 
@@ -95,3 +94,10 @@ def test_bad_files(tmp_path, edit, message):
     with pytest.raises(SpecError, match=message) as info:
         load_system_file(_edit(tmp_path, edit))
     assert "\n" not in str(info.value)
+
+
+def test_nodes_need_a_scale_out_fabric(tmp_path):
+    path = _edit(tmp_path, lambda d: d.pop("scale_out"))
+    assert load_system_file(path).scale_out is None
+    with pytest.raises(SpecError, match=r"no scale_out fabric .* use --nodes 1"):
+        get_system(str(path), 2)
