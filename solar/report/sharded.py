@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 
 from solar.backends.collectives import RankBound
+from solar.backends.levels import Level
 
 
 def _table(title: str) -> Table:
@@ -24,7 +25,8 @@ def us(seconds: float) -> str:
 def summary_table(title: str, ranks: dict[str, RankBound]) -> Table:
     """One row per system (its shown name -> the slowest rank's bounds)."""
     table = _table(title)
-    for col in ("system", "rank", "compute", "DRAM", "comm", "comm binds", "fused", "cache-aware", "unfused"):
+    levels = (Level.FUSED, Level.CACHE_AWARE, Level.UNFUSED)
+    for col in ("system", "rank", "compute", "DRAM", "comm", "comm binds", *(str(v).replace("_", "-") for v in levels)):
         table.add_column(col, justify="left" if col in ("system", "comm binds") else "right")
     for name, b in ranks.items():
         f = b.analysis.fused
