@@ -15,7 +15,7 @@ from fractions import Fraction
 from solar.backends.bounds import Analysis
 from solar.errors import UsageError
 from solar.hardware.systems import SystemSpec
-from solar.ir.collectives import Collective, Kind
+from solar.ir.collectives import INPUT_PREFIX, ORIGIN_PREFIX, Collective, Kind
 
 
 def gpu_factor(kind: Kind, n: int, in_network_reduction: bool, shift: int = 1) -> Fraction:
@@ -154,8 +154,12 @@ def _rank(r: int, a: Analysis, bounds: tuple[CollectiveBound, ...], system: Syst
     binds = max(terms, key=lambda k: terms[k]) if any(terms.values()) else "none"
     fused_comm = max(terms.values())
     unfused_comm = sum(b.seconds for b in bounds)
+    # The statements of the collectives' kernels (local parts, argument copies) are rows of the
+    # rank's unfused sum already; each such kernel takes at least the larger of its row and its
+    # link time, and max(sum, sum) is at most the sum of the maxima.
+    local = sum(op.seconds for op in a.ops if op.op.startswith((ORIGIN_PREFIX, INPUT_PREFIX)))
     cache = a.cache_aware.seconds if a.cache_aware else a.fused.seconds
     return RankBound(
         r, a, bounds, fused_comm, unfused_comm, binds,
-        max(a.fused.seconds, fused_comm), max(cache, fused_comm), a.unfused.seconds + unfused_comm,
+        max(a.fused.seconds, fused_comm), max(cache, fused_comm), a.unfused.seconds - local + max(local, unfused_comm),
     )

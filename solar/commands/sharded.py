@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
         print(json.dumps(table.to_json(ranks), indent=1))
         return 0
     title = (
-        f"{args.file}: {sharded.world} ranks, {len(sharded.collectives)} collectives per rank; the slowest rank, "
+        f"{args.file}: {sharded.world} ranks, {len(sharded.collectives)} collective(s) per rank; the slowest rank, "
         "µs (communication overlaps compute and DRAM at fused and cache-aware, adds at unfused)"
     )
     out = render.console()

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from solar.frontends.builder import ProgramBuilder, copy
 from solar.frontends.views import View
-from solar.ir.collectives import Collective, Kind, local_part, origin_op
+from solar.ir.collectives import INPUT_PREFIX, Collective, Kind, local_part, origin_op
 from solar.ir.dtypes import DType
 from solar.ir.nodes import Load
 from solar.ir.scalar_ops import Update
@@ -19,13 +19,20 @@ def emit_collective(
     b: ProgramBuilder, hint: str, kind: Kind, x: View, shape: Sequence[int], dtype: DType,
     groups: tuple[tuple[int, ...], ...], reduce: Update = Update.ADD, dim: int = 0, shift: int = 1,
 ) -> View:
-    """The view of `kind(x)` over `groups` on this rank (its result of shape `shape`)."""
-    arg = x if x.base is not None and x.contiguous_of == x.base and x.dtype is dtype else copy(b, f"{hint}_in", x, dtype)
+    """The view of `kind(x)` over `groups` on this rank (its result of shape `shape`). A view argument
+    is first copied into a tensor by a statement whose origin op is INPUT_PREFIX and the
+    collective's, so the pricing knows both statements belong to the collective's kernel."""
+    saved = b.origin
+    op = origin_op(Collective(kind, "_", "_", groups, reduce, dim, shift))
+    if x.base is not None and x.contiguous_of == x.base and x.dtype is dtype:
+        arg = x
+    else:
+        b.origin = replace(saved, op=INPUT_PREFIX + op) if saved is not None else None
+        arg = copy(b, f"{hint}_in", x, dtype)
     out = b.temp(hint, shape, dtype)
     c = Collective(kind, out.base, arg.base, groups, reduce, dim, shift)
     stmt = local_part(c, arg.shape)
-    saved = b.origin
-    b.origin = replace(saved, op=origin_op(c)) if saved is not None else None
+    b.origin = replace(saved, op=op) if saved is not None else None
     b.emit(
         [(loop.var, loop.extent) for loop in stmt.loops], out.base, stmt.target.index, Update.ASSIGN,
         (((), Load(arg.base, stmt.value.index)),),

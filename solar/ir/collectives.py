@@ -4,7 +4,7 @@ and the interpreter of a sharded program on simulated ranks.
 A `Sharded` program is one rank's `Program` (every rank runs the same one on its own shard of the
 data) and its collectives. Each collective writes its `out` tensor from its `arg` tensor across a
 group of ranks; in the rank's program `out` is written by exactly one statement, its *local part*
-(origin op `collective.KIND`): an identity copy of `arg` into the shape of `out` (all-gather: `arg`
+(origin op: `origin_op`): an identity copy of `arg` into the shape of `out` (all-gather: `arg`
 into every chunk; reduce-scatter: every chunk of `arg` in turn, the last one kept), which reads
 every element the collective sends and writes every element it delivers, and computes nothing. Counting analyses price that statement like any other; the movement between
 ranks is priced from the collective (solar.backends.collectives). The interpreter runs the program
@@ -97,7 +97,7 @@ def local_part(c: Collective, arg_shape: Sequence[int], instance: int = 0, sourc
         loops.insert(0, Loop("r", c.size))
         loops[c.dim + 1] = Loop(names[c.dim], chunk)
         src[c.dim] = var("r") * chunk + var(names[c.dim])
-    origin = Origin(f"collective.{c.kind.value}", instance, source)
+    origin = Origin(origin_op(c), instance, source)
     return Stmt(tuple(loops), Store(c.out, tuple(dst)), Update.ASSIGN, Load(c.arg, tuple(src)), (), origin)
 
 
@@ -105,6 +105,9 @@ def local_part(c: Collective, arg_shape: Sequence[int], instance: int = 0, sourc
 # ...`, the text of format_collective without the tensors, so that the collective survives every
 # rewrite that keeps origins (layer stitching copies statements with their origins).
 ORIGIN_PREFIX = "collective "
+# The origin op of a statement that copies a collective's argument (a view) into a tensor first:
+# part of the collective's kernel, not a collective of its own.
+INPUT_PREFIX = "input of "
 
 
 def origin_op(c: Collective) -> str:
