@@ -163,3 +163,30 @@ def _rank(r: int, a: Analysis, bounds: tuple[CollectiveBound, ...], system: Syst
         r, a, bounds, fused_comm, unfused_comm, binds,
         max(a.fused.seconds, fused_comm), max(cache, fused_comm), a.unfused.seconds - local + max(local, unfused_comm),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LinkNeed:
+    """What a rank's links must carry for its fused bound to fit `target_seconds`: the per-GPU
+    bandwidth per direction (scale-up and NIC together) and the per-GPU NIC bandwidth for what
+    crosses nodes; `blocked_by` names a term that alone exceeds the target (then no bandwidth
+    suffices)."""
+
+    target_seconds: float
+    gpu_bytes_per_s: float
+    nic_bytes_per_s: float
+    blocked_by: str | None
+
+
+def link_need(b: RankBound, per_node: int, target_seconds: float) -> LinkNeed:
+    """The least link bandwidths at which `b`'s fused bound is at most `target_seconds` (the
+    communication terms are bytes over bandwidth, so they invert exactly)."""
+    f = b.analysis.fused
+    fixed = {
+        "compute": f.compute_seconds, "DRAM": f.memory_seconds, "launch": f.launch_seconds,
+        "latency": max((c.latency_seconds for c in b.collectives), default=0.0),
+    }
+    blocked = next((k for k, v in fixed.items() if v > target_seconds), None)
+    gpu = sum(c.gpu_bytes for c in b.collectives) / target_seconds
+    nic = sum(c.node_bytes for c in b.collectives) / (per_node * target_seconds)
+    return LinkNeed(target_seconds, gpu, nic, blocked)

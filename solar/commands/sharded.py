@@ -22,17 +22,22 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--world-size", type=count(1), default=None, help="ranks of a torch.distributed or JAX program")
     g.add_argument("--mesh", default=None, metavar="AxB", help="device mesh shape (e.g. 2x4); sets the world size")
     g.add_argument("--tp", type=count(1), default=None, help="hf: tensor-parallel degree (Megatron column/row split)")
+    g.add_argument("--need-ms", type=float, default=None, metavar="MS",
+                   help="print the link bandwidth each system needs for the fused bound to fit MS milliseconds")
 
 
 def check(args: argparse.Namespace) -> None:
     """Before anything is imported: flags that need --system, and the systems' names."""
     if args.system is None:
-        for flag, value in (("--world-size", args.world_size), ("--mesh", args.mesh), ("--tp", args.tp)):
+        flags = (("--world-size", args.world_size), ("--mesh", args.mesh), ("--tp", args.tp), ("--need-ms", args.need_ms))
+        for flag, value in flags:
             if value is not None:
                 raise UsageError(f"{flag} needs --system NAME (a multi-GPU system; see `solar specs`)")
         if args.nodes is not None:
             raise UsageError("--nodes needs --system NAME (a multi-GPU system; see `solar specs`)")
         return
+    if args.need_ms is not None and not 0 < args.need_ms < 1e9:
+        raise UsageError(f"--need-ms {args.need_ms}: give a positive time in milliseconds")
     if args.tp is not None and not args.file.startswith("hf:"):
         raise UsageError("--tp applies to hf:<model>; a PyTorch or JAX file gives --world-size or --mesh")
     if args.file.startswith("hf:") and (args.world_size is not None or args.mesh is not None):
@@ -68,6 +73,11 @@ def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
     for name, b in ranks.items():
         if b.collectives:
             out.print(table.collectives_table(name, b))
+    if args.need_ms is not None:
+        from solar.backends.collectives import link_need
+
+        needs = {s.shown: (s, link_need(ranks[s.shown], s.per_node, args.need_ms * 1e-3)) for s in systems}
+        out.print(table.need_table(args.need_ms, needs))
     return 0
 
 

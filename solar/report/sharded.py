@@ -60,6 +60,23 @@ def collectives_table(name: str, b: RankBound) -> Table:
     return table
 
 
+def need_table(target_ms: float, needs: dict) -> Table:
+    """Per system (shown name -> (system spec, LinkNeed)): the link bandwidth per GPU per direction
+    the fused bound needs to fit the target, beside what the system has."""
+    table = _table(f"link bandwidth for a fused bound of {target_ms:g} ms (GB/s per GPU per direction)")
+    for col in ("system", "links need", "links have", "NIC need", "NIC have", "reachable"):
+        table.add_column(col, justify="left" if col in ("system", "reachable") else "right")
+    for name, (system, need) in needs.items():
+        out = system.scale_out
+        nic = out.bandwidth_bytes_per_s_per_direction.value if out else 0.0
+        have = system.scale_up.bandwidth_bytes_per_s_per_direction.value + nic
+        table.add_row(
+            name, f"{need.gpu_bytes_per_s / 1e9:,.1f}", f"{have / 1e9:,.1f}", f"{need.nic_bytes_per_s / 1e9:,.1f}",
+            f"{nic / 1e9:,.1f}", f"no: {need.blocked_by} alone exceeds it" if need.blocked_by else "yes",
+        )
+    return table
+
+
 def to_json(ranks: dict[str, RankBound]) -> list[dict]:
     out = []
     for name, b in ranks.items():

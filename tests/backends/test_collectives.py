@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 from solar.backends.bounds import analyze
-from solar.backends.collectives import collective_bounds, gpu_factor
+from solar.backends.collectives import collective_bounds, gpu_factor, link_need
 from solar.errors import UsageError
 from solar.hardware.systems import get_system
 from solar.ir.collectives import Collective, Kind, Sharded, full_bytes, local_part
@@ -126,3 +126,17 @@ def test_too_many_ranks_is_one_line():
     program, c = _program(Kind.ALL_REDUCE, 64, 16)
     with pytest.raises(UsageError, match=r"16 ranks but 8xH100-SXM has 8 GPUs; pass --nodes"):
         analyze_sharded(Sharded(program, (c,), 16), get_system("8xH100-SXM"))
+
+
+def test_link_need_inverts_the_communication_terms():
+    system = get_system("8xA100-SXM", 2)
+    program, _ = _program(Kind.ALL_REDUCE, 4096, 16)
+    c = Collective(Kind.ALL_REDUCE, "y", "x", _groups(16, 16))
+    rank = analyze_sharded(Sharded(program, (c,), 16), system)
+    need = link_need(rank, system.per_node, 1e-3)
+    # S = 8 MiB; no NVLS on A100, but the group spans nodes whose InfiniBand reduces in the network,
+    # so reductions need not pass through GPUs: S per GPU; the node's 8 NICs carry S
+    assert need.gpu_bytes_per_s == pytest.approx(8 * MiB / 1e-3)
+    assert need.nic_bytes_per_s == pytest.approx(8 * MiB / (8 * 1e-3))
+    assert need.blocked_by is None
+    assert link_need(rank, system.per_node, 1e-9).blocked_by == "DRAM"

@@ -61,6 +61,16 @@ def test_tp8_llama2_70b_on_every_shipped_system(flags, tokens):
     assert rows["2xL4-PCIe x4 nodes"]["collectives"][0]["node_bytes"] > 0
 
 
+def test_need_ms_prints_the_bandwidth_each_system_needs():
+    done = _solar("analyze", "examples/distributed/tp_mlp.py", "--world-size", "8", "--system", "8xH100-SXM",
+                  "8xA100-SXM", "--need-ms", "0.06")
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.startswith("8x")}
+    # 16 MiB per GPU in 60 us = 279.6 GB/s; the A100's compute alone takes longer than 60 us
+    assert lines["8xH100-SXM"][-5:] == ["279.6", "500.0", "0.0", "50.0", "yes"]
+    assert "compute" in " ".join(lines["8xA100-SXM"][-5:])
+
+
 BAD = [
     (("analyze", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--tp", "8"), "--tp applies to hf:"),
@@ -69,6 +79,8 @@ BAD = [
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--world-size", "16", "--nodes", "1"),
      "the program has 16 ranks but 8xH100-SXM has 8 GPUs"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--mesh", "2xx"), "--mesh '2xx'"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--need-ms", "1"), "--need-ms needs --system NAME"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--need-ms", "-1"), "--need-ms -1.0"),
 ]
 
 
