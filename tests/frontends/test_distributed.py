@@ -128,3 +128,14 @@ def test_tp_that_does_not_divide_the_heads(tmp_path):
     config.write_text(json.dumps(TINY_LLAMA))
     with pytest.raises(UsageError, match=r"--tp 3 must divide the attention heads \(8\)"):
         load_hf_tp(f"hf:{config}", scenario("decode", 1, None, 4), 3)
+
+
+@pytest.mark.parametrize("world", [2, 4])  # at 8 each rank's contraction has one term: a product, not a sum
+def test_per_rank_contractions_times_ranks_are_the_original_s(tmp_path, world):
+    path = tmp_path / "tp.py"
+    path.write_text(TP_FILE)
+    spec = get_spec("H100-SXM")
+    whole = analyze(load(str(path), share_layers=False).program, spec)
+    with fake_world(world):
+        part = analyze(load(str(path), share_layers=False).program, spec)
+    assert part.totals.contraction_flops * world == whole.totals.contraction_flops == 2 * (4 * 6 * 8) * 2
