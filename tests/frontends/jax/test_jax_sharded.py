@@ -95,3 +95,32 @@ def test_unsupported_forms_are_one_line(tmp_path, body, error, message):
 def test_the_file_s_mesh_decides_the_world(tmp_path):
     with pytest.raises(UsageError, match=r"the file's mesh is 2 \(2 ranks\)"):
         load_sharded(_file(tmp_path, TP), 8, None)
+
+
+UNSHARDED = '''
+import jax
+import jax.numpy as jnp
+
+
+def forward(x, w_up, w_down):
+    return x + jnp.tanh(x @ w_up) @ w_down
+
+
+def get_inputs():
+    return [jax.ShapeDtypeStruct((4, 6), jnp.float32), jax.ShapeDtypeStruct((6, 8), jnp.float32),
+            jax.ShapeDtypeStruct((8, 6), jnp.float32)]
+'''
+
+
+def test_per_rank_contractions_times_ranks_are_the_unsharded_function_s(tmp_path):
+    from solar.backends.bounds import analyze
+    from solar.frontends.jax import lower_file
+    from solar.hardware import get_spec
+
+    spec = get_spec("H100-SXM")
+    plain = tmp_path / "plain.py"
+    plain.write_text(UNSHARDED)
+    whole = analyze(lower_file(plain)[0], spec).totals.contraction_flops
+    loaded, world = load_sharded(_file(tmp_path, TP), None, None)
+    part = analyze(loaded.program, spec).totals.contraction_flops
+    assert part * world == whole == 2 * (4 * 6 * 8) * 2
