@@ -22,6 +22,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--world-size", type=count(1), default=None, help="ranks of a torch.distributed or JAX program")
     g.add_argument("--mesh", default=None, metavar="AxB", help="device mesh shape (e.g. 2x4); sets the world size")
     g.add_argument("--tp", type=count(1), default=None, help="hf: tensor-parallel degree (Megatron column/row split)")
+    g.add_argument("--dp", type=count(1), default=None,
+                   help="hf: data-parallel replicas (each serves batch / dp sequences on its own --tp ranks)")
     g.add_argument("--need-ms", type=float, default=None, metavar="MS",
                    help="print the link bandwidth each system needs for the fused bound to fit MS milliseconds")
 
@@ -29,7 +31,10 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 def check(args: argparse.Namespace) -> None:
     """Before anything is imported: flags that need --system, and the systems' names."""
     if args.system is None:
-        flags = (("--world-size", args.world_size), ("--mesh", args.mesh), ("--tp", args.tp), ("--need-ms", args.need_ms))
+        flags = (
+            ("--world-size", args.world_size), ("--mesh", args.mesh), ("--tp", args.tp), ("--dp", args.dp),
+            ("--need-ms", args.need_ms),
+        )
         for flag, value in flags:
             if value is not None:
                 raise UsageError(f"{flag} needs --system NAME (a multi-GPU system; see `solar specs`)")
@@ -38,8 +43,8 @@ def check(args: argparse.Namespace) -> None:
         return
     if args.need_ms is not None and not 0 < args.need_ms < 1e9:
         raise UsageError(f"--need-ms {args.need_ms}: give a positive time in milliseconds")
-    if args.tp is not None and not args.file.startswith("hf:"):
-        raise UsageError("--tp applies to hf:<model>; a PyTorch or JAX file gives --world-size or --mesh")
+    if (args.tp is not None or args.dp is not None) and not args.file.startswith("hf:"):
+        raise UsageError("--tp and --dp apply to hf:<model>; a PyTorch or JAX file gives --world-size or --mesh")
     if args.file.startswith("hf:") and (args.world_size is not None or args.mesh is not None):
         raise UsageError("an hf: model is sharded with --tp; drop --world-size and --mesh")
     from solar.hardware.systems import get_system
@@ -102,10 +107,10 @@ def _load(args: argparse.Namespace):
         from solar.frontends.torch.hf import scenario
         from solar.frontends.torch.tp import load_hf_tp
 
-        tp = args.tp or 1
+        tp, dp = args.tp or 1, args.dp or 1
         step = scenario(args.scenario, args.batch, args.seq, args.context)
-        loaded = load_hf_tp(args.file, step, tp)
-        return loaded, sharded_of(loaded.program, tp)
+        loaded = load_hf_tp(args.file, step, tp, dp)
+        return loaded, sharded_of(loaded.program, tp * dp)
     return _load_file(args, sharded_of)
 
 

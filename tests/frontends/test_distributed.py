@@ -139,3 +139,15 @@ def test_per_rank_contractions_times_ranks_are_the_original_s(tmp_path, world):
     with fake_world(world):
         part = analyze(load(str(path), share_layers=False).program, spec)
     assert part.totals.contraction_flops * world == whole.totals.contraction_flops == 2 * (4 * 6 * 8) * 2
+
+
+def test_dp_replicas_own_their_batch_and_their_tp_groups(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(TINY_LLAMA))
+    loaded = load_hf_tp(f"hf:{config}", scenario("decode", 4, None, 8), 2, dp=2)
+    sharded = sharded_of(loaded.program, 4)
+    verify_sharded(sharded)
+    assert {c.groups for c in sharded.collectives} == {((0, 1), (2, 3))}
+    assert sharded.program.shape(sharded.collectives[0].arg) == (2, 1, 256)  # batch 4 over 2 replicas
+    with pytest.raises(UsageError, match=r"--dp 3 must divide the batch \(4\)"):
+        load_hf_tp(f"hf:{config}", scenario("decode", 4, None, 8), 2, dp=3)

@@ -30,25 +30,25 @@ ROW_PARALLEL = ("o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "w2",
 class _AllReduce(torch.nn.Module):
     """A row-parallel layer: the wrapped linear's partial sums, all-reduced over the ranks."""
 
-    def __init__(self, inner: torch.nn.Module) -> None:
+    def __init__(self, inner: torch.nn.Module, group: Any) -> None:
         super().__init__()
-        self.inner = inner
+        self.inner, self.group = inner, group
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return funcol.all_reduce(self.inner(x), "sum", dist.group.WORLD)
+        return funcol.all_reduce(self.inner(x), "sum", self.group)
 
 
 class _GatherLast(torch.nn.Module):
     """A column-parallel output head: this rank's slice of the logits, all-gathered along the
     vocabulary."""
 
-    def __init__(self, inner: torch.nn.Module) -> None:
+    def __init__(self, inner: torch.nn.Module, group: Any) -> None:
         super().__init__()
-        self.inner = inner
+        self.inner, self.group = inner, group
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        ranks = dist.get_world_size()
-        stacked = funcol.all_gather_single(self.inner(x).contiguous(), 0, dist.group.WORLD)  # [ranks * B, ...]
+        ranks = dist.get_world_size(self.group)
+        stacked = funcol.all_gather_single(self.inner(x).contiguous(), 0, self.group)  # [ranks * B, ...]
         return torch.cat(torch.chunk(stacked, ranks, dim=0), dim=-1)
 
 
@@ -58,6 +58,7 @@ class TensorParallel:
     def __init__(self, spec: str, tp: int) -> None:
         self.spec, self.tp = spec, tp
         self.hidden = 0
+        self.group: Any = None  # ranks 0..tp-1 (rank 0's tensor-parallel group), made on first use
 
     def config(self, config: Any) -> None:
         tp, spec = self.tp, self.spec
@@ -80,6 +81,9 @@ class TensorParallel:
     def module(self, lm: torch.nn.Module) -> torch.nn.Module:
         if self.tp == 1:
             return lm
+        if self.group is None:
+            whole = dist.get_world_size() == self.tp
+            self.group = dist.group.WORLD if whole else dist.new_group(ranks=list(range(self.tp)))
         rows = [
             name for name, m in lm.named_modules()
             if isinstance(m, torch.nn.Linear) and m.out_features == self.hidden
@@ -88,29 +92,37 @@ class TensorParallel:
         for name in rows:
             owner, _, leaf = name.rpartition(".")
             parent = lm.get_submodule(owner)
-            setattr(parent, leaf, _AllReduce(getattr(parent, leaf)))
+            setattr(parent, leaf, _AllReduce(getattr(parent, leaf), self.group))
         head = lm.get_output_embeddings()
         if isinstance(head, torch.nn.Linear):
             local = torch.nn.Linear(
                 head.in_features, math.ceil(head.out_features / self.tp), bias=head.bias is not None,
                 dtype=head.weight.dtype,
             )
-            lm.set_output_embeddings(_GatherLast(local))
+            lm.set_output_embeddings(_GatherLast(local, self.group))
         return lm
 
 
-def load_hf_tp(spec: str, step: Any, tp: int) -> Loaded:
-    """Rank 0's program of the `hf:` step under tensor parallelism of degree `tp`."""
+def load_hf_tp(spec: str, step: Any, tp: int, dp: int = 1) -> Loaded:
+    """Rank 0's program of the `hf:` step under tensor parallelism of degree `tp` and `dp` data
+    parallel replicas (each serving batch / dp sequences; ranks k*tp .. k*tp+tp-1 form replica k)."""
+    from dataclasses import replace
+
     from solar.frontends.select import load_hf
     from solar.frontends.torch.distributed import fake_world
     from solar.frontends.torch.hf import SHARDING
 
+    if step.batch % dp:
+        raise UsageError(f"--dp {dp} must divide the batch ({step.batch}): each replica serves batch / dp sequences")
     name = spec.removeprefix("hf:")
     token = SHARDING.set(TensorParallel(name, tp))
     try:
-        with fake_world(tp):
-            loaded = load_hf(spec, step)
+        with fake_world(tp * dp):
+            loaded = load_hf(spec, replace(step, batch=step.batch // dp))
     finally:
         SHARDING.reset(token)
-    notes = (*loaded.notes, f"tensor parallel: rank 0 of {tp} (Megatron column/row split, logits all-gathered)")
+    line = f"tensor parallel: rank 0 of {tp} (Megatron column/row split, logits all-gathered)"
+    if dp > 1:
+        line += f"; {dp} data-parallel replicas of batch {step.batch // dp}"
+    notes = (*loaded.notes, line)
     return Loaded(loaded.program, loaded.flags, loaded.source_file, loaded.traced, notes, serving=loaded.serving)
