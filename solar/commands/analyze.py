@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from solar.backends.assumptions import Assumptions
+from solar.commands import sharded
 from solar.commands.args import (
     Progress,
     add_hf_flags,
@@ -70,6 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_mode_flags(a)
     add_share_flag(a)
     add_run_flags(a)
+    sharded.add_flags(a)
     llm_cli.add_flags(a)
     symbolic_cli.add_flags(a)
     a.set_defaults(fn=cmd_analyze, check=check_analyze)
@@ -93,6 +95,7 @@ def check_analyze(args: argparse.Namespace) -> None:
     flags, the loss and frontend flags against the file, and that a --measured-ops file can be read
     (none of which --symbolic reads)."""
     check_gpus(args)
+    sharded.check(args)
     symbolic_cli.check(args)
     if args.symbolic and args.html:
         raise UsageError("--html writes the numeric report; drop --symbolic or --html")
@@ -128,6 +131,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     assumptions = Assumptions(precision=args.precision, cache=args.cache, clock_mhz=args.clock_mhz)
     if args.symbolic:
         return symbolic_cli.run(args, assumptions, lambda path: api.load(path, train=args.train, debug=args.debug).program)
+    if args.system:
+        return sharded.run(args, assumptions)
     progress = Progress()
     progress(f"tracing and lowering {args.file}")
     loaded = _load_hf(args) or api.load(

@@ -10,7 +10,7 @@ from solar.report import render
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    sub.add_parser("specs", help="list the GPU specs").set_defaults(fn=cmd_specs)
+    sub.add_parser("specs", help="list the GPU and system specs").set_defaults(fn=cmd_specs)
     sub.add_parser("ops", help="list the supported ops").set_defaults(fn=cmd_ops)
 
 
@@ -33,7 +33,29 @@ def cmd_specs(args: argparse.Namespace) -> int:
             *("-" if r is None else f"{r / 1e12:.1f}" for r in rates),
         )
     render.console().print(table)
+    render.console().print(_systems_table())
     return 0
+
+
+def _systems_table() -> Table:
+    from solar.hardware.systems import list_systems
+
+    table = Table(title="system specs: GPU x topology (link GB/s per GPU per direction)", title_justify="left")
+    for col in ("name", "GPU", "GPUs/node", "scale-up", "GB/s", "in-switch reduce", "scale-out", "GB/s "):
+        table.add_column(col, justify="left" if col in ("name", "GPU", "scale-up", "scale-out") else "right")
+    for s in list_systems():
+        out = s.scale_out
+        table.add_row(
+            s.name,
+            s.gpu,
+            str(s.per_node),
+            s.scale_up.generation,
+            f"{s.scale_up.bandwidth_bytes_per_s_per_direction.value / 1e9:g}",
+            "yes" if s.scale_up.in_network_reduction.value else "no",
+            "-" if out is None else out.generation,
+            "-" if out is None else f"{out.bandwidth_bytes_per_s_per_direction.value / 1e9:g}",
+        )
+    return table
 
 
 def cmd_ops(args: argparse.Namespace) -> int:

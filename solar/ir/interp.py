@@ -72,6 +72,19 @@ def run_all(
     return arrays
 
 
+def allocate(program: Program, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every tensor of `program` by name: the inputs as given, the rest allocated (run_node fills
+    them)."""
+    return _allocate(program, inputs)
+
+
+def run_node(
+    program: Program, node: Stmt | Seq, arrays: dict[str, np.ndarray], chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
+) -> None:
+    """Run one top-level node of `program` on `arrays` (from `allocate`), in place."""
+    _run_body(program, (node,), arrays, chunk_elements, True)
+
+
 def _run_body(
     program: Program, body: tuple, arrays: dict[str, np.ndarray], limit: int, use_einsum: bool
 ) -> None:

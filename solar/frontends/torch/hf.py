@@ -16,6 +16,7 @@ module and the config."""
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ from solar.frontends.torch.loader import building
 from solar.frontends.torch.signature import layer_signature
 
 SCENARIOS = ("prefill", "decode")
+# How each rank holds the model (solar.frontends.torch.tp), set around a load: `config(config)`
+# edits the config before the model is built, `module(lm)` the built model; None: one GPU.
+SHARDING: ContextVar[Any] = ContextVar("hf_sharding", default=None)
 # Config fields the step needs (head_dim and num_key_value_heads have defaults).
 REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 
@@ -267,6 +271,9 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
         config.num_hidden_layers = layers
         if getattr(config, "layer_types", None):
             config.layer_types = config.layer_types[:layers]
+    shard = SHARDING.get()
+    if shard is not None:
+        shard.config(config)
     window = _sliding_window(config)
     if window is not None and window < step.cache_rows:
         raise UsageError(
@@ -280,6 +287,8 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     with building():
         lm = _from_config(spec, config, dtype).eval()
+        if shard is not None:
+            lm = shard.module(lm)
     rows = _cache_rows(lm, kv_heads, head_dim)
     with building():
         kv = tuple(

@@ -13,6 +13,7 @@ import jax.extend.core as jc
 import jax.numpy as jnp
 from jax import lax
 
+from solar.frontends.jax.lowerings.collectives import COLLECTIVE_PRIMITIVES
 from solar.frontends.jax.primitives import P
 
 
@@ -367,3 +368,8 @@ CASES: dict[Any, list[Case]] = {
         )
     ],
 }
+
+
+# Collectives: their results depend on every rank, so they are checked through whole sharded programs
+# run on simulated ranks (tests/frontends/jax/test_jax_sharded.py).
+BY_PROGRAM = frozenset(COLLECTIVE_PRIMITIVES)

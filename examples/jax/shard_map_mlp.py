@@ -1,0 +1,31 @@
+"""A tensor-parallel MLP block with jax.shard_map on a mesh of 8 abstract devices: the first weight
+split by columns, the second by rows, the partial sums psum'd (the JAX twin of
+examples/distributed/tp_mlp.py).
+
+    solar analyze examples/jax/shard_map_mlp.py --system 8xH100-SXM"""
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import AbstractMesh
+from jax.sharding import PartitionSpec as P
+
+TOKENS, HIDDEN, FFN, RANKS = 2048, 4096, 14336, 8
+MESH = AbstractMesh((RANKS,), ("tp",))
+
+
+def block(x, w_up, w_down):
+    partial = jax.nn.gelu(x @ w_up) @ w_down
+    return x + jax.lax.psum(partial, "tp")
+
+
+forward = jax.jit(
+    jax.shard_map(block, mesh=MESH, in_specs=(P(), P(None, "tp"), P("tp", None)), out_specs=P())
+)
+
+
+def get_inputs():
+    return [
+        jax.ShapeDtypeStruct((TOKENS, HIDDEN), jnp.bfloat16),
+        jax.ShapeDtypeStruct((HIDDEN, FFN), jnp.bfloat16),
+        jax.ShapeDtypeStruct((FFN, HIDDEN), jnp.bfloat16),
+    ]

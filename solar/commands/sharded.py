@@ -1,0 +1,133 @@
+"""`solar analyze FILE --system NAME ...`: a sharded program (torch.distributed collectives under a
+fake process group, an `hf:` step with --tp, a JAX shard_map, or sharded IR text) bounded per rank
+on multi-GPU systems, communication beside compute and DRAM."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from solar.backends.assumptions import Assumptions
+from solar.commands.args import count
+from solar.errors import UsageError
+from solar.report import render
+
+
+def add_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("several GPUs (a sharded program on a system: GPUs and their links)")
+    g.add_argument("--system", nargs="+", default=None, metavar="NAME",
+                   help="system spec names (see `solar specs`): bound the program per rank on each")
+    g.add_argument("--nodes", type=count(1), default=None,
+                   help="nodes of each system (default: the fewest that hold the program's ranks)")
+    g.add_argument("--world-size", type=count(1), default=None, help="ranks of a torch.distributed or JAX program")
+    g.add_argument("--mesh", default=None, metavar="AxB", help="device mesh shape (e.g. 2x4); sets the world size")
+    g.add_argument("--tp", type=count(1), default=None, help="hf: tensor-parallel degree (Megatron column/row split)")
+    g.add_argument("--dp", type=count(1), default=None,
+                   help="hf: data-parallel replicas (each serves batch / dp sequences on its own --tp ranks)")
+    g.add_argument("--need-ms", type=float, default=None, metavar="MS",
+                   help="print the link bandwidth each system needs for the fused bound to fit MS milliseconds")
+
+
+def check(args: argparse.Namespace) -> None:
+    """Before anything is imported: flags that need --system, and the systems' names."""
+    if args.system is None:
+        flags = (
+            ("--world-size", args.world_size), ("--mesh", args.mesh), ("--tp", args.tp), ("--dp", args.dp),
+            ("--need-ms", args.need_ms),
+        )
+        for flag, value in flags:
+            if value is not None:
+                raise UsageError(f"{flag} needs --system NAME (a multi-GPU system; see `solar specs`)")
+        if args.nodes is not None:
+            raise UsageError("--nodes needs --system NAME (a multi-GPU system; see `solar specs`)")
+        return
+    if args.need_ms is not None and not 0 < args.need_ms < 1e9:
+        raise UsageError(f"--need-ms {args.need_ms}: give a positive time in milliseconds")
+    if (args.tp is not None or args.dp is not None) and not args.file.startswith("hf:"):
+        raise UsageError("--tp and --dp apply to hf:<model>; a PyTorch or JAX file gives --world-size or --mesh")
+    if args.file.startswith("hf:") and (args.world_size is not None or args.mesh is not None):
+        raise UsageError("an hf: model is sharded with --tp; drop --world-size and --mesh")
+    from solar.hardware.systems import get_system
+
+    for name in args.system:
+        get_system(name, args.nodes or 1)
+
+
+def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
+    from solar.backends.bounds import analyze_graph
+    from solar.ir.collectives import verify_sharded
+    from solar.multigpu import analyze_sharded
+    from solar.report import sharded as table
+
+    loaded, sharded = _load(args)
+    systems = [_system(name, args.nodes, sharded.world) for name in args.system]
+    verify_sharded(sharded)
+    ranks = {}
+    for system in systems:
+        analysis = analyze_graph(loaded.graph, system.gpu_spec, assumptions) if loaded else None
+        ranks[system.shown] = analyze_sharded(sharded, system, assumptions, analysis)
+    if args.json:
+        print(json.dumps(table.to_json(ranks), indent=1))
+        return 0
+    title = (
+        f"{args.file}: {sharded.world} ranks, {len(sharded.collectives)} collective(s) per rank; the slowest rank, "
+        "µs (communication overlaps compute and DRAM at fused and cache-aware, adds at unfused)"
+    )
+    out = render.console()
+    out.print(table.summary_table(title, ranks))
+    for name, b in ranks.items():
+        if b.collectives:
+            out.print(table.collectives_table(name, b))
+    if args.need_ms is not None:
+        from solar.backends.collectives import link_need
+
+        needs = {s.shown: (s, link_need(ranks[s.shown], s.per_node, args.need_ms * 1e-3)) for s in systems}
+        out.print(table.need_table(args.need_ms, needs))
+    return 0
+
+
+def _system(name: str, nodes: int | None, world: int):
+    """System `name` with `nodes` nodes, or the fewest that hold `world` ranks."""
+    from solar.hardware.systems import get_system
+
+    one = get_system(name)
+    return get_system(name, nodes or max(1, -(-world // one.per_node)))
+
+
+def _load(args: argparse.Namespace):
+    """(Loaded or None, Sharded) of the file the flags name."""
+    from solar.ir.collectives import parse_sharded, sharded_of
+
+    if args.file.endswith(".ir"):
+        from solar.errors import IRSyntaxError
+        from solar.userfiles import read_text
+
+        return None, parse_sharded(read_text(args.file, "an IR text file", IRSyntaxError))
+    if args.file.startswith("hf:"):
+        from solar.frontends.torch.hf import scenario
+        from solar.frontends.torch.tp import load_hf_tp
+
+        tp, dp = args.tp or 1, args.dp or 1
+        step = scenario(args.scenario, args.batch, args.seq, args.context)
+        loaded = load_hf_tp(args.file, step, tp, dp)
+        return loaded, sharded_of(loaded.program, tp * dp)
+    return _load_file(args, sharded_of)
+
+
+def _load_file(args: argparse.Namespace, sharded_of):
+    from solar import api
+    from solar.frontends.detect import framework_of
+
+    if framework_of(args.file) == "jax":
+        from solar.frontends.jax.sharded import load_sharded
+
+        world = args.world_size
+        loaded, world = load_sharded(args.file, world, args.mesh)
+        return loaded, sharded_of(loaded.program, world)
+    from solar.frontends.torch.distributed import fake_world, parse_mesh, world_of
+
+    mesh = parse_mesh(args.mesh) if args.mesh else None
+    world = world_of(args.world_size, mesh)
+    with fake_world(world, mesh):
+        loaded = api.load(args.file, mode=args.mode, share_layers=args.share_layers, debug=args.debug)
+    return loaded, sharded_of(loaded.program, world)

@@ -1,0 +1,92 @@
+"""`solar analyze FILE --system ...`: sharded programs on systems from the command line: JSON with
+exact collective bytes, and one-line errors (exit 2) for flags that do not fit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MiB = 1 << 20
+
+
+def _solar(*argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    return subprocess.run([sys.executable, "-m", "solar.cli", *argv], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=600, check=False)
+
+
+@pytest.mark.parametrize("file,flags", [
+    ("examples/distributed/tp_mlp.py", ("--world-size", "8")),
+    ("examples/jax/shard_map_mlp.py", ()),
+])
+def test_torch_and_jax_tp_blocks_give_the_same_bounds(file, flags):
+    done = _solar("analyze", file, *flags, "--system", "8xA100-SXM", "8xH100-SXM", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["system"]: r for r in json.loads(done.stdout)}
+    (a100,) = rows["8xA100-SXM"]["collectives"]
+    (h100,) = rows["8xH100-SXM"]["collectives"]
+    # all-reduce of the [2048, 4096] bf16 partial sums: S = 16 MiB; 2 x 7/8 x S without NVLS
+    assert (a100["kind"], a100["ranks"], a100["full_bytes"], a100["gpu_bytes"]) == ("all_reduce", 8, 16 * MiB, 28 * MiB)
+    assert h100["gpu_bytes"] == 16 * MiB  # NVLS: S
+    for r in rows.values():
+        assert r["fused_seconds"] == max(r["compute_seconds"], r["memory_seconds"], r["comm_seconds"])
+        assert r["unfused_seconds"] > r["fused_seconds"]
+
+
+SYSTEMS = ("8xH100-SXM", "8xH200-SXM", "8xB200", "8xA100-SXM", "2xL4-PCIe")
+
+
+@pytest.mark.parametrize("flags,tokens", [
+    (("--scenario", "decode", "--context", "4096", "--batch", "8"), 8),
+    (("--scenario", "prefill", "--seq", "512"), 512),
+])
+def test_tp8_llama2_70b_on_every_shipped_system(flags, tokens):
+    done = _solar("analyze", "hf:tests/fixtures/hf/llama2-70b.json", *flags, "--tp", "8", "--system", *SYSTEMS, "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["system"]: r for r in json.loads(done.stdout)}
+    assert sorted(rows) == sorted([*SYSTEMS[:4], "2xL4-PCIe x4 nodes"])
+    for r in rows.values():
+        kinds = [c["kind"] for c in r["collectives"]]
+        assert kinds == ["all_reduce"] * 160 + ["all_gather"]  # o_proj and down_proj of 80 layers; logits
+        assert {c["full_bytes"] for c in r["collectives"][:-1]} == {tokens * 8192 * 2}  # fp16 hidden states
+        assert r["collectives"][-1]["full_bytes"] == tokens * 32000 * 2
+        assert r["comm_seconds"] > 0
+        assert r["fused_seconds"] == max(r["compute_seconds"], r["memory_seconds"], r["comm_seconds"])
+    assert rows["2xL4-PCIe x4 nodes"]["collectives"][0]["node_bytes"] > 0
+
+
+def test_need_ms_prints_the_bandwidth_each_system_needs():
+    done = _solar("analyze", "examples/distributed/tp_mlp.py", "--world-size", "8", "--system", "8xH100-SXM",
+                  "8xA100-SXM", "--need-ms", "0.06")
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.startswith("8x")}
+    # 16 MiB per GPU in 60 us = 279.6 GB/s; the A100's compute alone takes longer than 60 us
+    assert lines["8xH100-SXM"][-5:] == ["279.6", "500.0", "0.0", "50.0", "yes"]
+    assert "compute" in " ".join(lines["8xA100-SXM"][-5:])
+
+
+BAD = [
+    (("analyze", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--tp", "8"), "--tp and --dp apply to hf:"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--dp", "2"), "--dp needs --system NAME"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xV100"), "unknown system '8xV100'"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--nodes", "0"), "--nodes"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--world-size", "16", "--nodes", "1"),
+     "the program has 16 ranks but 8xH100-SXM has 8 GPUs"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--mesh", "2xx"), "--mesh '2xx'"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--need-ms", "1"), "--need-ms needs --system NAME"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--need-ms", "-1"), "--need-ms -1.0"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD)
+def test_bad_flags_are_one_line(argv, message):
+    done = _solar(*argv)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -1,0 +1,126 @@
+"""Sharded JAX programs: a shard_map body is rank 0's program, its collectives lowered over the
+mesh's axis groups; run on simulated ranks it reproduces the unsharded function."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from solar.errors import UnsupportedOpError, UsageError
+from solar.frontends.jax.sharded import load_sharded
+from solar.ir.collectives import Kind, run_ranks, sharded_of, verify_sharded
+
+HEADER = '''
+import jax
+import jax.numpy as jnp
+from jax.sharding import AbstractMesh
+from jax.sharding import PartitionSpec as P
+
+MESH = AbstractMesh({shape}, {names})
+
+
+def block(x, w_up, w_down):
+{body}
+
+
+forward = jax.jit(jax.shard_map(block, mesh=MESH, in_specs=(P(), P(None, "{axis}"), P("{axis}", None)),
+                                out_specs=P(), check_vma=False))
+
+
+def get_inputs():
+    return [jax.ShapeDtypeStruct((4, 6), jnp.float32), jax.ShapeDtypeStruct((6, 8), jnp.float32),
+            jax.ShapeDtypeStruct((8, 6), jnp.float32)]
+'''
+
+TP = "    return x + jax.lax.psum(jnp.tanh(x @ w_up) @ w_down, '{axis}')"
+ALL = """    p = jax.lax.psum(jnp.tanh(x @ w_up) @ w_down, '{axis}')
+    g = jax.lax.all_gather(p, '{axis}', axis=0, tiled=True)
+    s = jax.lax.psum_scatter(g, '{axis}', scatter_dimension=0, tiled=True)
+    a = jax.lax.all_to_all(s, '{axis}', 0, 0, tiled=True)
+    r = jax.lax.ppermute(a, '{axis}', [(i, (i + 1) % {n}) for i in range({n})])
+    return x + jax.lax.pmax(r, '{axis}') / {n} + jax.lax.axis_index('{axis}')"""
+
+
+def _file(tmp_path, body, shape=(2,), names=("tp",), axis="tp"):
+    n = dict(zip(names, shape))[axis]
+    text = HEADER.format(shape=shape, names=names, axis=axis, body=body.format(axis=axis, n=n))
+    path = tmp_path / "sharded.py"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("shape,names,axis", [((2,), ("tp",), "tp"), ((2, 2), ("dp", "tp"), "tp")])
+def test_simulated_ranks_reproduce_the_unsharded_function(tmp_path, shape, names, axis):
+    loaded, world = load_sharded(_file(tmp_path, TP, shape, names, axis), None, None)
+    sharded = sharded_of(loaded.program, world)
+    verify_sharded(sharded)
+    groups = ((0, 1), (2, 3)) if len(shape) == 2 else ((0, 1),)
+    assert [(c.kind, c.groups) for c in sharded.collectives] == [(Kind.ALL_REDUCE, groups)]
+    rng = np.random.default_rng(0)
+    x, up, down = (rng.standard_normal(s).astype(np.float32) for s in ((4, 6), (6, 8), (8, 6)))
+    want = np.asarray(x + jnp.tanh(x @ up) @ down)
+    names_in = [t.name for t in loaded.program.tensors if t.role.value in ("input", "param")]
+    k = 8 // 2
+    ranks = [
+        dict(zip(names_in, (x, up[:, (r % 2) * k : (r % 2 + 1) * k], down[(r % 2) * k : (r % 2 + 1) * k])))
+        for r in range(world)
+    ]
+    for outputs in run_ranks(sharded, ranks):
+        np.testing.assert_allclose(next(iter(outputs.values())), want, rtol=1e-4, atol=1e-4)
+
+
+def test_every_collective_primitive(tmp_path):
+    loaded, world = load_sharded(_file(tmp_path, ALL, (4,)), None, None)
+    sharded = sharded_of(loaded.program, world)
+    verify_sharded(sharded)
+    kinds = [c.kind for c in sharded.collectives]
+    assert kinds == [Kind.ALL_REDUCE, Kind.ALL_GATHER, Kind.REDUCE_SCATTER, Kind.ALL_TO_ALL, Kind.SEND_RECV, Kind.ALL_REDUCE]
+    assert sharded.collectives[4].shift == 1
+    assert all(c.groups == ((0, 1, 2, 3),) for c in sharded.collectives)
+
+
+BAD = [
+    ("    return x + jax.lax.ppermute(x, 'tp', [(0, 1), (1, 0), (2, 2), (3, 3)])", UnsupportedOpError, r"only a shift"),
+    ("    return x + jnp.sum(jax.lax.all_to_all(x, 'tp', 0, 1, tiled=True))", UnsupportedOpError, r"split_axis != concat_axis"),
+]
+
+
+@pytest.mark.parametrize("body,error,message", BAD)
+def test_unsupported_forms_are_one_line(tmp_path, body, error, message):
+    with pytest.raises(error, match=message):
+        load_sharded(_file(tmp_path, body, (4,)), None, None)
+
+
+def test_the_file_s_mesh_decides_the_world(tmp_path):
+    with pytest.raises(UsageError, match=r"the file's mesh is 2 \(2 ranks\)"):
+        load_sharded(_file(tmp_path, TP), 8, None)
+
+
+UNSHARDED = '''
+import jax
+import jax.numpy as jnp
+
+
+def forward(x, w_up, w_down):
+    return x + jnp.tanh(x @ w_up) @ w_down
+
+
+def get_inputs():
+    return [jax.ShapeDtypeStruct((4, 6), jnp.float32), jax.ShapeDtypeStruct((6, 8), jnp.float32),
+            jax.ShapeDtypeStruct((8, 6), jnp.float32)]
+'''
+
+
+def test_per_rank_contractions_times_ranks_are_the_unsharded_function_s(tmp_path):
+    from solar.backends.bounds import analyze
+    from solar.frontends.jax import lower_file
+    from solar.hardware import get_spec
+
+    spec = get_spec("H100-SXM")
+    plain = tmp_path / "plain.py"
+    plain.write_text(UNSHARDED)
+    whole = analyze(lower_file(plain)[0], spec).totals.contraction_flops
+    loaded, world = load_sharded(_file(tmp_path, TP), None, None)
+    part = analyze(loaded.program, spec).totals.contraction_flops
+    assert part * world == whole == 2 * (4 * 6 * 8) * 2

@@ -1,0 +1,55 @@
+"""benchmarks/multigpu_measure.py: its plan and bounds (dry run), and a real run of every collective
+on two CPU ranks over gloo writing one row per measurement."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "multigpu_measure.py"
+KINDS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"]
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True, timeout=300, env=env, check=False)
+
+
+DRY = [  # (kind, S, bound on 8xH100-SXM: bytes per GPU / (450 + 50) GB/s + 0.5 us)
+    ("all_reduce", 4096, 4096 / 500e9 + 0.5e-6),
+    ("all_gather", 4096, 4096 * 7 / 8 / 500e9 + 0.5e-6),
+    ("send_recv", 16384, 16384 / 500e9 + 0.5e-6),
+]
+
+
+def test_dry_run_plan_and_bounds():
+    done = _run("--dry-run", "--world", "8", "--system", "8xH100-SXM", "--max-bytes", "16384", "--examples")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["kind"], r["bytes"]) for r in rows] == [(k, s) for k in KINDS for s in (4096, 16384)]
+    by = {(r["kind"], r["bytes"]): r["bound_seconds"] for r in rows}
+    for kind, s, bound in DRY:
+        assert by[(kind, s)] == pytest.approx(bound, rel=1e-12)
+
+
+def test_gloo_run_writes_a_row_per_measurement(tmp_path):
+    out = tmp_path / "rows.jsonl"
+    done = _run(
+        "--spawn", "2", "--backend", "gloo", "--max-bytes", "16384", "--examples", "--warmup", "1",
+        "--iters", "2", "--system", "2xL4-PCIe", "--out", str(out),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["kind"], r["bytes"], r["world"]) for r in rows] == [(k, s, 2) for k in KINDS for s in (4096, 16384)]
+    for r in rows:
+        assert r["env"]["backend"] == "gloo" and r["env"]["world"] == 2
+        if "error" not in r:
+            assert r["seconds"] > 0 and r["violation"] is False
+            factor = {"all_reduce": 1, "send_recv": 1}.get(r["kind"], 0.5)  # 2(n-1)/n and (n-1)/n at n = 2
+            assert r["busbw_bytes_per_s"] == pytest.approx(r["algbw_bytes_per_s"] * factor)
