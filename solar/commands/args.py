@@ -245,14 +245,17 @@ class Progress:
 
 
 def check_gpus(args: argparse.Namespace) -> None:
-    """The GPU names a command was given (`--arch`, one or several; `--like`), checked before the
-    program's framework is imported: a misspelt name is one line at once, not after torch has loaded."""
+    """The GPU names a command was given (`--arch`, one or several; `--like`) and its host profile
+    (`--host`, where the command has the flag), checked before the program's framework is imported:
+    a misspelt name is one line at once, not after torch has loaded."""
     from solar import hardware  # pydantic and the spec files: not paid by --help
 
     arch = getattr(args, "arch", None) or ()
     names = [*([arch] if isinstance(arch, str) else arch), *([args.like] if getattr(args, "like", None) else [])]
     for name in names:
         hardware.get_spec(name)
+    if getattr(args, "host", None) is not None:
+        hardware.get_host(args.host)
 
 
 # ---- checks before the program's framework is imported (a command's `check` hook) ---------------
@@ -282,16 +285,7 @@ def check_frontend(args: argparse.Namespace) -> None:
 
 def check_program(args: argparse.Namespace) -> None:
     """What a command that loads a program can check before its framework is imported: the GPU
-    names, --host, --loss, and the frontend flags against the file."""
+    names and --host, --loss, and the frontend flags against the file."""
     check_gpus(args)
-    check_host(args)
     check_loss(args)
     check_frontend(args)
-
-
-def check_host(args: argparse.Namespace) -> None:
-    """--host names a host profile or a readable profile YAML (where the command has the flag)."""
-    if getattr(args, "host", None) is not None:
-        from solar.hardware.host import get_host
-
-        get_host(args.host)

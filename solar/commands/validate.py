@@ -8,7 +8,7 @@ import re
 
 from rich.table import Table
 
-from solar.commands.args import add_train_flags, check_gpus, check_host, check_loss, count, new_file
+from solar.commands.args import add_train_flags, check_gpus, check_loss, count, new_file
 from solar.frontends.detect import framework_of
 from solar.report import render
 from solar.validate.device import check_cuda_driver
@@ -49,7 +49,6 @@ def check_validate(args: argparse.Namespace) -> None:
     is one, and this machine may have a CUDA device (none without an NVIDIA driver: one line at once)."""
     framework_of(args.file)
     check_gpus(args)
-    check_host(args)
     check_loss(args)
     check_cuda_driver()
 

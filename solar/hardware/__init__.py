@@ -10,6 +10,7 @@ from solar.hardware.spec import (
     list_specs,
     load_spec_file,
 )
+from solar.hardware.host import get_host
 
 __all__ = [
     "SPEC_DIR",
@@ -17,6 +18,7 @@ __all__ = [
     "HardwareSpec",
     "MemoryLevel",
     "Sourced",
+    "get_host",
     "get_spec",
     "list_specs",
     "load_spec_file",
