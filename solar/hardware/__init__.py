@@ -1,5 +1,6 @@
 """Hardware facts: one sourced YAML spec per GPU, loaded into a strict model."""
 
+from solar.hardware.host import get_host
 from solar.hardware.spec import (
     SPEC_DIR,
     DramLevel,
@@ -10,7 +11,6 @@ from solar.hardware.spec import (
     list_specs,
     load_spec_file,
 )
-from solar.hardware.host import get_host
 
 __all__ = [
     "SPEC_DIR",

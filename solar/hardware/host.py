@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from solar.errors import SpecError
-from solar.hardware.spec import SPEC_DIR, read_yaml, validated
+from solar.hardware.spec import SPEC_DIR, load_named
 
 HOST_DIR = SPEC_DIR / "hosts"
 DEFAULT_HOST = "default"  # the profile used where no --host is given
@@ -106,15 +106,7 @@ class HostProfile(_Strict):
 
 def load_host_file(path: str | Path) -> HostProfile:
     """Read and validate one host profile YAML; any problem is a one-line SpecError."""
-    path = Path(path)
-    data, shown = read_yaml(path, "a host profile YAML file", _EXAMPLE)
-    profile = validated(HostProfile, data, shown, _EXAMPLE)
-    if profile.name != path.stem:
-        raise SpecError(
-            f"{shown}: name: {profile.name!r} differs from the file name; "
-            f"set name: {path.stem} or rename the file to {profile.name}.yaml"
-        )
-    return profile
+    return load_named(path, HostProfile, "a host profile YAML file", _EXAMPLE)[0]
 
 
 @functools.cache

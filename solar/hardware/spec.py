@@ -368,20 +368,28 @@ def validated(model: Any, data: Any, shown: str, example: str = _EXAMPLE) -> Any
         raise SpecError(_one_line(f"{shown}: {problem}{more}; {action}; {example}")) from None
 
 
+def load_named(path: str | Path, model: Any, what: str, example: str = _EXAMPLE,
+               physical: Any = None) -> tuple[Any, str]:
+    """A spec-style YAML file read and validated as `model` (a `what`), its numbers checked by
+    `physical(obj)` (a problem's text, or None) and its `name` checked against the file name; the
+    object and the path as messages show it. Any problem is a one-line SpecError."""
+    path = Path(path)
+    data, shown = read_yaml(path, what, example)
+    obj = validated(model, data, shown, example)
+    problem = physical(obj) if physical is not None else None
+    if problem:
+        raise SpecError(f"{shown}: {problem}; fix the value ({example})")
+    if obj.name != path.stem:
+        raise SpecError(
+            f"{shown}: name: {obj.name!r} differs from the file name; "
+            f"set name: {path.stem} or rename the file to {obj.name}.yaml"
+        )
+    return obj, shown
+
+
 def load_spec_file(path: str | Path) -> HardwareSpec:
     """Read and validate one spec YAML; any problem is a one-line SpecError naming file and key."""
-    path = Path(path)
-    data, shown = read_yaml(path, "a spec YAML file")
-    spec = validated(HardwareSpec, data, shown)
-    problem = physical_problem(spec)
-    if problem:
-        raise SpecError(f"{shown}: {problem}; fix the value ({_EXAMPLE})")
-    if spec.name != path.stem:
-        raise SpecError(
-            f"{shown}: name: {spec.name!r} differs from the file name; "
-            f"set name: {path.stem} or rename the file to {spec.name}.yaml"
-        )
-    return spec
+    return load_named(path, HardwareSpec, "a spec YAML file", physical=physical_problem)[0]
 
 
 CALIBRATED_DIR = SPEC_DIR / "calibrated"

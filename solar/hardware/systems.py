@@ -15,8 +15,7 @@ from solar.hardware.spec import (
     HardwareSpec,
     Sourced,
     get_spec,
-    read_yaml,
-    validated,
+    load_named,
 )
 
 SYSTEM_DIR = SPEC_DIR / "systems"
@@ -116,17 +115,7 @@ def _physical_problem(spec: SystemSpec) -> str | None:
 
 def load_system_file(path: str | Path) -> SystemSpec:
     """Read and validate one system YAML; any problem is a one-line SpecError naming file and key."""
-    path = Path(path)
-    data, shown = read_yaml(path, "a system spec YAML file", _EXAMPLE)
-    spec = validated(SystemSpec, data, shown, _EXAMPLE)
-    problem = _physical_problem(spec)
-    if problem:
-        raise SpecError(f"{shown}: {problem}; fix the value ({_EXAMPLE})")
-    if spec.name != path.stem:
-        raise SpecError(
-            f"{shown}: name: {spec.name!r} differs from the file name; "
-            f"set name: {path.stem} or rename the file to {spec.name}.yaml"
-        )
+    spec, shown = load_named(path, SystemSpec, "a system spec YAML file", _EXAMPLE, _physical_problem)
     try:
         get_spec(spec.gpu)
     except SpecError as exc:
