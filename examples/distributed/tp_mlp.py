@@ -7,7 +7,9 @@ import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
 
-HIDDEN, FFN, TOKENS = 4096, 14336, 2048
+HIDDEN = 4096
+FFN = 14336
+TOKENS = 2048
 
 
 class Model(torch.nn.Module):

@@ -23,7 +23,7 @@ def _solar(*argv: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("file,flags", [
     ("examples/distributed/tp_mlp.py", ("--world-size", "8")),
-    ("examples/jax/shard_map_mlp.py", ()),
+    ("examples/distributed/shard_map_mlp.py", ()),
 ])
 def test_torch_and_jax_tp_blocks_give_the_same_bounds(file, flags):
     done = _solar("analyze", file, *flags, "--system", "8xA100-SXM", "8xH100-SXM", "--json")
@@ -82,6 +82,8 @@ BAD = [
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--mesh", "2xx"), "--mesh '2xx'"),
     (("analyze", "examples/distributed/tp_mlp.py", "--need-ms", "1"), "--need-ms needs --system NAME"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--need-ms", "-1"), "--need-ms -1.0"),
+    (("analyze", "examples/distributed/shard_map_mlp.py", "--arch", "H100-SXM"),
+     "the program is sharded over a mesh: bound it per rank with --system NAME"),
 ]
 
 

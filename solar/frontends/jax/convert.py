@@ -50,6 +50,11 @@ _LIBRARY_MARKERS = (
 # ---- where an equation came from -----------------------------------------------------------------
 
 
+# Primitives bounded by another route than a lowering: what to do instead.
+ELSEWHERE = {
+    "shard_map": "the program is sharded over a mesh: bound it per rank with --system NAME (`solar specs` lists the systems)",
+}
+
 def user_frames(eqn: JaxprEqn, source_file: str | None) -> list[Frame]:
     """The user's frames of the traceback that produced `eqn`, innermost first: frames in the
     user's file when known, else every frame outside libraries and solar."""
@@ -147,7 +152,7 @@ def lower_prim(
         raise UnsupportedOpError(
             f"unsupported JAX primitive '{prim.name}'"
             + (f" at {src}" if src else "")
-            + "; solar has no lowering for it yet (`solar ops` lists the supported ops)"
+            + "; " + ELSEWHERE.get(prim.name, "solar has no lowering for it yet (`solar ops` lists the supported ops)")
         )
     ctx = LowerCtx(state, b, prim, out_avals, instance, src, lower_jaxpr)
     try:

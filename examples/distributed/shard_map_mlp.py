@@ -2,14 +2,17 @@
 split by columns, the second by rows, the partial sums psum'd (the JAX twin of
 examples/distributed/tp_mlp.py).
 
-    solar analyze examples/jax/shard_map_mlp.py --system 8xH100-SXM"""
+    solar analyze examples/distributed/shard_map_mlp.py --system 8xH100-SXM"""
 
 import jax
 import jax.numpy as jnp
 from jax.sharding import AbstractMesh
 from jax.sharding import PartitionSpec as P
 
-TOKENS, HIDDEN, FFN, RANKS = 2048, 4096, 14336, 8
+TOKENS = 2048
+HIDDEN = 4096
+FFN = 14336
+RANKS = 8
 MESH = AbstractMesh((RANKS,), ("tp",))
 
 
