@@ -62,7 +62,9 @@ def check(args: argparse.Namespace) -> None:
         get_system(name, args.nodes or 1)
 
 
-def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
+def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = False) -> int:
+    """The report of `solar analyze --system` (`compare`: `solar compare --system`, each system's
+    bound also as a ratio to the first system's)."""
     from solar.backends.bounds import analyze_graph
     from solar.multigpu import analyze_pipeline, analyze_sharded, verify_sharded
     from solar.report import sharded as table
@@ -90,7 +92,7 @@ def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
         "µs (communication overlaps compute and DRAM at fused and cache-aware, adds at unfused)"
     )
     out = render.console()
-    out.print(table.summary_table(title, ranks))
+    out.print(table.summary_table(title, ranks, compare))
     for name, b in ranks.items():
         if b.collectives:
             out.print(table.collectives_table(name, b))

@@ -23,17 +23,21 @@ def us(seconds: float) -> str:
     return f"{seconds * 1e6:,.1f}"
 
 
-def summary_table(title: str, ranks: dict[str, RankBound]) -> Table:
-    """One row per system (its shown name -> the slowest rank's bounds)."""
+def summary_table(title: str, ranks: dict[str, RankBound], ratio: bool = False) -> Table:
+    """One row per system (its shown name -> the slowest rank's bounds); `ratio`: each system's
+    fused bound over the first system's."""
     table = _table(title)
     levels = (Level.FUSED, Level.CACHE_AWARE, Level.UNFUSED)
-    for col in ("system", "rank", "compute", "DRAM", "comm", "comm binds", *(str(v).replace("_", "-") for v in levels)):
+    cols = ("system", "rank", "compute", "DRAM", "comm", "comm binds", *(str(v).replace("_", "-") for v in levels))
+    for col in (*cols, *(("× first",) if ratio else ())):
         table.add_column(col, justify="left" if col in ("system", "comm binds") else "right")
+    first = next(iter(ranks.values()), None)
     for name, b in ranks.items():
         f = b.analysis.fused
+        extra = (f"{b.fused_seconds / first.fused_seconds:.2f}",) if ratio and first and first.fused_seconds else ()
         table.add_row(
             name, str(b.rank), us(f.compute_seconds), us(f.memory_seconds), us(b.comm_fused_seconds),
-            b.comm_binds, us(b.fused_seconds), us(b.cache_aware_seconds), us(b.unfused_seconds),
+            b.comm_binds, us(b.fused_seconds), us(b.cache_aware_seconds), us(b.unfused_seconds), *extra,
         )
     return table
 

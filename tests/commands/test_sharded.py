@@ -97,7 +97,30 @@ def test_pp4_tp2_llama2_7b_decode_stage_by_stage():
     assert [c["node_bytes"] for s in l4 for c in s["collectives"] if c["kind"] == "send_recv"] == [hidden] * 4
 
 
+def test_compare_across_systems_has_a_row_per_system_and_the_ratio_to_the_first():
+    argv = ("examples/distributed/tp_mlp.py", "--world-size", "8", "--system", "8xH100-SXM", "8xA100-SXM")
+    done = _solar("compare", *argv, "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["system"]: r for r in json.loads(done.stdout)}
+    assert [c["gpu_bytes"] for c in rows["8xA100-SXM"]["collectives"]] == [28 * MiB]
+    assert [c["gpu_bytes"] for c in rows["8xH100-SXM"]["collectives"]] == [16 * MiB]
+    same = _solar("analyze", *argv, "--json")
+    assert json.loads(same.stdout) == json.loads(done.stdout)
+    table = _solar("compare", *argv)
+    assert table.returncode == 0, table.stderr
+    lines = {line.split()[0]: line.split() for line in table.stdout.splitlines() if line.startswith("8x")}
+    ratio = rows["8xA100-SXM"]["fused_seconds"] / rows["8xH100-SXM"]["fused_seconds"]
+    assert (lines["8xH100-SXM"][-1], lines["8xA100-SXM"][-1]) == ("1.00", f"{ratio:.2f}")
+
+
 BAD = [
+    (("compare", "examples/distributed/tp_mlp.py", "--arch", "H100-SXM", "--system", "8xH100-SXM"),
+     "give --arch (GPUs) or --system (multi-GPU systems), not both"),
+    (("compare", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),
+    (("compare", "hf:tests/fixtures/hf/llama2-7b.json", "--scenario", "decode"), "solar compare takes hf: models with --system"),
+    (("compare", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--plot", "x.svg"),
+     "--plot, --host and --train apply to --arch"),
+    (("compare", "examples/distributed/tp_mlp.py", "--system", "8xV100"), "unknown system '8xV100'"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--pp", "2"),
      "--tp, --dp, --pp and --microbatches apply to hf:"),
     (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--pp", "2"), "--pp needs --system NAME"),
