@@ -113,7 +113,20 @@ def test_compare_across_systems_has_a_row_per_system_and_the_ratio_to_the_first(
     assert (lines["8xH100-SXM"][-1], lines["8xA100-SXM"][-1]) == ("1.00", f"{ratio:.2f}")
 
 
+@pytest.mark.parametrize("fixture", ["mixtral-tiny", "qwen3-moe-tiny"])
+def test_moe_pipeline_stages_at_tp1(fixture):
+    flags = ("--scenario", "decode", "--context", "64", "--batch", "4", "--pp", "2", "--microbatches", "2")
+    done = _solar("analyze", f"hf:tests/fixtures/hf/{fixture}.json", *flags, "--system", "8xH100-SXM", "--json")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    hidden = json.loads((ROOT / f"tests/fixtures/hf/{fixture}.json").read_text())["hidden_size"]
+    assert row["hidden_bytes"] == 2 * 1 * hidden * 2  # micro-batch of 2 x 1 token, bf16
+    assert [[c["kind"] for c in s["collectives"]] for s in row["stages"]] == [["send_recv"], ["send_recv"]]
+
+
 BAD = [
+    (("analyze", "hf:tests/fixtures/hf/mixtral-tiny.json", "--scenario", "decode", "--context", "64", "--system",
+      "8xH100-SXM", "--tp", "2"), "--tp of mixture-of-experts models is not supported yet"),
     (("compare", "examples/distributed/tp_mlp.py", "--arch", "H100-SXM", "--system", "8xH100-SXM"),
      "give --arch (GPUs) or --system (multi-GPU systems), not both"),
     (("compare", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),
