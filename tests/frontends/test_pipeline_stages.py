@@ -9,9 +9,9 @@ import json
 import pytest
 
 from solar.backends.bounds import analyze
-from solar.frontends.torch.hf import scenario
-from solar.frontends.torch.pp import load_hf_stages
-from solar.frontends.torch.tp import load_hf_tp
+from solar.frontends.torch.hf import SHARDING, build, scenario
+from solar.frontends.torch.pp import PipelineStage, load_hf_stages
+from solar.frontends.torch.tp import TensorParallel, load_hf_tp
 from solar.hardware import get_spec
 from solar.ir.collectives import Kind, sharded_of
 from solar.ir.nodes import Role
@@ -45,3 +45,16 @@ def test_stages_add_up_to_the_whole_step(tmp_path, pp, tp, m, layers):
             assert s.loaded.program.numel(result) == micro * 16 * 1024
         else:  # the hidden states sent on
             assert s.loaded.program.shape(result) == (micro, 16, 256)
+
+
+@pytest.mark.parametrize("first,layers,want", [(0, 1, ["sliding_attention"]), (1, 1, ["full_attention"]),
+                                               (0, 2, ["sliding_attention", "full_attention"])])
+def test_a_stage_builds_its_own_layer_kinds(first, layers, want):
+    spec = "tests/fixtures/hf/gpt-oss-tiny.json"
+    stage = PipelineStage(TensorParallel(spec, 1), first == 0, first + layers == 2, (first, layers), (1, 1))
+    token = SHARDING.set(stage)
+    try:
+        built = build(spec, scenario("decode", 1, None, 16))
+    finally:
+        SHARDING.reset(token)
+    assert (built.layers, list(built.config.layer_types)) == (layers, want)

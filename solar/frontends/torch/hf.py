@@ -268,12 +268,13 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
     `layers` overrides the config's num_hidden_layers (the per-layer bound builds 0 and 1)."""
     config = read_config(spec)
     shard = SHARDING.get()
+    first = getattr(shard, "first_layer", 0)  # a pipeline stage's decoder layers: first, and how many
     if layers is None:
-        layers = getattr(shard, "stage_layers", None)  # a pipeline stage's decoder layers
+        layers = getattr(shard, "stage_layers", None)
     if layers is not None:
         config.num_hidden_layers = layers
         if getattr(config, "layer_types", None):
-            config.layer_types = config.layer_types[:layers]
+            config.layer_types = config.layer_types[first : first + layers]
     if shard is not None:
         shard.config(config)
     window = _sliding_window(config)

@@ -43,9 +43,12 @@ class _Received(torch.nn.Module):
 class PipelineStage:
     """The `hf.SHARDING` of one pipeline stage: `layers` decoder layers under `tensor`'s split."""
 
-    def __init__(self, tensor: TensorParallel, first: bool, last: bool, layers: int, tokens: tuple[int, int]) -> None:
+    def __init__(
+        self, tensor: TensorParallel, first: bool, last: bool, layers: tuple[int, int], tokens: tuple[int, int]
+    ) -> None:
         self.tensor, self.first, self.last = tensor, first, last
-        self.stage_layers, self.tokens = layers, tokens
+        self.first_layer, self.stage_layers = layers  # the model's index of the stage's first layer; how many
+        self.tokens = tokens
 
     def config(self, config: Any) -> None:
         self.tensor.config(config)
@@ -85,16 +88,20 @@ def load_hf_stages(spec: str, step: Any, tp: int, pp: int, dp: int = 1, microbat
             "is batch / (dp x microbatches) sequences"
         )
     name = spec.removeprefix("hf:")
-    total = read_config(name).num_hidden_layers
+    config = read_config(name)
+    total = config.num_hidden_layers
     if pp > total:
         raise UsageError(f"hf:{name}: --pp {pp} exceeds the {total} decoder layers; give at most {total} stages")
     micro = replace(step, batch=step.batch // (dp * microbatches))
-    traced: dict[tuple[bool, bool, int], Loaded] = {}
+    traced: dict[tuple, Loaded] = {}
     stages = []
-    for s, layers in enumerate(stage_layers(total, pp)):
-        key = (s == 0, s == pp - 1, layers)
+    kinds = tuple(getattr(config, "layer_types", None) or ())
+    split = stage_layers(total, pp)
+    for s, layers in enumerate(split):
+        start = sum(split[:s])
+        key = (s == 0, s == pp - 1, layers, kinds[start : start + layers])  # stages of one kind share a trace
         if key not in traced:
-            stage = PipelineStage(TensorParallel(name, tp), *key, (micro.batch, micro.seq))
+            stage = PipelineStage(TensorParallel(name, tp), s == 0, s == pp - 1, (start, layers), (micro.batch, micro.seq))
             token = SHARDING.set(stage)
             try:
                 with fake_world(tp * dp):
