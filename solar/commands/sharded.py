@@ -118,8 +118,9 @@ def _pipeline_out(args: argparse.Namespace, stages, pipes: dict, table) -> int:
         return 0
     tp, dp, m = args.tp or 1, args.dp or 1, args.microbatches or 1
     title = (
-        f"{args.file}: {len(stages)} stage(s) x tp {tp} x dp {dp} = {tp * len(stages) * dp} ranks, {m} micro-batch(es); "
-        "each stage's slowest rank per micro-batch, µs; the schedule: the stages' sum plus (M - 1) x the slowest"
+        f"{args.file}: {len(stages)} stage(s) of {', '.join(str(s.layers) for s in stages)} layers x tp {tp} x dp {dp} = "
+        f"{tp * len(stages) * dp} ranks; each stage's slowest rank per micro-batch, µs; the schedule of M = {m} "
+        "micro-batches: the stages' sum plus (M - 1) x the slowest"
     )
     render.console().print(table.pipeline_table(title, pipes))
     return 0

@@ -111,19 +111,19 @@ def pipeline_table(title: str, pipes: dict[str, PipelineBound]) -> Table:
     """Per system, each stage's slowest rank for one micro-batch and the schedule's bound."""
     table = _table(title)
     levels = (Level.FUSED, Level.CACHE_AWARE, Level.UNFUSED)
-    cols = ("system", "stage", "layers", "rank", "compute", "DRAM", "comm", "comm binds")
+    cols = ("system", "stage", "rank", "compute", "DRAM", "comm", "comm binds")
     for col in (*cols, *(str(v).replace("_", "-") for v in levels)):
         table.add_column(col, justify="left" if col in ("system", "comm binds") else "right")
     for name, p in pipes.items():
         for s, b in enumerate(p.stages):
             f = b.analysis.fused
             table.add_row(
-                name if s == 0 else "", str(s), str(p.layers[s]), str(b.rank), us(f.compute_seconds),
+                name if s == 0 else "", str(s), str(b.rank), us(f.compute_seconds),
                 us(f.memory_seconds), us(b.comm_fused_seconds), b.comm_binds, us(b.fused_seconds),
                 us(b.cache_aware_seconds), us(b.unfused_seconds),
             )
         table.add_row(
-            "", f"M={p.microbatches}", "", "", "", "", "", f"slowest stage {p.slowest}",
+            "", f"M={p.microbatches}", "", "", "", "", f"slowest {p.slowest}",
             us(p.fused_seconds), us(p.cache_aware_seconds), us(p.unfused_seconds), end_section=True,
         )
     return table
