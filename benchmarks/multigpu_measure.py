@@ -8,6 +8,14 @@ solar gives and whether the measurement beat it (a violation).
     torchrun --nnodes 2 --nproc-per-node 8 ... --system 8xH100-SXM --nodes 2 --out rows.jsonl
     python benchmarks/multigpu_measure.py --spawn 2 --backend gloo --max-bytes 65536 --out rows.jsonl   # CPU
     python benchmarks/multigpu_measure.py --dry-run --world 8 --system 8xH100-SXM   # the plan, no run
+    python benchmarks/multigpu_measure.py --rank0 8 --out rank0.jsonl   # one GPU: rank 0's shard alone
+    python benchmarks/multigpu_measure.py --join rank0.jsonl --arch H100-SXM   # its per-rank bounds (CPU)
+
+--rank0 N times each sharded example's rank-0 program alone on this process's one GPU, under a fake
+process group of N ranks (torch's `fake` backend: the collectives move nothing; an all-reduce keeps
+the local partial sums), so the rank's compute and memory can be checked against its bound without
+several GPUs; --join prices the same rank program on --arch (solar's fused bound of its compute and
+DRAM: the collectives' local parts are copies) and marks a timing below it a violation.
 
 S is nccl-tests' size: the buffer of all-reduce, reduce-scatter, all-to-all and send/recv, the
 output of all-gather. Each timing is the median of --iters calls after --warmup, the ranks
@@ -144,6 +152,75 @@ def _example(path: str, device: Any) -> Any:
     return run
 
 
+def rank0_alone(args: argparse.Namespace) -> int:
+    """Time each example's rank-0 program on one device under a fake process group of --rank0 ranks."""
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    device = torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
+    with open(args.out, "a") as out:
+        for example in args.examples:
+            dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=args.rank0)
+            try:
+                env = environment(device, "fake")
+                run = _example(str(ROOT / example), device)
+                seconds = _timed_alone(run, device, args.warmup, args.iters)
+            finally:
+                dist.destroy_process_group()
+            row = {"example": example, "world": args.rank0, "rank": 0, "seconds": seconds, "env": env}
+            out.write(json.dumps(row) + "\n")
+            print(json.dumps({k: v for k, v in row.items() if k != "env"}))
+    return 0
+
+
+def _timed_alone(fn: Any, device: Any, warmup: int, iters: int) -> float:
+    """Median seconds of fn() on one device (CUDA events around each call)."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    if device.type != "cuda":
+        times = []
+        for _ in range(iters):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+    torch.cuda.synchronize(device)
+    times = []
+    for _ in range(iters):
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
+def join(args: argparse.Namespace) -> int:
+    """Each --rank0 timing beside the fused bound of the same rank program on --arch."""
+    from solar import api
+    from solar.backends.assumptions import Assumptions
+    from solar.backends.bounds import analyze_graph
+    from solar.frontends.torch.distributed import fake_world
+    from solar.hardware import get_spec
+
+    spec = get_spec(args.arch)
+    rows = [json.loads(line) for line in Path(args.join).read_text().splitlines() if line.strip()]
+    violations = 0
+    for row in rows:
+        with fake_world(row["world"]):
+            loaded = api.load(str(ROOT / row["example"]))
+        bound = analyze_graph(loaded.graph, spec, Assumptions()).fused.seconds
+        row.update(arch=args.arch, bound_seconds=float(bound), violation=bool(row["seconds"] < bound))
+        violations += row["violation"]
+        print(json.dumps({k: v for k, v in row.items() if k != "env"}))
+    print(f"{len(rows)} timing(s), {violations} violation(s)")
+    return 1 if violations else 0
+
+
 def environment(device: Any, backend: str) -> dict:
     import torch
     import torch.distributed as dist
@@ -230,12 +307,20 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--spawn", type=int, default=0, help="start this many local ranks (no torchrun)")
     p.add_argument("--dry-run", action="store_true", help="print the measurement plan as JSON lines; run nothing")
     p.add_argument("--world", type=int, default=8, help="ranks of the --dry-run plan")
+    p.add_argument("--rank0", type=int, default=0, metavar="N",
+                   help="time each example's rank-0 program alone on one GPU under a fake group of N ranks")
+    p.add_argument("--join", default=None, metavar="ROWS", help="--rank0 rows to price on --arch (no GPU needed)")
+    p.add_argument("--arch", default="H100-SXM", help="GPU spec of --join")
     p.add_argument("--out", default="multigpu_rows.jsonl")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.join:
+        return join(args)
+    if args.rank0:
+        return rank0_alone(args)
     if args.dry_run:
         system = _system(args)
         for row in plan(args, args.world):

@@ -53,3 +53,17 @@ def test_gloo_run_writes_a_row_per_measurement(tmp_path):
             assert r["seconds"] > 0 and r["violation"] is False
             factor = {"all_reduce": 1, "send_recv": 1}.get(r["kind"], 0.5)  # 2(n-1)/n and (n-1)/n at n = 2
             assert r["busbw_bytes_per_s"] == pytest.approx(r["algbw_bytes_per_s"] * factor)
+
+
+def test_rank0_alone_then_join_prices_the_same_rank_program(tmp_path):
+    out = tmp_path / "rank0.jsonl"
+    done = _run("--rank0", "8", "--warmup", "0", "--iters", "1", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert (row["example"], row["world"], row["rank"], row["env"]["backend"]) == (
+        "examples/distributed/tp_mlp.py", 8, 0, "fake")
+    done = _run("--join", str(out), "--arch", "H100-SXM")
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    joined = json.loads(done.stdout.splitlines()[0])
+    assert joined["bound_seconds"] > 0 and joined["violation"] is False  # a CPU is far slower than an H100's bound
+    assert done.stdout.splitlines()[-1] == "1 timing(s), 0 violation(s)"

@@ -138,11 +138,11 @@ def slowest_rank(
             "pass --nodes to add nodes, or a smaller --world-size"
         )
     per_rank = [collective_bounds(c, s, system) for c, s in collectives]
-    ranks = (_rank(r, analysis, tuple(p[r] for p in per_rank), system) for r in range(world))
+    ranks = (rank_bound(r, analysis, tuple(p[r] for p in per_rank), system) for r in range(world))
     return max(ranks, key=lambda b: (b.fused_seconds, b.unfused_seconds, -b.rank))
 
 
-def _rank(r: int, a: Analysis, bounds: tuple[CollectiveBound, ...], system: SystemSpec) -> RankBound:
+def rank_bound(r: int, a: Analysis, bounds: tuple[CollectiveBound, ...], system: SystemSpec) -> RankBound:
     rate = _gpu_rate(system)
     out = system.scale_out
     nic = out.bandwidth_bytes_per_s_per_direction.value * system.per_node if out else 1.0

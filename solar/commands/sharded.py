@@ -24,6 +24,10 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tp", type=count(1), default=None, help="hf: tensor-parallel degree (Megatron column/row split)")
     g.add_argument("--dp", type=count(1), default=None,
                    help="hf: data-parallel replicas (each serves batch / dp sequences on its own --tp ranks)")
+    g.add_argument("--pp", type=count(1), default=None,
+                   help="hf: pipeline stages (consecutive decoder layers; hidden states sent stage to stage)")
+    g.add_argument("--microbatches", type=count(1), default=None, metavar="M",
+                   help="hf: micro-batches through the pipeline (each batch / (dp x M) sequences; default 1)")
     g.add_argument("--need-ms", type=float, default=None, metavar="MS",
                    help="print the link bandwidth each system needs for the fused bound to fit MS milliseconds")
 
@@ -33,7 +37,7 @@ def check(args: argparse.Namespace) -> None:
     if args.system is None:
         flags = (
             ("--world-size", args.world_size), ("--mesh", args.mesh), ("--tp", args.tp), ("--dp", args.dp),
-            ("--need-ms", args.need_ms),
+            ("--pp", args.pp), ("--microbatches", args.microbatches), ("--need-ms", args.need_ms),
         )
         for flag, value in flags:
             if value is not None:
@@ -43,8 +47,13 @@ def check(args: argparse.Namespace) -> None:
         return
     if args.need_ms is not None and not 0 < args.need_ms < 1e9:
         raise UsageError(f"--need-ms {args.need_ms}: give a positive time in milliseconds")
-    if (args.tp is not None or args.dp is not None) and not args.file.startswith("hf:"):
-        raise UsageError("--tp and --dp apply to hf:<model>; a PyTorch or JAX file gives --world-size or --mesh")
+    hf_only = (args.tp, args.dp, args.pp, args.microbatches)
+    if any(v is not None for v in hf_only) and not args.file.startswith("hf:"):
+        raise UsageError(
+            "--tp, --dp, --pp and --microbatches apply to hf:<model>; a PyTorch or JAX file gives --world-size or --mesh"
+        )
+    if args.need_ms is not None and (args.pp is not None or args.microbatches is not None):
+        raise UsageError("--need-ms applies to programs without --pp or --microbatches; drop one of them")
     if args.file.startswith("hf:") and (args.world_size is not None or args.mesh is not None):
         raise UsageError("an hf: model is sharded with --tp; drop --world-size and --mesh")
     from solar.hardware.systems import get_system
@@ -53,12 +62,21 @@ def check(args: argparse.Namespace) -> None:
         get_system(name, args.nodes or 1)
 
 
-def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
+def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = False) -> int:
+    """The report of `solar analyze --system` (`compare`: `solar compare --system`, each system's
+    bound also as a ratio to the first system's)."""
     from solar.backends.bounds import analyze_graph
-    from solar.ir.collectives import verify_sharded
-    from solar.multigpu import analyze_sharded
+    from solar.multigpu import analyze_pipeline, analyze_sharded, verify_sharded
     from solar.report import sharded as table
 
+    if args.pp is not None or args.microbatches is not None:
+        stages = _stages(args)
+        tp, dp, m, pp = args.tp or 1, args.dp or 1, args.microbatches or 1, len(stages)
+        pipes = {}
+        for name in args.system:
+            system = _system(name, args.nodes, tp * pp * dp)
+            pipes[system.shown] = analyze_pipeline(stages, tp, dp, m, system, assumptions)
+        return _pipeline_out(args, stages, pipes, table)
     loaded, sharded = _load(args)
     systems = [_system(name, args.nodes, sharded.world) for name in args.system]
     verify_sharded(sharded)
@@ -74,7 +92,7 @@ def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
         "µs (communication overlaps compute and DRAM at fused and cache-aware, adds at unfused)"
     )
     out = render.console()
-    out.print(table.summary_table(title, ranks))
+    out.print(table.summary_table(title, ranks, compare))
     for name, b in ranks.items():
         if b.collectives:
             out.print(table.collectives_table(name, b))
@@ -83,6 +101,28 @@ def run(args: argparse.Namespace, assumptions: Assumptions) -> int:
 
         needs = {s.shown: (s, link_need(ranks[s.shown], s.per_node, args.need_ms * 1e-3)) for s in systems}
         out.print(table.need_table(args.need_ms, needs))
+    return 0
+
+
+def _stages(args: argparse.Namespace):
+    """The pipeline stages of the hf: step the flags name (solar.frontends.torch.pp)."""
+    from solar.frontends.torch.pp import load_hf_stages, scenario
+
+    step = scenario(args.scenario, args.batch, args.seq, args.context)
+    return load_hf_stages(args.file, step, args.tp or 1, args.pp or 1, args.dp or 1, args.microbatches or 1)
+
+
+def _pipeline_out(args: argparse.Namespace, stages, pipes: dict, table) -> int:
+    if args.json:
+        print(json.dumps(table.pipeline_json(pipes), indent=1))
+        return 0
+    tp, dp, m = args.tp or 1, args.dp or 1, args.microbatches or 1
+    title = (
+        f"{args.file}: {len(stages)} stage(s) of {', '.join(str(s.layers) for s in stages)} layers x tp {tp} x dp {dp} = "
+        f"{tp * len(stages) * dp} ranks; each stage's slowest rank per micro-batch, µs; the schedule of M = {m} "
+        "micro-batches: the stages' sum plus (M - 1) x the slowest"
+    )
+    render.console().print(table.pipeline_table(title, pipes))
     return 0
 
 

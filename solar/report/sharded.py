@@ -1,6 +1,6 @@
 """The report of a sharded program on systems: per system, the slowest rank's time split into
 compute, DRAM and communication, the link that binds, the bound levels, and each kind of collective
-with the bytes one GPU moves for it."""
+with the bytes one GPU moves for it; pipelines stage by stage with their schedule's bound."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.table import Table
 
 from solar.backends.collectives import RankBound
 from solar.backends.levels import Level
+from solar.backends.pipeline import PipelineBound
 
 
 def _table(title: str) -> Table:
@@ -22,17 +23,21 @@ def us(seconds: float) -> str:
     return f"{seconds * 1e6:,.1f}"
 
 
-def summary_table(title: str, ranks: dict[str, RankBound]) -> Table:
-    """One row per system (its shown name -> the slowest rank's bounds)."""
+def summary_table(title: str, ranks: dict[str, RankBound], ratio: bool = False) -> Table:
+    """One row per system (its shown name -> the slowest rank's bounds); `ratio`: each system's
+    fused bound over the first system's."""
     table = _table(title)
     levels = (Level.FUSED, Level.CACHE_AWARE, Level.UNFUSED)
-    for col in ("system", "rank", "compute", "DRAM", "comm", "comm binds", *(str(v).replace("_", "-") for v in levels)):
+    cols = ("system", "rank", "compute", "DRAM", "comm", "comm binds", *(str(v).replace("_", "-") for v in levels))
+    for col in (*cols, *(("× first",) if ratio else ())):
         table.add_column(col, justify="left" if col in ("system", "comm binds") else "right")
+    first = next(iter(ranks.values()), None)
     for name, b in ranks.items():
         f = b.analysis.fused
+        extra = (f"{b.fused_seconds / first.fused_seconds:.2f}",) if ratio and first and first.fused_seconds else ()
         table.add_row(
             name, str(b.rank), us(f.compute_seconds), us(f.memory_seconds), us(b.comm_fused_seconds),
-            b.comm_binds, us(b.fused_seconds), us(b.cache_aware_seconds), us(b.unfused_seconds),
+            b.comm_binds, us(b.fused_seconds), us(b.cache_aware_seconds), us(b.unfused_seconds), *extra,
         )
     return table
 
@@ -77,25 +82,58 @@ def need_table(target_ms: float, needs: dict) -> Table:
     return table
 
 
+def rank_json(name: str, b: RankBound) -> dict:
+    f = b.analysis.fused
+    return {
+        "system": name,
+        "rank": b.rank,
+        "compute_seconds": f.compute_seconds,
+        "memory_seconds": f.memory_seconds,
+        "comm_seconds": b.comm_fused_seconds,
+        "comm_unfused_seconds": b.comm_unfused_seconds,
+        "comm_binds": b.comm_binds,
+        "fused_seconds": b.fused_seconds,
+        "cache_aware_seconds": b.cache_aware_seconds,
+        "unfused_seconds": b.unfused_seconds,
+        "collectives": [
+            {"kind": c.kind.value, "out": c.out, "ranks": c.group_size, "full_bytes": c.full_bytes,
+             "gpu_bytes": c.gpu_bytes, "node_bytes": c.node_bytes, "seconds": c.seconds, "binds": c.binds}
+            for c in b.collectives
+        ],
+    }
+
+
 def to_json(ranks: dict[str, RankBound]) -> list[dict]:
-    out = []
-    for name, b in ranks.items():
-        f = b.analysis.fused
-        out.append({
-            "system": name,
-            "rank": b.rank,
-            "compute_seconds": f.compute_seconds,
-            "memory_seconds": f.memory_seconds,
-            "comm_seconds": b.comm_fused_seconds,
-            "comm_unfused_seconds": b.comm_unfused_seconds,
-            "comm_binds": b.comm_binds,
-            "fused_seconds": b.fused_seconds,
-            "cache_aware_seconds": b.cache_aware_seconds,
-            "unfused_seconds": b.unfused_seconds,
-            "collectives": [
-                {"kind": c.kind.value, "out": c.out, "ranks": c.group_size, "full_bytes": c.full_bytes,
-                 "gpu_bytes": c.gpu_bytes, "node_bytes": c.node_bytes, "seconds": c.seconds, "binds": c.binds}
-                for c in b.collectives
-            ],
-        })
-    return out
+    return [rank_json(name, b) for name, b in ranks.items()]
+
+
+def pipeline_table(title: str, pipes: dict[str, PipelineBound]) -> Table:
+    """Per system, each stage's slowest rank for one micro-batch and the schedule's bound."""
+    table = _table(title)
+    levels = (Level.FUSED, Level.CACHE_AWARE, Level.UNFUSED)
+    cols = ("system", "stage", "rank", "compute", "DRAM", "comm", "comm binds")
+    for col in (*cols, *(str(v).replace("_", "-") for v in levels)):
+        table.add_column(col, justify="left" if col in ("system", "comm binds") else "right")
+    for name, p in pipes.items():
+        for s, b in enumerate(p.stages):
+            f = b.analysis.fused
+            table.add_row(
+                name if s == 0 else "", str(s), str(b.rank), us(f.compute_seconds),
+                us(f.memory_seconds), us(b.comm_fused_seconds), b.comm_binds, us(b.fused_seconds),
+                us(b.cache_aware_seconds), us(b.unfused_seconds),
+            )
+        table.add_row(
+            "", f"M={p.microbatches}", "", "", "", "", f"slowest {p.slowest}",
+            us(p.fused_seconds), us(p.cache_aware_seconds), us(p.unfused_seconds), end_section=True,
+        )
+    return table
+
+
+def pipeline_json(pipes: dict[str, PipelineBound]) -> list[dict]:
+    return [
+        {"system": name, "microbatches": p.microbatches, "hidden_bytes": p.hidden_bytes, "slowest_stage": p.slowest,
+         "fused_seconds": p.fused_seconds, "cache_aware_seconds": p.cache_aware_seconds,
+         "unfused_seconds": p.unfused_seconds,
+         "stages": [{"stage": s, "layers": p.layers[s], **rank_json(name, b)} for s, b in enumerate(p.stages)]}
+        for name, p in pipes.items()
+    ]

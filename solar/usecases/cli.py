@@ -11,9 +11,12 @@ from rich.markup import escape
 from solar.backends.assumptions import Assumptions
 from solar.backends.levels import SOL_LEVELS, Level
 from solar.backends.levels import title as level_title
+from solar.commands import sharded
 from solar.commands.args import (
+    add_hf_flags,
     add_mode_flags,
     add_run_flags,
+    add_share_flag,
     add_train_flags,
     check_program,
     clock_mhz,
@@ -27,6 +30,8 @@ COMPARE_EXAMPLES = """examples:
   solar compare examples/matmul.py --arch L4 A100-SXM4-80GB H100-SXM H200-SXM B200
   solar compare examples/attention.py --arch A100 H100 --json
   solar compare examples/mlp.py --plot roofline.png
+  solar compare examples/distributed/tp_mlp.py --world-size 8 --system 8xH100-SXM 8xB200 8xA100-SXM
+  solar compare hf:meta-llama/Llama-2-70b-hf --scenario decode --context 4096 --tp 8 --system 8xH100-SXM 8xB200
 """
 PROVISION_EXAMPLES = """examples:
   solar provision examples/matmul.py --target-ms 0.5 --like H100-SXM
@@ -181,10 +186,32 @@ def _amount(x: float, unit: str) -> str:
     return render.fmt_count(x, unit.replace("bytes/s", "B/s"))
 
 
+def check_compare(args: argparse.Namespace) -> None:
+    """--system compares multi-GPU systems (a sharded program per rank, as `analyze --system`);
+    without it, --arch compares GPUs and the sharding and hf: flags do not apply."""
+    hf = (args.scenario, args.batch, args.seq, args.context)
+    if args.system is not None:
+        if args.arch is not None:
+            raise UsageError("give --arch (GPUs) or --system (multi-GPU systems), not both")
+        if args.plot or args.host is not None or args.train:
+            raise UsageError("--plot, --host and --train apply to --arch; drop them with --system")
+        if not args.file.startswith("hf:") and any(f is not None for f in hf):
+            raise UsageError("--scenario, --batch, --seq and --context apply to hf:<model id or config.json>")
+    elif args.file.startswith("hf:") or any(f is not None for f in hf):
+        raise UsageError("solar compare takes hf: models with --system; for one GPU use solar analyze hf:... --arch")
+    if args.arch is None and args.system is None:
+        args.arch = list(DEFAULT_ARCHS)
+    sharded.check(args)
+    check_program(args)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from solar import api
     from solar.usecases.compare import build_comparison  # scipy.optimize
 
+    if args.system:
+        assumptions = Assumptions(precision=args.precision, clock_mhz=args.clock_mhz, cache=args.cache)
+        return sharded.run(args, assumptions, compare=True)
     loaded = _load(args)
     assumptions = Assumptions(precision=args.precision, clock_mhz=args.clock_mhz, cache=args.cache)
     reports = api.analyze_archs(loaded, args.arch, assumptions, host=args.host)
@@ -271,10 +298,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--arch",
         nargs="+",
-        default=list(DEFAULT_ARCHS),
+        default=None,
         metavar="NAME",
         help=f"GPU spec names; the first is the reference (default: {' '.join(DEFAULT_ARCHS)})",
     )
+    add_hf_flags(c)
+    add_share_flag(c)
+    sharded.add_flags(c)
     c.add_argument(
         "--cache", choices=("cold", "warm"), default="cold", help="cache state before the run"
     )
@@ -282,7 +312,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--host", default=None, metavar="NAME|FILE",
         help="host profile whose dispatch floors bound eager_host (default: the default profile)",
     )
-    c.set_defaults(fn=cmd_compare, check=check_program)
+    c.set_defaults(fn=cmd_compare, check=check_compare)
     p = sub.add_parser(
         "provision",
         help="the least hardware with which a program could meet a target time",

@@ -71,9 +71,83 @@ def test_need_ms_prints_the_bandwidth_each_system_needs():
     assert "compute" in " ".join(lines["8xA100-SXM"][-5:])
 
 
+def test_pp4_tp2_llama2_7b_decode_stage_by_stage():
+    flags = ("--scenario", "decode", "--context", "1024", "--batch", "8", "--tp", "2", "--pp", "4", "--microbatches", "4")
+    done = _solar("analyze", "hf:tests/fixtures/hf/llama2-7b.json", *flags, "--system", "8xH100-SXM", "2xL4-PCIe", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["system"]: r for r in json.loads(done.stdout)}
+    assert sorted(rows) == ["2xL4-PCIe x4 nodes", "8xH100-SXM"]
+    hidden = 2 * 1 * 4096 * 2  # micro-batch of 2 sequences x 1 token x hidden 4096, fp16
+    for name, r in rows.items():
+        assert r["hidden_bytes"] == hidden and r["microbatches"] == 4
+        assert [s["layers"] for s in r["stages"]] == [8, 8, 8, 8]
+        assert [s["rank"] % 2 for s in r["stages"]] == [0, 0, 0, 0]
+        for s, stage in enumerate(r["stages"]):
+            kinds = [c["kind"] for c in stage["collectives"]]
+            head = ["all_gather"] if s == 3 else []
+            assert kinds == ["all_reduce"] * 16 + head + ["send_recv"]  # o_proj, down_proj of 8 layers
+            (send,) = [c for c in stage["collectives"] if c["kind"] == "send_recv"]
+            assert send["full_bytes"] == hidden
+            assert send["gpu_bytes"] == (hidden / 2 if s == 0 else hidden)  # first stage: S / tp each
+        assert r["slowest_stage"] == 3  # the output head
+        steps = [s["fused_seconds"] for s in r["stages"]]
+        assert r["fused_seconds"] == pytest.approx(sum(steps) + 3 * max(steps), rel=1e-12)
+    # 2 ranks per L4 node: every stage boundary crosses nodes
+    l4 = rows["2xL4-PCIe x4 nodes"]["stages"]
+    assert [c["node_bytes"] for s in l4 for c in s["collectives"] if c["kind"] == "send_recv"] == [hidden] * 4
+
+
+def test_compare_across_systems_has_a_row_per_system_and_the_ratio_to_the_first():
+    argv = ("examples/distributed/tp_mlp.py", "--world-size", "8", "--system", "8xH100-SXM", "8xA100-SXM")
+    done = _solar("compare", *argv, "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["system"]: r for r in json.loads(done.stdout)}
+    assert [c["gpu_bytes"] for c in rows["8xA100-SXM"]["collectives"]] == [28 * MiB]
+    assert [c["gpu_bytes"] for c in rows["8xH100-SXM"]["collectives"]] == [16 * MiB]
+    same = _solar("analyze", *argv, "--json")
+    assert json.loads(same.stdout) == json.loads(done.stdout)
+    table = _solar("compare", *argv)
+    assert table.returncode == 0, table.stderr
+    lines = {line.split()[0]: line.split() for line in table.stdout.splitlines() if line.startswith("8x")}
+    ratio = rows["8xA100-SXM"]["fused_seconds"] / rows["8xH100-SXM"]["fused_seconds"]
+    assert (lines["8xH100-SXM"][-1], lines["8xA100-SXM"][-1]) == ("1.00", f"{ratio:.2f}")
+
+
+@pytest.mark.parametrize("fixture", ["mixtral-tiny", "qwen3-moe-tiny"])
+def test_moe_pipeline_stages_at_tp1(fixture):
+    flags = ("--scenario", "decode", "--context", "64", "--batch", "4", "--pp", "2", "--microbatches", "2")
+    done = _solar("analyze", f"hf:tests/fixtures/hf/{fixture}.json", *flags, "--system", "8xH100-SXM", "--json")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    hidden = json.loads((ROOT / f"tests/fixtures/hf/{fixture}.json").read_text())["hidden_size"]
+    assert row["hidden_bytes"] == 2 * 1 * hidden * 2  # micro-batch of 2 x 1 token, bf16
+    assert [[c["kind"] for c in s["collectives"]] for s in row["stages"]] == [["send_recv"], ["send_recv"]]
+
+
 BAD = [
+    (("analyze", "hf:tests/fixtures/hf/mixtral-tiny.json", "--scenario", "decode", "--context", "64", "--system",
+      "8xH100-SXM", "--tp", "2"), "--tp of mixture-of-experts models is not supported yet"),
+    (("compare", "examples/distributed/tp_mlp.py", "--arch", "H100-SXM", "--system", "8xH100-SXM"),
+     "give --arch (GPUs) or --system (multi-GPU systems), not both"),
+    (("compare", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),
+    (("compare", "hf:tests/fixtures/hf/llama2-7b.json", "--scenario", "decode"), "solar compare takes hf: models with --system"),
+    (("compare", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--plot", "x.svg"),
+     "--plot, --host and --train apply to --arch"),
+    (("compare", "examples/distributed/tp_mlp.py", "--system", "8xV100"), "unknown system '8xV100'"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--pp", "2"),
+     "--tp, --dp, --pp and --microbatches apply to hf:"),
+    (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--pp", "2"), "--pp needs --system NAME"),
+    (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--microbatches", "2"), "--microbatches needs --system NAME"),
+    (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--pp", "64", "--scenario", "decode", "--context", "64"),
+     "--pp 64 exceeds the 32 decoder layers"),
+    (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--pp", "2", "--batch", "3",
+      "--microbatches", "2", "--scenario", "decode", "--context", "64"), "--dp 1 x --microbatches 2 must divide the batch (3)"),
+    (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--pp", "2", "--need-ms", "1"),
+     "--need-ms applies to programs without --pp"),
+    (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--nodes", "1", "--tp", "8",
+      "--pp", "2", "--scenario", "decode", "--context", "64"), "the pipeline has 16 ranks (tp 8 x pp 2 x dp 1) but 8xH100-SXM has 8 GPUs"),
     (("analyze", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),
-    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--tp", "8"), "--tp and --dp apply to hf:"),
+    (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--tp", "8"), "--tp, --dp, --pp and --microbatches apply to hf:"),
     (("analyze", "examples/distributed/tp_mlp.py", "--dp", "2"), "--dp needs --system NAME"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xV100"), "unknown system '8xV100'"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--nodes", "0"), "--nodes"),

@@ -267,11 +267,14 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
     """The step module and its inputs for `hf:<spec>`, built with nothing large allocated;
     `layers` overrides the config's num_hidden_layers (the per-layer bound builds 0 and 1)."""
     config = read_config(spec)
+    shard = SHARDING.get()
+    first = getattr(shard, "first_layer", 0)  # a pipeline stage's decoder layers: first, and how many
+    if layers is None:
+        layers = getattr(shard, "stage_layers", None)
     if layers is not None:
         config.num_hidden_layers = layers
         if getattr(config, "layer_types", None):
-            config.layer_types = config.layer_types[:layers]
-    shard = SHARDING.get()
+            config.layer_types = config.layer_types[first : first + layers]
     if shard is not None:
         shard.config(config)
     window = _sliding_window(config)

@@ -62,7 +62,7 @@ class TensorParallel:
 
     def config(self, config: Any) -> None:
         tp, spec = self.tp, self.spec
-        if any(getattr(config, k, None) for k in EXPERT_KEYS):
+        if tp > 1 and any(getattr(config, k, None) for k in EXPERT_KEYS):
             raise UsageError(f"hf:{spec}: --tp of mixture-of-experts models is not supported yet")
         heads = config.num_attention_heads
         kv = getattr(config, "num_key_value_heads", None) or heads

@@ -1,0 +1,116 @@
+"""Pipeline parallelism of an `hf:` model: each stage's program (its consecutive decoder layers, the
+first stage with the embedding, the last with the final norm and the output head), traced under the
+tensor parallelism of its ranks; a later stage takes its input hidden states as received, an earlier
+one outputs the hidden states it sends on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from solar.errors import UsageError
+from solar.frontends.loaded import Loaded
+from solar.frontends.select import load_hf
+from solar.frontends.torch.distributed import fake_world
+from solar.frontends.torch.hf import SHARDING, read_config, scenario
+from solar.frontends.torch.tp import TensorParallel
+
+__all__ = ["PipelineStage", "Stage", "load_hf_stages", "scenario", "stage_layers"]
+
+FINAL_NORMS = ("norm", "final_layernorm", "ln_f", "norm_f")
+
+
+def stage_layers(layers: int, stages: int) -> tuple[int, ...]:
+    """Decoder layers of each stage: `layers` split as evenly as they go, the earlier stages taking
+    the remainder."""
+    return tuple(layers // stages + (s < layers % stages) for s in range(stages))
+
+
+class _Received(torch.nn.Module):
+    """The embedding of a later stage: the hidden states received from the stage before (a buffer
+    of the micro-batch's shape, read once), whatever the token ids."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: torch.dtype) -> None:
+        super().__init__()
+        self.register_buffer("received", torch.zeros(shape, dtype=dtype))
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.received
+
+
+class PipelineStage:
+    """The `hf.SHARDING` of one pipeline stage: `layers` decoder layers under `tensor`'s split."""
+
+    def __init__(
+        self, tensor: TensorParallel, first: bool, last: bool, layers: tuple[int, int], tokens: tuple[int, int]
+    ) -> None:
+        self.tensor, self.first, self.last = tensor, first, last
+        self.first_layer, self.stage_layers = layers  # the model's index of the stage's first layer; how many
+        self.tokens = tokens
+
+    def config(self, config: Any) -> None:
+        self.tensor.config(config)
+
+    def module(self, lm: torch.nn.Module) -> torch.nn.Module:
+        base = lm.base_model
+        if not self.last:
+            norm = next((n for n in FINAL_NORMS if isinstance(getattr(base, n, None), torch.nn.Module)), None)
+            if norm is None:
+                raise UsageError(f"hf:{self.tensor.spec}: --pp needs a decoder whose final norm is one of {', '.join(FINAL_NORMS)}")
+            setattr(base, norm, torch.nn.Identity())
+            lm.set_output_embeddings(torch.nn.Identity())
+        if not self.first:
+            embed = lm.get_input_embeddings()
+            shape = (*self.tokens, self.tensor.hidden)
+            lm.set_input_embeddings(_Received(shape, embed.weight.dtype))
+        return self.tensor.module(lm)
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """Pipeline stage `index` of `stages`: its decoder layers and rank 0's program of its tensor-
+    parallel group (the program of a stage of the same kind and size where one was traced)."""
+
+    index: int
+    stages: int
+    layers: int
+    loaded: Loaded
+
+
+def load_hf_stages(spec: str, step: Any, tp: int, pp: int, dp: int = 1, microbatches: int = 1) -> tuple[Stage, ...]:
+    """The `pp` stages of the `hf:` step under tensor parallelism `tp` within each stage and `dp`
+    replicas, each stage running one micro-batch of batch / (dp * microbatches) sequences."""
+    if step.batch % (dp * microbatches):
+        raise UsageError(
+            f"--dp {dp} x --microbatches {microbatches} must divide the batch ({step.batch}): each micro-batch "
+            "is batch / (dp x microbatches) sequences"
+        )
+    name = spec.removeprefix("hf:")
+    config = read_config(name)
+    total = config.num_hidden_layers
+    if pp > total:
+        raise UsageError(f"hf:{name}: --pp {pp} exceeds the {total} decoder layers; give at most {total} stages")
+    micro = replace(step, batch=step.batch // (dp * microbatches))
+    traced: dict[tuple, Loaded] = {}
+    stages = []
+    kinds = tuple(getattr(config, "layer_types", None) or ())
+    split = stage_layers(total, pp)
+    for s, layers in enumerate(split):
+        start = sum(split[:s])
+        key = (s == 0, s == pp - 1, layers, kinds[start : start + layers])  # stages of one kind share a trace
+        if key not in traced:
+            stage = PipelineStage(TensorParallel(name, tp), s == 0, s == pp - 1, (start, layers), (micro.batch, micro.seq))
+            token = SHARDING.set(stage)
+            try:
+                with fake_world(tp * dp):
+                    loaded = load_hf(spec, micro)
+            finally:
+                SHARDING.reset(token)
+            line = (f"pipeline stage {s} of {pp}: {layers} decoder layers, micro-batch of {micro.batch}; "
+                    f"tensor parallel: rank 0 of {tp}")
+            traced[key] = Loaded(loaded.program, loaded.flags, loaded.source_file, loaded.traced,
+                                 (*loaded.notes, line), serving=loaded.serving)
+        stages.append(Stage(s, pp, layers, traced[key]))
+    return tuple(stages)
