@@ -36,6 +36,18 @@ PAIRS = [(ROWS, MEASURED), (ROWS, SYNCED), (CORPUS_ROWS, CORPUS)]
 FOLDERS = sorted(d for d in RESULTS.parent.iterdir() if d.is_dir() and pairs(d))
 CASES = [(rows, timings, host) for d in FOLDERS for rows, timings in pairs(d) for host in dict.fromkeys((host_of(d), "default"))]
 
+H100 = RESULTS.parent / "h100"
+H100_SUITES = {  # suite rows -> their timings (synchronised start, with CUDA-graph replays), level
+    "kernelbench": ("kernelbench_level3_sync_start.jsonl", "level3"),
+    "dispatch": ("dispatch_sync_start.jsonl", "dispatch"),
+    "models": ("models_sync_start.jsonl", "models"),
+}
+
+
+def _h100(suite):
+    timings, level = H100_SUITES[suite]
+    return H100 / f"{suite}_eager_host_rows.jsonl", H100 / timings, level
+
 
 def test_committed_data_is_there():
     assert all(p.is_file() for pair in PAIRS for p in pair)
@@ -65,19 +77,6 @@ def test_no_level_above_a_run_it_claims(rows, timings, host):
     joined = join(rows_path=rows, measured_path=timings, host=host, gpu=gpu_of(rows))
     assert joined
     assert [(j.problem, v.describe()) for j in joined for v in j.violations()] == []
-
-
-H100 = RESULTS.parent / "h100"
-H100_SUITES = {  # suite rows -> their timings (synchronised start, with CUDA-graph replays), level
-    "kernelbench": ("kernelbench_level3_sync_start.jsonl", "level3"),
-    "dispatch": ("dispatch_sync_start.jsonl", "dispatch"),
-    "models": ("models_sync_start.jsonl", "models"),
-}
-
-
-def _h100(suite):
-    timings, level = H100_SUITES[suite]
-    return H100 / f"{suite}_eager_host_rows.jsonl", H100 / timings, level
 
 
 # Per (rows, timings, host, GPU): problems joined, median eager_host / eager, the margin (least eager /
