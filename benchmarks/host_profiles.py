@@ -124,8 +124,22 @@ class Host:
         return f"{tag[:-1]}.{tag[-1]}" if tag.isdigit() and len(tag) >= 2 else ""
 
 
-def host_profile(h: Host) -> dict[str, Any]:
-    m = round_down(h.factor)
+def host_margin(h: Host, hosts: list[Host]) -> tuple[float, str]:
+    """(margin, why) of one host: its run-to-run factor rounded down; with fewer than two dispatch
+    calibrations (its runs from one machine start, the floors only that run measures unrepeated)
+    at most the least margin of the hosts calibrated twice (docs/BOUNDS.md §17)."""
+    own = round_down(h.factor)
+    twice = [round_down(o.factor) for o in hosts if len(o.dispatch_runs) >= 2]
+    if len(h.dispatch_runs) >= 2 or not twice or own <= min(twice):
+        return own, ""
+    return min(twice), (
+        f"; one dispatch calibration: capped at {min(twice):g}, the least margin of the hosts calibrated twice "
+        f"({', '.join(o.name for o in hosts if len(o.dispatch_runs) >= 2)}), as `solar calibrate` does for one run"
+    )
+
+
+def host_profile(h: Host, hosts: list[Host]) -> dict[str, Any]:
+    m, capped = host_margin(h, hosts)
     files = ", ".join(h.files)
     floors = {k: scaled(h.least.get(k), m) for k in HOST_FLOOR_KEYS if h.least.get(k) not in (None, {})}
     floors["timing_lead_seconds"] = h.least["timing_lead_seconds"]
@@ -147,7 +161,7 @@ def host_profile(h: Host) -> dict[str, Any]:
             f"run-to-run spread over {h.runs} calibrations: the least floor of every op and module call measured "
             f"twice (least >= {SPREAD_FROM_SECONDS * 1e6:g} us) is at least {h.factor:.3f} x the next-least run's "
             f"({h.factor_key or 'no pair'}); rounded down to {STEP:g}: a faster rerun of this host beating the least "
-            "by as much as the fastest run beat the next stays above these floors"
+            "by as much as the fastest run beat the next stays above these floors" + capped
         ),
         "derived_from": h.files,
         "sources": sources,
@@ -310,7 +324,7 @@ def outputs(results: Path) -> dict[Path, str]:
     hosts = [Host(d) for d in sorted(results.iterdir()) if d.is_dir() and any(d.glob("dispatch*.json"))]
     if not hosts:
         raise SystemExit(f"no host folder with dispatch*.json under {results}")
-    files = {HOST_DIR / f"{h.name}.yaml": dump(host_profile(h), PROFILE_HEADER) for h in hosts}
+    files = {HOST_DIR / f"{h.name}.yaml": dump(host_profile(h, hosts), PROFILE_HEADER) for h in hosts}
     files[HOST_DIR / f"{DEFAULT_HOST}.yaml"] = dump(default_profile(hosts), PROFILE_HEADER)
     for name, section in device_floors(hosts).items():
         path = CALIBRATED_DIR / f"{name}.yaml"
@@ -322,7 +336,7 @@ def outputs(results: Path) -> dict[Path, str]:
         print(f"{gpu}: shortest kernel span {t * 1e6:.3f} us ({where}); min_kernel_seconds at "
               f"{DEVICE_MARGIN:g} x: {DEVICE_MARGIN * t:.4g} s (edit hardware_specs/{gpu}.yaml)")
     for h in hosts:
-        print(f"{h.name}: {h.runs} runs, run-to-run factor {h.factor:.3f} ({h.factor_key}), margin {round_down(h.factor):g}")
+        print(f"{h.name}: {h.runs} runs, run-to-run factor {h.factor:.3f} ({h.factor_key}), margin {host_margin(h, hosts)[0]:g}")
     return files
 
 

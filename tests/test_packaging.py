@@ -72,4 +72,4 @@ def test_the_wheel_bounds_a_program_with_its_own_specs(unpacked, tmp_path):
     spec_dir, bounded, calibrated, hosts = out.stdout.split()
     assert Path(spec_dir).is_relative_to(unpacked)
     assert bounded == "True" and calibrated == "True"
-    assert hosts == "default,h200-host"  # the host profiles ship too
+    assert hosts == "default,h100-host,h200-host"  # the host profiles ship too

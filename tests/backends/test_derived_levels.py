@@ -189,7 +189,7 @@ def test_cli_reports_eager_host_with_dispatch_us(tmp_path, capsys):
     assert main(["analyze", str(model), "--arch", "H100-SXM", "--json"]) == 0  # no --host: the default profile
     out = json.loads(capsys.readouterr().out)
     assert "eager_host" in out["bounds"]
-    assert any("floors of the default host profile: 0.5 x the least measured on every calibrated host" in a
+    assert any("floors of the default host profile: 0.45 x the least measured on every calibrated host" in a
                and "calibrate yours with `solar calibrate --dispatch-only`" in a for a in out["assumptions"])
 
 

@@ -36,6 +36,18 @@ PAIRS = [(ROWS, MEASURED), (ROWS, SYNCED), (CORPUS_ROWS, CORPUS)]
 FOLDERS = sorted(d for d in RESULTS.parent.iterdir() if d.is_dir() and pairs(d))
 CASES = [(rows, timings, host) for d in FOLDERS for rows, timings in pairs(d) for host in dict.fromkeys((host_of(d), "default"))]
 
+H100 = RESULTS.parent / "h100"
+H100_SUITES = {  # suite rows -> their timings (synchronised start, with CUDA-graph replays), level
+    "kernelbench": ("kernelbench_level3_sync_start.jsonl", "level3"),
+    "dispatch": ("dispatch_sync_start.jsonl", "dispatch"),
+    "models": ("models_sync_start.jsonl", "models"),
+}
+
+
+def _h100(suite):
+    timings, level = H100_SUITES[suite]
+    return H100 / f"{suite}_eager_host_rows.jsonl", H100 / timings, level
+
 
 def test_committed_data_is_there():
     assert all(p.is_file() for pair in PAIRS for p in pair)
@@ -55,6 +67,9 @@ def test_every_host_folder_is_paired():
     assert {("h200", "kernelbench_eager_host_rows.jsonl", t) for t in (
         "kernelbench_eager.jsonl", "kernelbench_level2_compile.jsonl", "kernelbench_level3_sync_start.jsonl")} <= got
     assert ("h200", "models_eager_host_rows.jsonl", "models.jsonl") in got
+    assert {("h100", f"{suite}_eager_host_rows.jsonl", timings) for suite, (timings, _) in H100_SUITES.items()} <= got
+    assert {host_of(d) for d in FOLDERS} == {"h100-host", "h200-host"}
+    assert {gpu_of(r) for d in FOLDERS for r, _ in pairs(d)} == {"H100-SXM", "H200-SXM"}
 
 
 @pytest.mark.parametrize("rows,timings,host", CASES, ids=[f"{t.parent.name}/{t.stem}-{h}" for _, t, h in CASES])
@@ -64,29 +79,55 @@ def test_no_level_above_a_run_it_claims(rows, timings, host):
     assert [(j.problem, v.describe()) for j in joined for v in j.violations()] == []
 
 
-# Per (timings, host): problems joined, median eager_host / eager, the margin (least eager / bound
-# over every problem) and over the dispatch-bound ones (the host stage sets the bound).
+# Per (rows, timings, host, GPU): problems joined, median eager_host / eager, the margin (least eager /
+# bound over every problem) and over the dispatch-bound ones (the host stage sets the bound).
 TIGHTNESS = [
-    (MEASURED, "level3", "h200-host", 48, 0.3161, 1.3074, 22, 1.5476),
-    (SYNCED, "level3", "h200-host", 48, 0.3856, 1.3123, 24, 1.5162),
-    (CORPUS, "corpus", "h200-host", 26, 0.3090, 1.8759, 14, 2.7876),
-    (MEASURED, "level3", "default", 48, 0.2617, 1.3074, 22, 2.1699),
-    (SYNCED, "level3", "default", 48, 0.3094, 1.3123, 23, 2.1227),
-    (CORPUS, "corpus", "default", 26, 0.2185, 1.8759, 11, 3.8422),
+    (ROWS, MEASURED, "level3", "h200-host", "H200-SXM", 48, 0.3161, 1.3074, 22, 1.5476),
+    (ROWS, SYNCED, "level3", "h200-host", "H200-SXM", 48, 0.3856, 1.3123, 24, 1.5162),
+    (CORPUS_ROWS, CORPUS, "corpus", "h200-host", "H200-SXM", 26, 0.3090, 1.8759, 14, 2.7876),
+    (ROWS, MEASURED, "level3", "default", "H200-SXM", 48, 0.2541, 1.3074, 20, 2.6634),
+    (ROWS, SYNCED, "level3", "default", "H200-SXM", 48, 0.2592, 1.3123, 23, 2.4543),
+    (CORPUS_ROWS, CORPUS, "corpus", "default", "H200-SXM", 26, 0.1675, 1.8759, 10, 4.9734),
+    (*_h100("kernelbench"), "h100-host", "H100-SXM", 50, 0.3697, 1.3020, 25, 1.5117),
+    (*_h100("dispatch"), "h100-host", "H100-SXM", 7, 0.3288, 1.9836, 7, 1.9836),
+    (*_h100("models"), "h100-host", "H100-SXM", 7, 0.2944, 2.1457, 4, 2.8303),
+    (*_h100("kernelbench"), "default", "H100-SXM", 50, 0.2775, 1.3020, 22, 2.3529),
+    (*_h100("dispatch"), "default", "H100-SXM", 7, 0.2114, 3.0944, 5, 3.0944),
+    (*_h100("models"), "default", "H100-SXM", 7, 0.1934, 2.1469, 3, 4.4447),
 ]
 
 
-@pytest.mark.parametrize("measured,level,host,n,median,margin,bound_by_host,host_margin", TIGHTNESS)
-def test_eager_host_tightness_and_margin(measured, level, host, n, median, margin, bound_by_host, host_margin):
-    rows = CORPUS_ROWS if measured == CORPUS else ROWS
-    joined = [j for j in join(rows_path=rows, measured_path=measured, host=host) if j.level == level]
+@pytest.mark.parametrize("rows,measured,level,host,gpu,n,median,margin,bound_by_host,host_margin", TIGHTNESS,
+                         ids=[f"{t[1].parent.name}/{t[1].stem}-{t[3]}" for t in TIGHTNESS])
+def test_eager_host_tightness_and_margin(rows, measured, level, host, gpu, n, median, margin, bound_by_host, host_margin):
+    joined = [j for j in join(rows_path=rows, measured_path=measured, host=host, gpu=gpu) if j.level == level]
     ratios = [j.bounds["eager_host"] / j.measured_seconds for j in joined]
     dispatch = [j for j in joined if j.kind.startswith("host")]
-    assert len(joined) == n  # level 3: 48 of 50 (29_SwinMLP, 30_SwinTransformerV2: no rows recorded)
+    assert len(joined) == n  # H200 level 3: 48 of 50 (29_SwinMLP, 30_SwinTransformerV2: no rows recorded)
     assert statistics.median(ratios) == pytest.approx(median, abs=5e-5)
     assert 1 / max(ratios) == pytest.approx(margin, abs=5e-5)
     assert len(dispatch) == bound_by_host
     assert min(j.measured_seconds / j.bounds["eager_host"] for j in dispatch) == pytest.approx(host_margin, abs=5e-5)
+
+
+# Per H100 suite: replays joined, median graphed / graph replay, the margin (least replay / graphed);
+# the graphed level uses no host floor, so one line per suite.
+GRAPH_TIGHTNESS = [
+    ("kernelbench", 49, 0.1666, 1.2963),  # 30_SwinTransformerV2: no replay recorded
+    ("dispatch", 7, 0.1968, 1.6948),
+    ("models", 7, 0.1816, 2.5045),
+]
+
+
+@pytest.mark.parametrize("suite,n,median,margin", GRAPH_TIGHTNESS)
+def test_graphed_tightness_and_margin_on_the_h100(suite, n, median, margin):
+    rows, timings, level = _h100(suite)
+    joined = [j for j in join(rows_path=rows, measured_path=timings, host="h100-host", gpu="H100-SXM")
+              if j.level == level and "graphed" in j.measured]
+    ratios = [j.bounds["graphed"] / j.measured["graphed"] for j in joined]
+    assert len(joined) == n
+    assert statistics.median(ratios) == pytest.approx(median, abs=5e-5)
+    assert 1 / max(ratios) == pytest.approx(margin, abs=5e-5)
 
 
 GRAPH_CASES = [(rows, timings, host) for rows, timings, host in CASES

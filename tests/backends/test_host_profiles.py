@@ -9,7 +9,7 @@ import json
 import pytest
 import yaml
 
-from benchmarks.host_profiles import Host, default_profile, host_profile, round_down, spread
+from benchmarks.host_profiles import Host, default_profile, host_margin, host_profile, round_down, spread
 from solar.hardware.host import HostProfile
 
 US = 1e-6
@@ -60,7 +60,7 @@ def test_two_hosts_give_their_profiles_and_a_default_below_both(tmp_path):
     a, b = _hosts(tmp_path)
     # run-to-run: a 8/10 (add), b 4/5 (relu): both 0.8
     assert (a.factor, a.factor_key, b.factor, b.factor_key) == (pytest.approx(0.8), "aten.add.Tensor", pytest.approx(0.8), "aten.relu.default")
-    pa = HostProfile.model_validate(host_profile(a))
+    pa = HostProfile.model_validate(host_profile(a, [a, b]))
     assert (pa.name, pa.margin) == ("a-host", 0.8)
     assert pa.floors.torch_eager_op_seconds == pytest.approx({"aten.add.Tensor": 6.4 * US, "aten.relu.default": 4.0 * US})
     assert pa.floors.timing_lead_seconds == 150 * US  # the largest, not scaled
@@ -72,6 +72,21 @@ def test_two_hosts_give_their_profiles_and_a_default_below_both(tmp_path):
     assert "host-to-host: the least host's floor of every op is at least 0.667" in d.margin_source
     for h in (a, b):  # every default floor below every host's least
         assert all(d.floors.torch_eager_op_seconds[op] < h.op_floor(op) for op in h.least["torch_eager_op_seconds"])
+
+
+def test_one_dispatch_calibration_takes_at_most_the_least_margin_of_the_hosts_calibrated_twice(tmp_path):
+    a, b = _hosts(tmp_path)  # both calibrated twice, margin 0.8
+    (tmp_path / "c").mkdir()  # one dispatch run plus two further op runs, spread 9 / 10 -> 0.9
+    (tmp_path / "c" / "dispatch1.json").write_text(json.dumps(_run("NVIDIA H100 80GB HBM3", {"aten.add.Tensor": 10}, 6)))
+    c = Host(tmp_path / "c")
+    c.factor, c.factor_key = 0.9, "aten.add.Tensor"
+    assert host_margin(a, [a, b, c]) == (0.8, "")
+    m, why = host_margin(c, [a, b, c])
+    assert m == 0.8 and "one dispatch calibration: capped at 0.8" in why and "(a-host, b-host)" in why
+    assert host_margin(c, [c]) == (0.9, "")  # no host calibrated twice: its own spread
+    c.factor = 0.62
+    assert host_margin(c, [a, b, c]) == (0.6, "")  # its own spread when lower
+    assert HostProfile.model_validate(host_profile(c, [a, b, c])).margin == 0.6
 
 
 def test_calibrate_writes_a_profile_from_one_run():

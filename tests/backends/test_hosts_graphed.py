@@ -25,16 +25,19 @@ H200 = get_spec("H200-SXM")
 
 def test_committed_profiles_and_the_default_below_every_host():
     hosts = {h.name: h for h in list_hosts()}
-    assert set(hosts) == {"default", "h200-host"}
-    default, h200 = hosts["default"], hosts["h200-host"]
-    assert (default.margin, h200.margin) == (0.5, 0.7)
-    # every floor of the default at most the least any host charges, and exactly 0.5 / 0.7 of the
-    # h200 host's committed floors (the only host: the least of its runs x 0.5 vs x 0.7)
-    for op, t in h200.floors.torch_eager_op_seconds.items():
-        assert default.floors.torch_eager_op_seconds[op] == pytest.approx(t * 0.5 / 0.7, rel=1e-12)
-    assert default.floors.torch_eager_kernel_seconds == pytest.approx(h200.floors.torch_eager_kernel_seconds * 0.5 / 0.7, rel=1e-12)
-    assert default.floors.timing_lead_seconds == h200.floors.timing_lead_seconds
+    assert set(hosts) == {"default", "h100-host", "h200-host"}
+    default, h100, h200 = hosts["default"], hosts["h100-host"], hosts["h200-host"]
+    assert (default.margin, h100.margin, h200.margin) == (0.45, 0.7, 0.7)
+    # every floor of the default exactly 0.45 / 0.7 of the least the two hosts' committed floors charge
+    # (both at 0.7 x their least; an op a host did not measure: its any-op floor)
+    for op, t in default.floors.torch_eager_op_seconds.items():
+        least = min(h.floors.torch_eager_op_seconds.get(op, h.floors.torch_eager_any_seconds) for h in (h100, h200))
+        assert t == pytest.approx(least * 0.45 / 0.7, rel=1e-12)
+    assert set(default.floors.torch_eager_op_seconds) == set(h100.floors.torch_eager_op_seconds) | set(h200.floors.torch_eager_op_seconds)
+    assert default.floors.torch_eager_kernel_seconds == pytest.approx(h100.floors.torch_eager_kernel_seconds * 0.45 / 0.7, rel=1e-12)
+    assert default.floors.timing_lead_seconds == max(h100.floors.timing_lead_seconds, h200.floors.timing_lead_seconds)
     assert h200.floors.torch_eager_kernel_seconds == pytest.approx(0.7 * 5.60387500012638e-06, rel=1e-12)
+    assert h100.floors.torch_eager_kernel_seconds == pytest.approx(0.7 * 4.682262499944301e-06, rel=1e-12)
 
 
 @pytest.mark.parametrize("given,name", [(None, DEFAULT_HOST), ("h200-host", "h200-host"), ("H200-HOST", "h200-host"),
@@ -44,7 +47,7 @@ def test_get_host(given, name):
 
 
 @pytest.mark.parametrize("given,message", [
-    ("nosuch", "unknown host profile 'nosuch'; known: default, h200-host"),
+    ("nosuch", "unknown host profile 'nosuch'; known: default, h100-host, h200-host"),
     ("", "--host: give a host profile name"),
     ("/nonexistent/x.yaml", "/nonexistent/x.yaml"),
 ])
@@ -59,7 +62,7 @@ def test_profile_floors_and_sources():
     assert f.source.startswith("host profile h200-host (Intel(R) Xeon(R) Processor; torch 2.11.0+cu130, CUDA 13.0, JAX 0.11.2")
     assert f.source.endswith("floors 0.7 x the least measured); valid for that host and framework only")
     d = floors_from_host(get_host(None))
-    assert d.source.startswith("floors of the default host profile: 0.5 x the least measured on every calibrated host")
+    assert d.source.startswith("floors of the default host profile: 0.45 x the least measured on every calibrated host")
     assert d.source.endswith("calibrate yours with `solar calibrate --dispatch-only` and pass --host")
 
 
@@ -104,10 +107,17 @@ def test_graphed_on_every_gpu():
     assert g.floor_seconds == pytest.approx(f, rel=1e-12)
     assert g.bound.seconds == pytest.approx(2 * f + 0.5 * US, rel=1e-12)
     assert "0.9 x the least in-graph kernel interval measured on H200-SXM, 0.921 us" in g.describe()
+    # H100: 0.9 x its least in-graph interval (0.894 us), its measured t_min 0.9 x 0.766 us
     h100 = get_spec("H100-SXM")
     g = graphed_level(analyze_graph(graph, h100), h100)
+    f = GRAPH_MARGIN * 8.940696716308594e-07
+    assert (g.floor_seconds, h100.min_kernel_seconds.value) == (pytest.approx(f, rel=1e-12), 6.898e-07)
+    assert g.bound.seconds == pytest.approx(2 * f + 6.898e-07, rel=1e-12)
+    assert "0.9 x the least in-graph kernel interval measured on H100-SXM, 0.894 us" in g.describe()
+    a100 = get_spec("A100-SXM4-80GB")
+    g = graphed_level(analyze_graph(graph, a100), a100)
     assert g.bound.seconds == pytest.approx(1.5 * US, rel=1e-12)
-    assert "each at least its own floor (no in-graph kernel interval measured for H100-SXM)" in g.describe()
+    assert "each at least its own floor (no in-graph kernel interval measured for A100-SXM4-80GB)" in g.describe()
 
 
 def test_dispatch_bound_report_says_what_would_lower_it():
@@ -127,7 +137,8 @@ def test_dispatch_bound_report_says_what_would_lower_it():
 
 
 @pytest.mark.parametrize("host,phrase", [
-    ([], "floors of the default host profile: 0.5 x"),
+    ([], "floors of the default host profile: 0.45 x"),
+    (["--host", "h100-host"], "host profile h100-host (Intel(R) Xeon(R) Processor"),
     (["--host", "h200-host"], "host profile h200-host (Intel(R) Xeon(R) Processor"),
 ])
 def test_cli_names_the_host_profile(tmp_path, capsys, host, phrase):

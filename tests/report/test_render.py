@@ -65,7 +65,7 @@ def test_the_answer_comes_first_and_the_assumptions_last(report, capsys, monkeyp
     at = [next(k for k, line in enumerate(lines) if line.startswith(h)) for h in heads]
     assert at == sorted(at) and at[:3] == [0, 1, at[1] + 3 + len(report.bounds)]  # title, header, rule, rows
     for line, (level, b) in zip(lines[at[1] + 3:], report.bounds.items()):
-        assert re.match(rf"{level} +{re.escape(render.fmt_seconds(b.seconds))}  {b.bottleneck} ", line)
+        assert re.match(rf"{level} +{re.escape(render.fmt_seconds(b.seconds))}  +{b.bottleneck} ", line)
 
 
 @pytest.mark.parametrize("columns", [80, 120, 200])
