@@ -459,12 +459,16 @@ def memory_limit(nbytes: int | None) -> Iterator[None]:
         return
     stop = threading.Event()
 
+    said = threading.Lock()  # one line either way: the watchdog's, or the block's own error after it
+
     def watchdog() -> None:
         while not stop.wait(MEMORY_POLL_S):
             message = over_memory_limit()
-            if message and not stop.is_set():
-                os.write(2, f"solar: error: {message}\n".encode())
-                _real_exit(2)
+            if message:
+                with said:
+                    if not stop.is_set():
+                        os.write(2, f"solar: error: {message}\n".encode())
+                        _real_exit(2)
 
     _memory.update(limit=nbytes, base=base)
     dog = threading.Thread(target=watchdog, name="solar-memory-limit", daemon=True)
@@ -472,5 +476,6 @@ def memory_limit(nbytes: int | None) -> Iterator[None]:
     try:
         yield
     finally:
-        stop.set()
+        with said:  # a report under way ends the process first; after this none starts
+            stop.set()
         _memory.clear()
