@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One device call of GPU work, step by step, each with its own time budget; every result lands
 # under $OUT (the device tool brings it back). Usage (on the GPU machine, from the repo root):
-#   bash benchmarks/device_session.sh STEP...   STEP: soundness | train | flax | corpus | corpus_eager | files_c | dispatch | floors | graphed | kb1 | kb23 | kb2c | perops
-#   ARCH: the spec of the GPU at hand (default H200-SXM); RUN: a suffix for calibration files (default 1)
+#   bash benchmarks/device_session.sh STEP...   STEP: soundness | train | flax | corpus | corpus_eager | files_c | dispatch | floors | graphed | rank0 | kb1 | kb23 | kb2c | perops
+#   ARCH: the spec of the GPU at hand (default: H200-SXM or H100-SXM, from nvidia-smi); RUN: a suffix for
+#   calibration files (default 1)
+#   rank0: each sharded example's rank-0 program alone (benchmarks/multigpu_measure.py --rank0 8)
 #   floors: shortest kernel spans (benchmarks/device_floors.py); graphed: eager (sync start) and CUDA-graph
 #   replay times of $GRAPHED (default: benchmarks/dispatch/*.py .kb/level3/*.py), ten files a process,
 #   $GRAPHED_S seconds in all (default 300)
@@ -11,7 +13,10 @@
 #   perops: per-op kernel times (torch.profiler) of benchmarks/per_op_files.txt
 # Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
 set -u
-ARCH=${ARCH:-H200-SXM}
+case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
+  *H200*) DETECTED=H200-SXM ;; *) DETECTED=H100-SXM ;;
+esac
+ARCH=${ARCH:-$DETECTED}
 RUN=${RUN:-1}
 export PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
@@ -41,6 +46,7 @@ for step in "$@"; do
              while read -r chunk; do left=$((end - SECONDS)); [ $left -lt 20 ] && break
                timeout $left python3 benchmarks/eager_host_measure.py $chunk --graphed --reps 20 --budget-s $((left - 15)) --out $OUT/graphed.jsonl
              done < <(xargs -n 10 < /tmp/graphed.txt) ;;
+    rank0) timeout ${RANK0_S:-150} python3 benchmarks/multigpu_measure.py --rank0 8 --out $OUT/rank0.jsonl ;;
     kb1) timeout 440 python3 benchmarks/measure_files.py .kb/level1/*.py --out $OUT/kb_level1.jsonl --reps 20 --budget-s ${KB_BUDGET:-400} ;;
     kb23) timeout 560 python3 benchmarks/measure_files.py .kb/level2/*.py .kb/level3/*.py --out $OUT/kb_level23.jsonl --reps 20 --budget-s 520 ;;
     kb2c) timeout 570 python3 benchmarks/measure_files.py .kb/level2/*.py --out $OUT/kb_level2_compile.jsonl --compile --warm-jobs 12 --warm-budget-s 230 --reps 20 --budget-s 540 --name-depth 2 ;;
