@@ -27,17 +27,17 @@ def test_committed_profiles_and_the_default_below_every_host():
     hosts = {h.name: h for h in list_hosts()}
     assert set(hosts) == {"default", "h100-host", "h200-host"}
     default, h100, h200 = hosts["default"], hosts["h100-host"], hosts["h200-host"]
-    assert (default.margin, h100.margin, h200.margin) == (0.45, 0.7, 0.7)
-    # every floor of the default exactly 0.45 / 0.7 of the least the two hosts' committed floors charge
-    # (both at 0.7 x their least; an op a host did not measure: its any-op floor)
+    assert (default.margin, h100.margin, h200.margin) == (0.45, 0.85, 0.7)
+    # every floor of the default exactly 0.45 x the least the two hosts measured (each host's committed
+    # floor is its margin x its least; an op a host did not measure: its any-op floor)
     for op, t in default.floors.torch_eager_op_seconds.items():
-        least = min(h.floors.torch_eager_op_seconds.get(op, h.floors.torch_eager_any_seconds) for h in (h100, h200))
-        assert t == pytest.approx(least * 0.45 / 0.7, rel=1e-12)
+        least = min(h.floors.torch_eager_op_seconds.get(op, h.floors.torch_eager_any_seconds) / h.margin for h in (h100, h200))
+        assert t == pytest.approx(least * 0.45, rel=1e-12)
     assert set(default.floors.torch_eager_op_seconds) == set(h100.floors.torch_eager_op_seconds) | set(h200.floors.torch_eager_op_seconds)
-    assert default.floors.torch_eager_kernel_seconds == pytest.approx(h100.floors.torch_eager_kernel_seconds * 0.45 / 0.7, rel=1e-12)
+    assert default.floors.torch_eager_kernel_seconds == pytest.approx(0.45 * 4.682262499944301e-06, rel=1e-12)
     assert default.floors.timing_lead_seconds == max(h100.floors.timing_lead_seconds, h200.floors.timing_lead_seconds)
     assert h200.floors.torch_eager_kernel_seconds == pytest.approx(0.7 * 5.60387500012638e-06, rel=1e-12)
-    assert h100.floors.torch_eager_kernel_seconds == pytest.approx(0.7 * 4.682262499944301e-06, rel=1e-12)
+    assert h100.floors.torch_eager_kernel_seconds == pytest.approx(0.85 * 4.682262499944301e-06, rel=1e-12)
 
 
 @pytest.mark.parametrize("given,name", [(None, DEFAULT_HOST), ("h200-host", "h200-host"), ("H200-HOST", "h200-host"),
