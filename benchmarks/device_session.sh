@@ -8,7 +8,8 @@
 #   floors: shortest kernel spans (benchmarks/device_floors.py); graphed: eager (sync start) and CUDA-graph
 #   replay times of $GRAPHED (default: benchmarks/dispatch/*.py .kb/level3/*.py), ten files a process,
 #   $GRAPHED_S seconds in all (default 300)
-#   files_c: eager + torch.compile of the files in $FILES, compiled first in $WARM_JOBS parallel untimed subprocesses
+#   files_c: eager + torch.compile of the files in $FILES (or timed transformers steps: FAMILY:SCENARIO,
+#   benchmarks/hf_timed.py), compiled first in $WARM_JOBS parallel untimed subprocesses
 #   train: solar validate --train of $TRAIN (default examples/train/*.py), $TRAIN_S seconds each (default 90)
 #   perops: per-op kernel times (torch.profiler) of benchmarks/per_op_files.txt
 # Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
