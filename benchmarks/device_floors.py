@@ -55,16 +55,20 @@ def alone(torch: Any, fn: Callable[[], object], samples: int) -> dict:
     return stats([e - s for s, e in spans])
 
 
+def span_stats(rounds: list[list[tuple[float, float]]]) -> dict:
+    """Over rounds of queued kernels' (start, end) spans: each kernel's duration, the start-to-start
+    interval of neighbours, and a round's first start to last end divided by its kernel count."""
+    durations = [e - s for spans in rounds for s, e in spans]
+    intervals = [b[0] - a[0] for spans in rounds for a, b in itertools.pairwise(spans)]
+    per_kernel = [(spans[-1][1] - spans[0][0]) / len(spans) for spans in rounds if spans]
+    return {"duration": stats(durations), "start_to_start": stats(intervals), "span_per_kernel": stats(per_kernel)}
+
+
 def chained(torch: Any, fn: Callable[[], object], chain: int, rounds: int = 5) -> dict:
     """Kernels queued back to back: each kernel's duration, the start-to-start interval and the
     whole span from the first start to the last end divided by the kernel count."""
-    durations, intervals, per_kernel = [], [], []
-    for _ in range(rounds):
-        spans = kernel_spans(torch, lambda: [fn() for _ in range(chain)], 1, sync_each=False)
-        durations += [e - s for s, e in spans]
-        intervals += [b[0] - a[0] for a, b in itertools.pairwise(spans)]
-        per_kernel.append((spans[-1][1] - spans[0][0]) / len(spans))
-    return {"duration": stats(durations), "start_to_start": stats(intervals), "span_per_kernel": stats(per_kernel)}
+    return span_stats([kernel_spans(torch, lambda: [fn() for _ in range(chain)], 1, sync_each=False)
+                       for _ in range(rounds)])
 
 
 def graphed(torch: Any, body: Callable[[], object], kernels: int, rounds: int = 5) -> dict:
@@ -81,15 +85,9 @@ def graphed(torch: Any, body: Callable[[], object], kernels: int, rounds: int = 
     with torch.cuda.graph(graph):
         for _ in range(kernels):
             body()
-    durations, intervals, per_kernel = [], [], []
-    for _ in range(rounds):
-        spans = kernel_spans(torch, graph.replay, 1, sync_each=True)
-        durations += [e - s for s, e in spans]
-        intervals += [b[0] - a[0] for a, b in itertools.pairwise(spans)]
-        per_kernel.append((spans[-1][1] - spans[0][0]) / max(len(spans), 1))
+    rounds_spans = [kernel_spans(torch, graph.replay, 1, sync_each=True) for _ in range(rounds)]
     events = [t / kernels for t in event_seconds(graph.replay, 20)]
-    return {"kernels_seen": len(spans), "duration": stats(durations), "start_to_start": stats(intervals),
-            "span_per_kernel": stats(per_kernel), "events_per_kernel": stats(events)}
+    return {"kernels_seen": len(rounds_spans[-1]), **span_stats(rounds_spans), "events_per_kernel": stats(events)}
 
 
 def events_alone(torch: Any, fn: Callable[[], object], samples: int) -> dict:

@@ -6,9 +6,11 @@
 #   calibration files (default 1)
 #   rank0: each sharded example's rank-0 program alone (benchmarks/multigpu_measure.py --rank0 8)
 #   floors: shortest kernel spans (benchmarks/device_floors.py); graphed: eager (sync start) and CUDA-graph
-#   replay times of $GRAPHED (default: benchmarks/dispatch/*.py .kb/level3/*.py), ten files a process,
+#   replay times of $GRAPHED (default: benchmarks/dispatch/*.py, the batch-1 variants of benchmarks/variants.py,
+#   .kb/level3/*.py), ten files a process,
 #   $GRAPHED_S seconds in all (default 300)
-#   files_c: eager + torch.compile of the files in $FILES, compiled first in $WARM_JOBS parallel untimed subprocesses
+#   files_c: eager + torch.compile of the files in $FILES (or timed transformers steps: FAMILY:SCENARIO,
+#   benchmarks/hf_timed.py), compiled first in $WARM_JOBS parallel untimed subprocesses
 #   train: solar validate --train of $TRAIN (default examples/train/*.py), $TRAIN_S seconds each (default 90)
 #   perops: per-op kernel times (torch.profiler) of benchmarks/per_op_files.txt
 # Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
@@ -42,7 +44,8 @@ for step in "$@"; do
               timeout 200 python3 benchmarks/eager_host_calibrate.py --out $OUT/eager_host_cal$RUN.json ;;
     floors) timeout 120 python3 benchmarks/device_floors.py --out $OUT/floors_run$RUN.json ;;
     graphed) end=$((SECONDS + ${GRAPHED_S:-300}))
-             ls ${GRAPHED:-benchmarks/dispatch/*.py .kb/level3/*.py} > /tmp/graphed.txt
+             python3 benchmarks/variants.py /tmp/variants > /dev/null
+             ls ${GRAPHED:-benchmarks/dispatch/*.py /tmp/variants/dispatch/*.py .kb/level3/*.py} > /tmp/graphed.txt
              while read -r chunk; do left=$((end - SECONDS)); [ $left -lt 20 ] && break
                timeout $left python3 benchmarks/eager_host_measure.py $chunk --graphed --reps 20 --budget-s $((left - 15)) --out $OUT/graphed.jsonl
              done < <(xargs -n 10 < /tmp/graphed.txt) ;;

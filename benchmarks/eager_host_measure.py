@@ -7,7 +7,7 @@ With --graphed, the same call is also captured once in a CUDA graph (warmed on a
 capture needs) and its replays timed by the same protocol: `measured.graphed` (a program that
 cannot be captured gets `graphed_error` instead).
 
-    python benchmarks/eager_host_measure.py FILE... --out OUT.jsonl [--reps 20] [--budget-s 300] [--graphed]
+    python benchmarks/eager_host_measure.py FILE|FAMILY:SCENARIO... --out OUT.jsonl [--reps 20] [--budget-s 300] [--graphed]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.measure_files import file_name, write_rows  # noqa: E402
+from benchmarks.measure_files import build_on_gpu, file_name, write_rows  # noqa: E402
 from benchmarks.rows import error_line  # noqa: E402
 
 
@@ -61,7 +61,7 @@ def measure_one(path: Path, reps: int, graphed: bool = False) -> dict:
     import torch
 
     from solar.validate.device import query_device
-    from solar.validate.run import build_on_gpu, to_device
+    from solar.validate.run import to_device
     from solar.validate.timing import time_cuda
 
     try:

@@ -182,7 +182,7 @@ def build(family: Family) -> torch.nn.Module:
     return model.float().eval()
 
 
-def _cache_key(model: torch.nn.Module) -> str:
+def cache_key(model: torch.nn.Module) -> str:
     """The keyword the model takes its cache by (`cache` in newer transformers)."""
     params = inspect.signature(model.forward).parameters
     return next(k for k in ("cache", "past_key_values", "cache_params") if k in params)
@@ -215,7 +215,7 @@ class Decode(torch.nn.Module):
 
     def __init__(self, model: torch.nn.Module, kind: str) -> None:
         super().__init__()
-        self.model, self.kind, self.key = model, kind, _cache_key(model)
+        self.model, self.kind, self.key = model, kind, cache_key(model)
 
     def forward(self, ids: torch.Tensor, cache: Any, encoded: torch.Tensor | None = None) -> torch.Tensor:
         if encoded is None:

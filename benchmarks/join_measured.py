@@ -3,6 +3,9 @@ bounds for the same files, computed here on the CPU, and list every violation (a
 a bound that claims that execution). Prints a markdown table; exit 1 on any violation.
 
     python benchmarks/join_measured.py ROWS.jsonl --root benchmarks/models [--arch H200-SXM] [--markdown OUT.md]
+
+A row named FAMILY:SCENARIO (benchmarks/measure_files.py's name for a timed transformers step) is
+joined with that step's bounds.
 """
 
 from __future__ import annotations
@@ -33,9 +36,19 @@ def load_rows(path: Path) -> tuple[list[Measured], dict[str, str], dict[str, str
 
 
 def file_bounds(path: Path, arch: str) -> dict[str, float]:
+    """solar's bounds of a KernelBench-format file, or of the timed transformers step its name
+    names (FAMILY:SCENARIO, benchmarks/hf_timed.py), built as a file is (nothing large allocated)."""
     import solar
 
-    report = solar.analyze(str(path), arch=arch)
+    if path.is_file():
+        report = solar.analyze(str(path), arch=arch)
+    else:
+        from benchmarks.hf_timed import program
+        from solar.frontends.torch.loader import building
+
+        with building():
+            model, inputs = program(path.name)
+        report = solar.analyze(model, inputs, arch=arch)
     return {level: b.seconds for level, b in report.bounds.items()}
 
 

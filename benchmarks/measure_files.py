@@ -4,14 +4,15 @@ on the GPU as `solar validate` builds it and timed the same way (solar.validate.
 flushed before every call, CUDA events, min and median), eagerly and, with --compile, under
 torch.compile. One JSON line per file, in the shape `solar kernelbench --measured` reads.
 
-    python benchmarks/measure_files.py FILE... --out OUT.jsonl [--compile] [--reps 30] [--budget-s 500]
+    python benchmarks/measure_files.py FILE|FAMILY:SCENARIO... --out OUT.jsonl [--compile] [--reps 30] [--budget-s 500]
         [--warm-jobs N] [--name-depth 2]
 
 --warm-jobs N first compiles every file under torch.compile in N parallel processes (untimed, one
 subprocess per file, --warm-timeout each), filling torch's on-disk compile caches (FX graph, AOT
 autograd, Triton kernels); the timed pass then runs one file at a time as before, and its compile
 step is mostly cache hits. The GPU is never shared while a time is taken: warming ends first.
---name-depth 2 names a row `level1/1_Name.py` (the parent folder and the file).
+--name-depth 2 names a row `level1/1_Name.py` (the parent folder and the file). A FILE may instead
+name a step of the timed transformers subset, `FAMILY:SCENARIO` (benchmarks/hf_timed.py NAMES).
 """
 
 from __future__ import annotations
@@ -31,12 +32,28 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.rows import error_line  # noqa: E402
 
 
+def build_on_gpu(path: Path) -> tuple[Any, list]:
+    """The model and inputs of a KernelBench-format file (solar.validate.run.build_on_gpu) or of a
+    timed transformers step named FAMILY:SCENARIO (benchmarks/hf_timed.py), made on the GPU."""
+    from solar.validate.device import require_cuda
+    from solar.validate.run import build_on_gpu as build_file
+
+    if path.is_file():
+        return build_file(path)
+    from benchmarks.hf_timed import program  # transformers: only for a named step
+
+    torch = require_cuda()
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        return program(str(path))
+
+
 def measure_one(path: Path, compile_: bool, reps: int, then: Callable[[Any, list], dict] | None = None) -> dict:
     """The file's row: its eager (and compiled) times; `then(model, inputs)` adds to it (the
     model and inputs on the GPU), e.g. per-op times (benchmarks/measure_ops.py)."""
     import torch
 
-    from solar.validate.run import build_on_gpu, measure
+    from solar.validate.run import measure
 
     try:
         model, inputs = build_on_gpu(path)
@@ -59,12 +76,12 @@ def warm_one(path: Path) -> None:
     """Compile and run the file's model once under torch.compile (no timing): fills the caches."""
     import torch
 
-    from solar.validate.run import _to_device, build_on_gpu
+    from solar.validate.run import to_device
 
     model, inputs = build_on_gpu(path)
     compiled = torch.compile(model.cuda())
     with torch.no_grad():  # as time_cuda runs it: the graph compiled for no_grad is the one reused
-        compiled(*_to_device(list(inputs), torch))
+        compiled(*to_device(list(inputs), torch))
     torch.cuda.synchronize()
 
 
@@ -108,8 +125,9 @@ def write_rows(files: list[Path], out: Path, deadline: float, measure: Callable[
 
 
 def file_name(depth: int) -> Callable[[Path], str]:
-    """A file's problem name: its name (depth 1) or folder/name (depth 2)."""
-    return lambda path: path.name if depth == 1 else f"{path.parent.name}/{path.name}"
+    """A file's problem name: its name (depth 1) or folder/name (depth 2; a name with no folder, such
+    as a timed step's FAMILY:SCENARIO, stays as it is)."""
+    return lambda path: f"{path.parent.name}/{path.name}" if depth == 2 and path.parent.name else path.name
 
 
 def main(argv: list[str] | None = None) -> int:

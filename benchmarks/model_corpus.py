@@ -46,17 +46,26 @@ def model_facts(path: Path) -> dict[str, Any]:
     }
 
 
-def shrunk_source(path: Path) -> str:
-    """The file's source with each constant named in SHRUNK set to its shrunk value."""
-    source = path.read_text()
-    tree = ast.parse(source)
-    shrunk = _literal(tree, "SHRUNK") or {}
+def source_with(path: Path, values: dict[str, Any]) -> str:
+    """The file's source with each module-level constant named in `values` set to its value (a
+    literal); a name the file does not assign is refused."""
+    tree = ast.parse(path.read_text())
+    assigned = set()
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             name = getattr(stmt.targets[0], "id", None)
-            if name in shrunk:
-                stmt.value = ast.Constant(shrunk[name])
+            if name in values:
+                stmt.value = ast.Constant(values[name])
+                assigned.add(name)
+    missing = sorted(set(values) - assigned)
+    if missing:
+        raise ValueError(f"{path.name}: no module-level constant {', '.join(missing)} to set")
     return ast.unparse(tree)
+
+
+def shrunk_source(path: Path) -> str:
+    """The file's source with each constant named in SHRUNK set to its shrunk value."""
+    return source_with(path, _literal(ast.parse(path.read_text()), "SHRUNK") or {})
 
 
 def write_shrunk(path: Path, directory: Path) -> Path:

@@ -7,6 +7,7 @@ import torchvision
 
 BATCH = 64
 IMAGE = 224
+DTYPE = "float32"  # a name in torch
 SHRUNK = {"BATCH": 1, "IMAGE": 64}
 FLOP_DIFF = "padding"
 
@@ -14,14 +15,14 @@ FLOP_DIFF = "padding"
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = torchvision.models.mobilenet_v3_large().eval()
+        self.net = torchvision.models.mobilenet_v3_large().to(getattr(torch, DTYPE)).eval()
 
     def forward(self, x):
         return self.net(x)
 
 
 def get_inputs():
-    return [torch.randn(BATCH, 3, IMAGE, IMAGE)]
+    return [torch.randn(BATCH, 3, IMAGE, IMAGE, dtype=getattr(torch, DTYPE))]
 
 
 def get_init_inputs():

@@ -1,13 +1,16 @@
 """What a suite run is asked to do and how far it got: its configuration (RunConfig, with the checks
 of its timeouts and job count), the (problem, GPU) pairs still pending in OUT/results.jsonl
-(resumption), the order they start in beside other runs on one OUT (Schedule), its statistics, and the
-progress bar its rows are written under. Shared by the local runner (solar.kernelbench.runner) and the
+(resumption), the order they start in beside other runs on one OUT (Schedule), the loop that claims
+pairs and writes rows as they finish (drive), its statistics, and the progress bar its rows are
+written under. Shared by the local runner (solar.kernelbench.runner) and the
 Ray runner (solar.kernelbench.ray_runner)."""
 
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,3 +227,42 @@ def write_rows(writer: RowWriter, progress, rows, last: str, task, advance: int 
             progress.console.print(escape(_note(row)), highlight=False)
     progress.update(task, advance=advance, last=last)
     return len(rows)
+
+
+def drive(
+    schedule: Schedule,
+    writer: RowWriter,
+    progress,
+    task,
+    *,
+    room: Callable[[], bool],
+    submit: Callable[[Start], list[Row] | None],
+    busy: Callable[[], bool],
+    finished: Callable[[float | None], Iterable[tuple[Start, list[Row]]]],
+) -> tuple[int, int]:
+    """Claim problems from `schedule` while there is `room` and `submit` each (its rows at once when
+    it cannot start, else None), write the rows of those `finished(timeout)` yields (timeout None:
+    wait for one), and while pairs another run holds are waiting try them again every POLL_S
+    seconds; until nothing is `busy` or waiting. Returns (problems submitted, rows written)."""
+    launched = written = dropped = 0
+
+    def write(item: Start, rows: list[Row]) -> None:
+        nonlocal written
+        written += write_rows(writer, progress, rows, item.problem.rel, task, int(item.last))
+        schedule.done(item)
+
+    while True:
+        while room() and (item := schedule.next()) is not None:
+            launched += 1
+            rows = submit(item)
+            if rows is not None:
+                write(item, rows)
+        progress.update(task, advance=schedule.dropped - dropped)
+        dropped = schedule.dropped
+        if not busy():
+            if not schedule.waiting:
+                return launched, written
+            time.sleep(POLL_S)  # every pair left is another run's for now
+            continue
+        for item, rows in finished(POLL_S if schedule.waiting else None):
+            write(item, rows)

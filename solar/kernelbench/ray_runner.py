@@ -24,7 +24,7 @@ from typing import Any
 
 from solar.errors import UsageError
 from solar.kernelbench.measure import MEASURED_FILE, MeasureStats, measured_problems
-from solar.kernelbench.plan import POLL_S, RunConfig, RunStats, Schedule, progress_bar, write_rows
+from solar.kernelbench.plan import RunConfig, RunStats, Schedule, Start, drive, progress_bar
 from solar.kernelbench.problems import Problem
 from solar.kernelbench.results import RESULTS_FILE, Row, RowWriter, compact
 from solar.kernelbench.worker import analyze_problem, failure_message, parse_json, run_solar
@@ -124,7 +124,6 @@ def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
     ray = _ray()
     path = config.out / RESULTS_FILE
     start = time.perf_counter()
-    written = launched = dropped = 0
     schedule = Schedule(config)
     work = schedule.work
     try:
@@ -132,34 +131,26 @@ def run_on_ray(config: RunConfig, show_progress: bool = True) -> RunStats:
         remote = ray.remote(num_cpus=1, max_retries=0)(analyze_task)
         with _tasks(ray, started) as refs, progress_bar(show_progress) as progress, RowWriter(path) as writer:
             task = progress.add_task("analyse", total=len(work), last="")
-            while True:
-                while (item := schedule.next()) is not None:
-                    launched += 1
-                    try:
-                        source = item.problem.path.read_text(encoding="utf-8")
-                    except (OSError, UnicodeDecodeError) as exc:
-                        message = f"{item.problem.rel}: cannot read the problem file ({exc})"
-                        rows = _failed(item.problem, item.archs, config.flags, message, 0.0)
-                        written += write_rows(writer, progress, rows, item.problem.rel, task, int(item.last))
-                        schedule.done(item)
-                        continue
-                    p = item.problem
-                    ref = remote.remote(p.rel, p.level, source, item.archs, config.flags, config.timeout_s, config.isolation)
-                    refs[ref] = (item, time.perf_counter())
-                progress.update(task, advance=schedule.dropped - dropped)
-                dropped = schedule.dropped
-                if not refs and not schedule.waiting:
-                    break
-                if not refs:  # every pair left is another run's for now
-                    time.sleep(POLL_S)
-                    continue
-                for (item, submitted), result, failure in _finished(ray, refs, POLL_S if schedule.waiting else None):
+
+            def submit(item: Start) -> list[Row] | None:
+                p = item.problem
+                try:
+                    source = p.path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    return _failed(p, item.archs, config.flags, f"{p.rel}: cannot read the problem file ({exc})", 0.0)
+                ref = remote.remote(p.rel, p.level, source, item.archs, config.flags, config.timeout_s, config.isolation)
+                refs[ref] = (item, time.perf_counter())
+                return None
+
+            def finished(timeout: float | None):
+                for (item, submitted), result, failure in _finished(ray, refs, timeout):
                     if failure is None:
-                        rows = [Row.model_validate(r) for r in result]
+                        yield item, [Row.model_validate(r) for r in result]
                     else:
-                        rows = _failed(item.problem, item.archs, config.flags, failure, time.perf_counter() - submitted)
-                    written += write_rows(writer, progress, rows, item.problem.rel, task, int(item.last))
-                    schedule.done(item)
+                        yield item, _failed(item.problem, item.archs, config.flags, failure, time.perf_counter() - submitted)
+
+            launched, written = drive(schedule, writer, progress, task, room=lambda: True, submit=submit,
+                                      busy=lambda: bool(refs), finished=finished)
     finally:
         schedule.close()
     note = compact(path).note()

@@ -12,15 +12,7 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from solar.kernelbench.plan import (
-    POLL_S,
-    RunConfig,
-    RunStats,
-    Schedule,
-    Start,
-    progress_bar,
-    write_rows,
-)
+from solar.kernelbench.plan import RunConfig, RunStats, Schedule, Start, drive, progress_bar
 from solar.kernelbench.ray_runner import run_on_ray
 from solar.kernelbench.results import RESULTS_FILE, RowWriter, compact
 from solar.kernelbench.worker import analyze_problem
@@ -56,7 +48,6 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
         return run_on_ray(config, show_progress)
     path = config.out / RESULTS_FILE
     start = time.perf_counter()
-    written = launched = 0
     schedule = Schedule(config)
     work = schedule.work
     with (
@@ -69,38 +60,19 @@ def run_analysis(config: RunConfig, show_progress: bool = True) -> RunStats:
             start_server()  # from this thread, so that stopping it is not raced by a worker thread
         pool = ThreadPoolExecutor(max_workers=config.jobs)
         running: dict[Future, Start] = {}
-        dropped = 0
+
+        def submit(item: Start) -> None:
+            args = (item.problem, item.archs, config.flags, config.timeout_s, config.isolation, workers)
+            running[pool.submit(analyze_problem, *args)] = item
+
+        def finished(timeout: float | None):
+            done, _ = wait(running, timeout=timeout, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield running.pop(future), future.result()
+
         try:
-            while True:
-                while len(running) < config.jobs and (item := schedule.next()) is not None:
-                    future = pool.submit(
-                        analyze_problem,
-                        item.problem,
-                        item.archs,
-                        config.flags,
-                        config.timeout_s,
-                        config.isolation,
-                        workers,
-                    )
-                    running[future] = item
-                    launched += 1
-                progress.update(task, advance=schedule.dropped - dropped)
-                dropped = schedule.dropped
-                if not running and not schedule.waiting:
-                    break
-                if not running:  # every pair left is another run's for now
-                    time.sleep(POLL_S)
-                    continue
-                finished, _ = wait(
-                    running,
-                    timeout=POLL_S if schedule.waiting else None,
-                    return_when=FIRST_COMPLETED,
-                )
-                for future in finished:
-                    item = running.pop(future)
-                    rows = future.result()
-                    written += write_rows(writer, progress, rows, item.problem.rel, task, int(item.last))
-                    schedule.done(item)
+            launched, written = drive(schedule, writer, progress, task, room=lambda: len(running) < config.jobs,
+                                      submit=submit, busy=lambda: bool(running), finished=finished)
         except BaseException as exc:  # a signal or a rejected flag: stop every worker, keep the rows
             # a signal also ends the fork server (an error leaves it idle, warm for the next run)
             signalled = not isinstance(exc, Exception)

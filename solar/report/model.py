@@ -86,15 +86,18 @@ class TrafficReport(_Model):
     cache_aware_bytes: float
     forced: list[ForcedReport]
 
-    def summary(self) -> str:
-        """One line for the CLI: the traffic levels in bytes."""
+    def lines(self) -> tuple[str, str]:
+        """The traffic levels in bytes as the CLI prints them: two lines of at most 95 characters."""
         return (
             f"DRAM traffic: compulsory {_fmt_bytes(self.compulsory_bytes)}, "
             f"dependency-forced +{_fmt_bytes(self.dependency_forced_bytes)}, "
-            f"capacity-forced +{_fmt_bytes(self.capacity_forced_bytes)} "
-            f"-> cache-aware {_fmt_bytes(self.cache_aware_bytes)} "
-            f"(on-chip storage S = {_fmt_bytes(self.onchip_bytes)})"
+            f"capacity-forced +{_fmt_bytes(self.capacity_forced_bytes)}",
+            f"  -> cache-aware {_fmt_bytes(self.cache_aware_bytes)} (on-chip storage S = {_fmt_bytes(self.onchip_bytes)})",
         )
+
+    def summary(self) -> str:
+        """The same in one line (a paragraph of the HTML report, an opportunity's detail)."""
+        return " ".join(line.strip() for line in self.lines())
 
 
 def _fmt_bytes(x: float) -> str:

@@ -228,7 +228,8 @@ def print_report(report, per_op: bool = False, group_by: str | None = None, *, t
         f"{t.arithmetic_intensity:.1f} FLOP/B", highlight=False,
     )
     if report.traffic is not None:
-        con.print(escape(report.traffic.summary()), highlight=False)
+        for line in report.traffic.lines():
+            con.print(escape(line), highlight=False)
         for f in report.traffic.forced:
             if f.bytes > 0:
                 con.print(f"  - {escape(f.kind)}: {escape(f.detail)} (+{fmt_count(f.bytes, 'B')})", highlight=False)

@@ -15,6 +15,7 @@ from solar import cli
 from solar.api import analyze
 from solar.report import group_ops, render
 from solar.report.insight import Gap, Opportunity
+from solar.report.model import TrafficReport
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -273,3 +274,23 @@ def test_top_chooses_how_many_ops(capsys, monkeypatch) -> None:
     assert "top 2 of 5 ops by time (unfused: one kernel per op)" in out and "other (3 ops, " in out
     assert cli.main(["analyze", str(EXAMPLES / "conv_block.py"), "--top", "0"]) == 2
     assert "argument --top: '0': must be an integer in 1.." in capsys.readouterr().err
+
+
+TRAFFIC = [  # (compulsory, dependency-forced, capacity-forced, cache-aware, S) bytes -> the two lines
+    ((67.109e6, 0, 0, 67.109e6, 125.96e6),
+     ("DRAM traffic: compulsory 67.109 MB, dependency-forced +0 B, capacity-forced +0 B",
+      "  -> cache-aware 67.109 MB (on-chip storage S = 125.960 MB)")),
+    ((999.999e12, 999.999e12, 999.999e12, 999.999e12, 999.999e12),  # the widest numbers
+     ("DRAM traffic: compulsory 999.999 TB, dependency-forced +999.999 TB, capacity-forced +999.999 TB",
+      "  -> cache-aware 999.999 TB (on-chip storage S = 999.999 TB)")),
+]
+
+
+@pytest.mark.parametrize("sizes,expected", TRAFFIC)
+def test_the_traffic_lines_fit_the_console(sizes, expected) -> None:
+    c, d, z, a, s = sizes
+    traffic = TrafficReport(onchip_bytes=s, l2_resident_bytes=0, compulsory_bytes=c, dependency_forced_bytes=d,
+                            capacity_forced_bytes=z, cache_aware_bytes=a, forced=[])
+    assert traffic.lines() == expected
+    assert max(len(line) for line in traffic.lines()) <= 100
+    assert traffic.summary() == f"{expected[0]} {expected[1].strip()}"
