@@ -31,10 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.eager_host_calibrate import merged_dispatch
 from solar.hardware.host import DEFAULT_HOST, HOST_DIR
 from solar.hardware.spec import CALIBRATED_DIR, SPEC_DIR, calibrated_spec, get_spec
-from solar.validate.dispatch import merge
+from solar.validate.dispatch import calibration_run, merge
 
 RESULTS = ROOT / "benchmarks" / "results"
 # The spread is read on the floors of ops that launch a kernel: a view's floor (0.06-3 us) is a few
@@ -93,8 +92,7 @@ class Host:
         self.dispatch_runs = [json.loads(p.read_text()) for p in self.dispatch_files]
         self.cal_runs = [json.loads(p.read_text()) for p in self.cal_files]
         self.floor_runs = [json.loads(p.read_text()) for p in self.floor_files]
-        least = merge(self.dispatch_runs)
-        self.least = merged_dispatch(least, self.cal_runs) if self.cal_runs else least
+        self.least = merge(self.dispatch_runs + [calibration_run(c) for c in self.cal_runs])
         op_runs = [r["torch_eager_op_seconds"] for r in self.dispatch_runs + self.cal_runs]
         module_runs = [r["module_seconds"] for r in self.cal_runs]
         self.factor, self.factor_key = min(spread(op_runs), spread(module_runs))
@@ -317,6 +315,20 @@ SPEC_HEADER = (
 )
 
 
+# The sections of a calibrated spec that are its own measurements (`solar calibrate`'s achievable
+# ceilings); everything else is the base spec's, so an edit there reaches the calibrated file.
+MEASURED_SECTIONS = ("calibrated",)
+
+
+def calibrated_data(base: dict[str, Any], calibrated: dict[str, Any], section: dict[str, Any]) -> dict[str, Any]:
+    """A calibrated spec's data: the base spec, the calibrated file's own measurements
+    (MEASURED_SECTIONS) where it has them, and `section` as its device floors."""
+    data = dict(base)
+    data.update({k: calibrated[k] for k in MEASURED_SECTIONS if calibrated.get(k)})
+    data["device_floors"] = section
+    return data
+
+
 def outputs(results: Path) -> dict[Path, str]:
     """Every file the raw data under `results` gives, with its text."""
     import yaml
@@ -328,9 +340,8 @@ def outputs(results: Path) -> dict[Path, str]:
     files[HOST_DIR / f"{DEFAULT_HOST}.yaml"] = dump(default_profile(hosts), PROFILE_HEADER)
     for name, section in device_floors(hosts).items():
         path = CALIBRATED_DIR / f"{name}.yaml"
-        data = yaml.safe_load((path if path.is_file() else SPEC_DIR / f"{name}.yaml").read_text())
-        data.pop("dispatch", None)
-        data["device_floors"] = section
+        data = calibrated_data(yaml.safe_load((SPEC_DIR / f"{name}.yaml").read_text()),
+                               yaml.safe_load(path.read_text()) if path.is_file() else {}, section)
         files[path] = dump(data, SPEC_HEADER.format(name=name))
     for gpu, (t, where) in kernel_spans(hosts).items():
         print(f"{gpu}: shortest kernel span {t * 1e6:.3f} us ({where}); min_kernel_seconds at "

@@ -486,47 +486,78 @@ def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
     return out
 
 
+def calibration_run(cal: dict[str, Any]) -> dict[str, Any]:
+    """A run of benchmarks/eager_host_calibrate.py (module calls, raw recurrent calls, op floors, a
+    grid barrier) in the keys `merge` reads: the same floors under the `dispatch` section's names."""
+    modules = dict(cal.get("module_seconds", {}))
+    barrier = cal.get("atomic_barrier", {})
+    out: dict[str, Any] = {
+        "date": cal["date"], "torch": cal.get("torch", ""), "host_cpu": cal.get("host_cpu", ""),
+        "torch_eager_op_seconds": dict(cal.get("torch_eager_op_seconds", {})),
+        "torch_empty_module_seconds": modules.pop(EMPTY_MODULE, None),
+        "torch_module_seconds": modules,
+        "rnn_calls": list(cal.get("rnn_calls", [])),
+    }
+    if barrier.get("valid"):  # a barrier is one way to synchronise the grid
+        out["grid_barrier_seconds"] = out["grid_sync_seconds"] = barrier["barrier_seconds"]
+    return out
+
+
 def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One `dispatch` section from several calibrations of one host: every floor the least of the
-    runs (a floor is only as low as the fastest host seen), the timing lead the largest (it bounds
-    the host's head start from above); dates and versions joined."""
+    """One `dispatch` section from several calibrations of one host (`solar calibrate` runs, and
+    module / recurrent runs through `calibration_run`): every floor the least of the runs (a floor
+    is only as low as the fastest host seen), the timing lead the largest (it bounds the host's head
+    start from above); dates and versions joined. Recurrent floors: where runs carry their raw
+    calls, per variant the least call of those runs, fitted once (rnn_fit: a line below every one
+    of them); else, over the runs' own fits, per (op, shape) the least call and the least step (a
+    line below every run's line)."""
     first = runs[0]
     floors = {op: min(r["torch_eager_op_seconds"][op] for r in runs if op in r["torch_eager_op_seconds"])
               for op in sorted({op for r in runs for op in r["torch_eager_op_seconds"]})}
-    least = lambda key: min(r[key] for r in runs if r.get(key) is not None)  # noqa: E731
+    values = lambda key: [r[key] for r in runs if r.get(key) is not None]  # noqa: E731
+    least = lambda key: min(values(key), default=None)  # noqa: E731
+    joined = lambda key: " and ".join(dict.fromkeys(str(v) for v in values(key) if v != ""))  # noqa: E731
+    timed = [r for r in runs if "timing_lead_seconds" in r]
+    cals = len(timed)
     out = dict(first)
     out.pop("gpu", None)
+    out.pop("rnn_calls", None)
     out.update(
-        date=" and ".join(dict.fromkeys(r["date"] for r in runs)),
-        torch=" and ".join(dict.fromkeys(r["torch"] for r in runs)),
-        jax=" and ".join(dict.fromkeys(r["jax"] for r in runs)),
-        method=f"{first['method']}; the least of {len(runs)} calibrations (the lead: the largest)",
+        date=joined("date"),
+        torch=joined("torch"),
+        jax=joined("jax"),
+        method=f"{first['method']}; the least of {cals} calibrations (the lead: the largest)"
+        + (f"; module-call and recurrent floors: benchmarks/eager_host_calibrate.py (the least of {len(runs) - cals} runs)"
+           if len(runs) > cals else ""),
         torch_eager_op_seconds=floors,
-        torch_eager_kernel_seconds=least("torch_eager_kernel_seconds"),
-        torch_eager_any_seconds=least("torch_eager_any_seconds"),
+        torch_eager_kernel_seconds=min(values("torch_eager_kernel_seconds") + [floors[k] for k in KERNEL_OPS if k in floors]),
+        torch_eager_any_seconds=min(values("torch_eager_any_seconds") + list(floors.values())),
         cuda_graph_kernel_seconds=least("cuda_graph_kernel_seconds"),
         grid_sync_seconds=least("grid_sync_seconds"),
-        timing_lead_seconds=max(r["timing_lead_seconds"] for r in runs),
-        timing_lead={f"run{k + 1}.{key}": v for k, r in enumerate(runs) for key, v in r["timing_lead"].items()},
-        errors={k: v for r in runs for k, v in r["errors"].items()},
+        timing_lead_seconds=max(r["timing_lead_seconds"] for r in timed),
+        timing_lead={f"run{k + 1}.{key}": v for k, r in enumerate(timed) for key, v in r.get("timing_lead", {}).items()},
+        errors={k: v for r in runs for k, v in r.get("errors", {}).items()},
     )
-    mods = [r.get("torch_module_seconds", {}) for r in runs]
+    mods = [r.get("torch_module_seconds") or {} for r in runs]
     out["torch_module_seconds"] = {k: min(m[k] for m in mods if k in m) for k in sorted({k for m in mods for k in m})}
-    empty = [r["torch_empty_module_seconds"] for r in runs if r.get("torch_empty_module_seconds")]
-    out["torch_empty_module_seconds"] = min(empty) if empty else None
-    # per (op, shape) the least call and the least step: a line below each run's line
-    fits: dict[tuple[str, int, int], dict[str, float]] = {}
+    out["torch_empty_module_seconds"] = least("torch_empty_module_seconds")
+    calls: dict[tuple, dict[str, Any]] = {}  # per variant, the least host time over the runs
     for r in runs:
-        for op, rows in r.get("torch_rnn_seconds", {}).items():
+        for c in r.get("rnn_calls", []):
+            key = tuple(c[k] for k in ("cell", "hidden", "batch", "layers", "directions", "steps"))
+            if key not in calls or c["host_seconds"] < calls[key]["host_seconds"]:
+                calls[key] = c
+    fitted = [rnn_section(rnn_fit(list(calls.values())))] if calls else [r.get("torch_rnn_seconds", {}) for r in runs]
+    fits: dict[tuple[str, int, int], dict[str, float]] = {}
+    for section in fitted:
+        for op, rows in section.items():
             for f in rows:
                 key = (op, f["hidden"], f["batch"])
                 old = fits.setdefault(key, dict(f))
                 old.update(call_seconds=min(old["call_seconds"], f["call_seconds"]),
                            step_seconds=min(old["step_seconds"], f["step_seconds"]))
-    out["torch_rnn_seconds"] = {op: [f for (o, _, _), f in fits.items() if o == op] for op in sorted({k[0] for k in fits})}
-    barriers = [r["grid_barrier_seconds"] for r in runs if r.get("grid_barrier_seconds")]
-    out["grid_barrier_seconds"] = min(barriers) if barriers else None
-    jax = [r["jax_dispatch_seconds"] for r in runs if r.get("jax_dispatch_seconds")]
-    if jax:
-        out["jax_dispatch_seconds"] = min(jax)
+    out["torch_rnn_seconds"] = {op: [f for (o, _, _), f in fits.items() if o == op] for op in dict.fromkeys(k[0] for k in fits)}
+    out["grid_barrier_seconds"] = least("grid_barrier_seconds")
+    if values("jax_dispatch_seconds"):
+        out["jax_dispatch_seconds"] = least("jax_dispatch_seconds")
     return out

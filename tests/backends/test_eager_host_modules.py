@@ -1,14 +1,13 @@
 """Host floors of the eager_host level beyond one floor per op (docs/BOUNDS.md §17): nn.Module calls
 (an empty module's floor per call, a measured leaf class's floor with its ops) and recurrent ops
 (call + step x steps x layers x directions), with exact values; the eager op list's module stacks
-and layer-steps; the calibration fit and merge (benchmarks/eager_host_calibrate.py)."""
+and layer-steps; the calibration fit and merge (solar.validate.dispatch.merge)."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks.eager_host_calibrate import merged_dispatch
-from solar.validate.dispatch import merge, rnn_fit
+from solar.validate.dispatch import calibration_run, merge, rnn_fit
 from solar.backends.dispatch import Floors, HostCall, host_floors, pipeline_makespan
 
 US = 1e-6
@@ -107,14 +106,22 @@ def test_rnn_fit_is_below_every_call():
     assert fits[("LSTM", 0, 0)] == {"step_seconds": 0.0, "call_seconds": pytest.approx(30e-6), "slopes": 5}
 
 
-def test_merged_dispatch_takes_the_least():
-    base = {"date": "2026-12-01", "method": "m", "torch_eager_op_seconds": {"aten.add.Tensor": 9e-6, "aten.zero_.default": 7e-6}}
-    run = lambda identity, conv, add, lstm_host: {  # noqa: E731
+def test_merge_of_a_calibration_and_module_runs_takes_the_least():
+    base = {"date": "2026-12-01", "method": "m", "torch_eager_op_seconds": {"aten.add.Tensor": 9e-6, "aten.zero_.default": 7e-6},
+            "torch_eager_kernel_seconds": 9e-6, "torch_eager_any_seconds": 7e-6, "timing_lead_seconds": 2e-4,
+            "grid_sync_seconds": 1.5e-6, "cuda_graph_kernel_seconds": 1e-6}
+    run = lambda identity, conv, add, lstm_host, barrier: {  # noqa: E731
         "date": "2026-12-02", "module_seconds": {"torch.nn.modules.linear.Identity": identity, CONV: conv},
         "rnn_calls": [_call("LSTM", 1, 1, 8, lstm_host), _call("LSTM", 1, 1, 40, lstm_host + 64e-6)],
         "torch_eager_op_seconds": {"aten.add.Tensor": add},
+        "atomic_barrier": {"barrier_seconds": barrier, "valid": barrier < 2e-6},
     }
-    out = merged_dispatch(base, [run(1.2e-6, 15e-6, 9.5e-6, 50e-6), run(1.1e-6, 16e-6, 8e-6, 60e-6)])
+    runs = [run(1.2e-6, 15e-6, 9.5e-6, 50e-6, 1.2e-6), run(1.1e-6, 16e-6, 8e-6, 60e-6, 3e-6)]
+    out = merge([base, *(calibration_run(r) for r in runs)])
+    assert (out["grid_barrier_seconds"], out["grid_sync_seconds"]) == (1.2e-6, 1.2e-6)  # the invalid barrier left out
+    assert out["timing_lead_seconds"] == 2e-4
+    assert out["method"] == "m; the least of 1 calibrations (the lead: the largest); module-call and recurrent floors: " \
+        "benchmarks/eager_host_calibrate.py (the least of 2 runs)"
     assert out["torch_empty_module_seconds"] == 1.1e-6 and out["torch_module_seconds"] == {CONV: 15e-6}
     assert out["torch_eager_op_seconds"] == {"aten.add.Tensor": 8e-6, "aten.zero_.default": 7e-6}
     assert out["torch_eager_kernel_seconds"] == 7e-6 and out["torch_eager_any_seconds"] == 7e-6

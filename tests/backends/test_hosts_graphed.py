@@ -157,3 +157,17 @@ def test_cli_names_the_host_profile(tmp_path, capsys, host, phrase):
     out = json.loads(capsys.readouterr().out)
     assert {"eager_host", "graphed"} <= set(out["bounds"])
     assert any(a.startswith("eager_host: ") and phrase in a for a in out["assumptions"])
+
+
+@pytest.mark.parametrize("calibrated, kept", [
+    ({}, {}),
+    ({"min_kernel_seconds": {"value": 9e-7}, "device_floors": {"old": 1}}, {}),  # stale copies of the base: not kept
+    ({"calibrated": {"gemm": {"value": 1.0}}, "min_kernel_seconds": {"value": 9e-7}}, {"calibrated": {"gemm": {"value": 1.0}}}),
+    ({"calibrated": {}}, {}),
+])
+def test_a_calibrated_spec_is_its_base_spec_with_its_own_measurements(calibrated, kept):
+    from benchmarks.host_profiles import calibrated_data
+
+    base = {"name": "X", "min_kernel_seconds": {"value": 7e-7}, "calibrated": {}}
+    section = {"cuda_graph_kernel_seconds": {"value": 8e-7}}
+    assert calibrated_data(base, calibrated, section) == {**base, **kept, "device_floors": section}
