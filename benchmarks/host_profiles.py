@@ -44,7 +44,8 @@ STEP = 0.05  # margins are rounded down to a multiple of this
 # span): the device clock's own granularity and a faster part of the same model.
 DEVICE_MARGIN = 0.9
 HOST_FLOOR_KEYS = ("torch_eager_op_seconds", "torch_eager_kernel_seconds", "torch_eager_any_seconds",
-                   "torch_empty_module_seconds", "torch_module_seconds", "torch_rnn_seconds", "jax_dispatch_seconds")
+                   "torch_empty_module_seconds", "torch_module_seconds", "torch_module_ops_seconds", "torch_rnn_seconds",
+                   "jax_dispatch_seconds")
 
 
 def rel(path: Path) -> str:
@@ -106,9 +107,15 @@ class Host:
     def files(self) -> list[str]:
         return [rel(p) for p in self.dispatch_files + self.cal_files]
 
-    def op_floor(self, op: str) -> float:
-        """The least measured floor this host would charge `op` (its own, else its any-op floor)."""
-        return self.least["torch_eager_op_seconds"].get(op, self.least["torch_eager_any_seconds"])
+    def op_floor(self, op: str) -> float | None:
+        """The least measured floor of `op` on this host (None: it measured none)."""
+        return self.least["torch_eager_op_seconds"].get(op)
+
+    def leaf_floor(self, cls: str, ops: str) -> float | None:
+        """The least measured call of a leaf module of class `cls` that runs exactly `ops` on this
+        host: that variant's, else the class's, else an empty module's (None: none measured)."""
+        by_ops = self.least.get("torch_module_ops_seconds", {}).get(cls, {})
+        return by_ops.get(ops, self.least.get("torch_module_seconds", {}).get(cls, self.least.get("torch_empty_module_seconds")))
 
     def gpu(self) -> str:
         return self.dispatch_runs[0].get("gpu", "")
@@ -168,11 +175,12 @@ def host_profile(h: Host, hosts: list[Host]) -> dict[str, Any]:
 
 
 def default_profile(hosts: list[Host]) -> dict[str, Any]:
-    """Floors below every host's least: per op the least any host would charge it, per module class
-    the least any host charges (its empty-module floor where it measured none), each times the
-    default margin (least run factor x host-to-host factor)."""
+    """Floors below every host's least: per op the least any host measured (an op only some hosts
+    measured: the least of those), per module class (and per class and op sequence) the least any
+    host charges (its empty-module floor where it measured none), each times the default margin
+    (least run factor x host-to-host factor, the latter over the ops every pair of hosts measured)."""
     run = min(h.factor for h in hosts)
-    across, key = spread([{op: h.op_floor(op) for op in h.least["torch_eager_op_seconds"]} for h in hosts])
+    across, key = spread([dict(h.least["torch_eager_op_seconds"]) for h in hosts])
     if len(hosts) < 2:
         across, key = run, ""
     m = round_down(run * across)
@@ -180,7 +188,7 @@ def default_profile(hosts: list[Host]) -> dict[str, Any]:
     empty = [h.least.get("torch_empty_module_seconds") for h in hosts]
     classes = sorted({c for h in hosts for c in h.least.get("torch_module_seconds", {})})
     floors: dict[str, Any] = {
-        "torch_eager_op_seconds": {op: m * min(h.op_floor(op) for h in hosts) for op in ops},
+        "torch_eager_op_seconds": {op: m * min(t for h in hosts if (t := h.op_floor(op)) is not None) for op in ops},
         "torch_eager_kernel_seconds": m * min(h.least["torch_eager_kernel_seconds"] for h in hosts),
         "torch_eager_any_seconds": m * min(h.least["torch_eager_any_seconds"] for h in hosts),
     }
@@ -189,6 +197,11 @@ def default_profile(hosts: list[Host]) -> dict[str, Any]:
         floors["torch_module_seconds"] = {
             c: m * min(h.least.get("torch_module_seconds", {}).get(c, h.least["torch_empty_module_seconds"]) for h in hosts)
             for c in classes
+        }
+        variants = sorted({(c, k) for h in hosts for c, by in h.least.get("torch_module_ops_seconds", {}).items() for k in by})
+        floors["torch_module_ops_seconds"] = {
+            c: {k: m * min(h.leaf_floor(c, k) for h in hosts) for cc, k in variants if cc == c}
+            for c in dict.fromkeys(c for c, _ in variants)
         }
     rnn: dict[str, list[dict[str, Any]]] = {}
     for op in sorted({op for h in hosts for op in h.least.get("torch_rnn_seconds", {})}):
@@ -208,7 +221,8 @@ def default_profile(hosts: list[Host]) -> dict[str, Any]:
         floors["jax_dispatch_seconds"] = m * min(jax)
     floors["timing_lead_seconds"] = max(h.least["timing_lead_seconds"] for h in hosts)
     names = ", ".join(h.name for h in hosts)
-    rule = f"{m:g} x the least over the hosts {names} (each host's least measured; an op a host did not measure: its any-op floor)"
+    rule = (f"{m:g} x the least over the hosts {names} (each host's least measured; an op only some hosts measured: "
+            "the least of those; a module class a host did not measure: its empty-module floor)")
     sources = {k: rule for k in floors if k != "timing_lead_seconds"}
     sources["timing_lead_seconds"] = f"the largest of the hosts {names}"
     host_rule = (

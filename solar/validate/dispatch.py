@@ -225,6 +225,54 @@ def module_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]]:
     return table
 
 
+# The eager ops of each variant of module_table, in its order, as torch.export records them before
+# decomposition (tests/backends/test_eager_host_modules.py checks them): a leaf module call whose
+# ops are exactly a variant's is a call of that variant (a training-mode batch norm also counts its
+# batches; an in-place ReLU calls relu_).
+_BN = (("aten.add_.Tensor", "aten.batch_norm.default"), ("aten.batch_norm.default",))
+VARIANT_OPS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "torch.nn.modules.linear.Identity": ((),),
+    "torch.nn.modules.conv.Conv2d": (("aten.conv2d.default",),) * 3,
+    "torch.nn.modules.conv.Conv1d": (("aten.conv1d.default",),),
+    "torch.nn.modules.conv.ConvTranspose2d": (("aten.conv_transpose2d.input",),),
+    "torch.nn.modules.batchnorm.BatchNorm2d": _BN,
+    "torch.nn.modules.batchnorm.BatchNorm1d": _BN,
+    "torch.nn.modules.normalization.LayerNorm": (("aten.layer_norm.default",),),
+    "torch.nn.modules.linear.Linear": (("aten.linear.default",),) * 2,
+    "torch.nn.modules.activation.ReLU": (("aten.relu.default",), ("aten.relu_.default",)),
+    "torch.nn.modules.activation.ReLU6": (("aten.hardtanh.default",), ("aten.hardtanh_.default",)),
+    "torch.nn.modules.activation.GELU": (("aten.gelu.default",),),
+    "torch.nn.modules.activation.Tanh": (("aten.tanh.default",),),
+    "torch.nn.modules.activation.Sigmoid": (("aten.sigmoid.default",),),
+    "torch.nn.modules.activation.Softmax": (("aten.softmax.int",),),
+    "torch.nn.modules.dropout.Dropout": (("aten.dropout.default",),) * 3,
+    "torch.nn.modules.pooling.MaxPool2d": (("aten.max_pool2d.default",),) * 2,
+    "torch.nn.modules.pooling.AvgPool2d": (("aten.avg_pool2d.default",),),
+    "torch.nn.modules.pooling.AdaptiveAvgPool2d": (("aten.adaptive_avg_pool2d.default",),) * 2,
+    "torch.nn.modules.flatten.Flatten": (("aten.flatten.using_ints",),),
+}
+
+
+def ops_key(ops: tuple[str, ...]) -> str:
+    """A leaf call's eager ops as one key of a host profile's `torch_module_ops_seconds`."""
+    return " ".join(ops)
+
+
+def variant_floors(variants: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Per module class and op sequence (ops_key), the least time of its variants with those ops
+    (module_floors' `module_variant_seconds`, in module_table's order: VARIANT_OPS); a class whose
+    variants all run the same ops has its class floor only and is left out."""
+    out: dict[str, dict[str, float]] = {}
+    for cls, times in variants.items():
+        ops = VARIANT_OPS.get(cls, ())
+        if len(set(ops)) < 2 or len(ops) != len(times):
+            continue
+        for key, t in zip(ops, times):
+            if t > 0:
+                out.setdefault(cls, {})[ops_key(key)] = min(out.get(cls, {}).get(ops_key(key), t), t)
+    return out
+
+
 def _bind(mod: Any, arg: Any) -> Callable[[], object]:
     return lambda: mod(arg)
 
@@ -456,7 +504,8 @@ def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
     replay = measure_graph_replay(torch)
     barrier = measure_grid_barrier(torch, sms)
     lead = measure_timing_lead(torch, l2_bytes)
-    modules = module_floors(torch, "cuda", sync)["module_seconds"]
+    measured_modules = module_floors(torch, "cuda", sync)
+    modules = measured_modules["module_seconds"]
     rnn = rnn_section(rnn_fit(rnn_calls(torch, "cuda", sync)))
     out: dict[str, Any] = {
         "date": _dt.date.today().isoformat(),
@@ -478,6 +527,7 @@ def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
         "timing_lead": lead,
         "torch_empty_module_seconds": modules.pop(EMPTY_MODULE, None),
         "torch_module_seconds": modules,
+        "torch_module_ops_seconds": variant_floors(measured_modules["module_variant_seconds"]),
         "torch_rnn_seconds": rnn,
         "errors": errors,
     }
@@ -496,6 +546,7 @@ def calibration_run(cal: dict[str, Any]) -> dict[str, Any]:
         "torch_eager_op_seconds": dict(cal.get("torch_eager_op_seconds", {})),
         "torch_empty_module_seconds": modules.pop(EMPTY_MODULE, None),
         "torch_module_seconds": modules,
+        "torch_module_ops_seconds": variant_floors(cal.get("module_variant_seconds", {})),
         "rnn_calls": list(cal.get("rnn_calls", [])),
     }
     if barrier.get("valid"):  # a barrier is one way to synchronise the grid
@@ -541,6 +592,11 @@ def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
     mods = [r.get("torch_module_seconds") or {} for r in runs]
     out["torch_module_seconds"] = {k: min(m[k] for m in mods if k in m) for k in sorted({k for m in mods for k in m})}
     out["torch_empty_module_seconds"] = least("torch_empty_module_seconds")
+    by_ops = [r.get("torch_module_ops_seconds") or {} for r in runs]  # per class and op sequence: the least
+    out["torch_module_ops_seconds"] = {
+        c: {k: min(m[c][k] for m in by_ops if k in m.get(c, {})) for k in sorted({k for m in by_ops for k in m.get(c, {})})}
+        for c in sorted({c for m in by_ops for c in m})
+    }
     calls: dict[tuple, dict[str, Any]] = {}  # per variant, the least host time over the runs
     for r in runs:
         for c in r.get("rnn_calls", []):

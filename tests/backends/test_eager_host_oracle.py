@@ -82,18 +82,18 @@ def test_no_level_above_a_run_it_claims(rows, timings, host):
 # Per (rows, timings, host, GPU): problems joined, median eager_host / eager, the margin (least eager /
 # bound over every problem) and over the dispatch-bound ones (the host stage sets the bound).
 TIGHTNESS = [
-    (ROWS, MEASURED, "level3", "h200-host", "H200-SXM", 48, 0.3161, 1.3074, 22, 1.5476),
-    (ROWS, SYNCED, "level3", "h200-host", "H200-SXM", 48, 0.3856, 1.3123, 24, 1.5162),
+    (ROWS, MEASURED, "level3", "h200-host", "H200-SXM", 48, 0.3653, 1.3074, 22, 1.5476),
+    (ROWS, SYNCED, "level3", "h200-host", "H200-SXM", 48, 0.4201, 1.3123, 24, 1.5162),
     (CORPUS_ROWS, CORPUS, "corpus", "h200-host", "H200-SXM", 26, 0.3090, 1.8759, 14, 2.7876),
-    (ROWS, MEASURED, "level3", "default", "H200-SXM", 48, 0.2541, 1.3074, 20, 2.6634),
-    (ROWS, SYNCED, "level3", "default", "H200-SXM", 48, 0.2592, 1.3123, 23, 2.4543),
-    (CORPUS_ROWS, CORPUS, "corpus", "default", "H200-SXM", 26, 0.1675, 1.8759, 10, 4.9734),
-    (*_h100("kernelbench"), "h100-host", "H100-SXM", 50, 0.3697, 1.3020, 25, 1.5117),
-    (*_h100("dispatch"), "h100-host", "H100-SXM", 7, 0.3288, 1.9836, 7, 1.9836),
+    (ROWS, MEASURED, "level3", "default", "H200-SXM", 48, 0.2541, 1.3074, 21, 2.6634),
+    (ROWS, SYNCED, "level3", "default", "H200-SXM", 48, 0.2876, 1.3123, 23, 2.4528),
+    (CORPUS_ROWS, CORPUS, "corpus", "default", "H200-SXM", 26, 0.1675, 1.8759, 10, 4.7517),
+    (*_h100("kernelbench"), "h100-host", "H100-SXM", 50, 0.3965, 1.3020, 25, 1.5117),
+    (*_h100("dispatch"), "h100-host", "H100-SXM", 7, 0.3299, 1.9836, 7, 1.9836),
     (*_h100("models"), "h100-host", "H100-SXM", 7, 0.2944, 2.1457, 4, 2.8303),
-    (*_h100("kernelbench"), "default", "H100-SXM", 50, 0.2775, 1.3020, 22, 2.3529),
-    (*_h100("dispatch"), "default", "H100-SXM", 7, 0.2114, 3.0944, 5, 3.0944),
-    (*_h100("models"), "default", "H100-SXM", 7, 0.1934, 2.1469, 3, 4.4447),
+    (*_h100("kernelbench"), "default", "H100-SXM", 50, 0.3115, 1.3020, 22, 2.3515),
+    (*_h100("dispatch"), "default", "H100-SXM", 7, 0.2121, 3.0856, 5, 3.0856),
+    (*_h100("models"), "default", "H100-SXM", 7, 0.1934, 2.1467, 3, 4.4029),
 ]
 
 

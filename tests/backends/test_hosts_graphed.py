@@ -28,11 +28,21 @@ def test_committed_profiles_and_the_default_below_every_host():
     assert set(hosts) == {"default", "h100-host", "h200-host"}
     default, h100, h200 = hosts["default"], hosts["h100-host"], hosts["h200-host"]
     assert (default.margin, h100.margin, h200.margin) == (0.45, 0.7, 0.7)
-    # every floor of the default exactly 0.45 / 0.7 of the least the two hosts' committed floors charge
-    # (both at 0.7 x their least; an op a host did not measure: its any-op floor)
+    # every floor of the default exactly 0.45 / 0.7 of the least of the two hosts' committed floors
+    # (both at 0.7 x their least; an op only one host measured: that host's)
     for op, t in default.floors.torch_eager_op_seconds.items():
-        least = min(h.floors.torch_eager_op_seconds.get(op, h.floors.torch_eager_any_seconds) for h in (h100, h200))
+        least = min(f[op] for f in (h100.floors.torch_eager_op_seconds, h200.floors.torch_eager_op_seconds) if op in f)
         assert t == pytest.approx(least * 0.45 / 0.7, rel=1e-12)
+    assert "aten.cumsum.default" not in h200.floors.torch_eager_op_seconds  # measured on the H100's host only
+    assert default.floors.torch_eager_op_seconds["aten.cumsum.default"] == pytest.approx(
+        h100.floors.torch_eager_op_seconds["aten.cumsum.default"] * 0.45 / 0.7, rel=1e-12)
+    # a leaf module per class and op sequence: the least of the hosts' (each host's variant floor)
+    bn = "torch.nn.modules.batchnorm.BatchNorm2d"
+    for ops in ("aten.add_.Tensor aten.batch_norm.default", "aten.batch_norm.default"):
+        least = min(h.floors.torch_module_ops_seconds[bn][ops] for h in (h100, h200))
+        assert default.floors.torch_module_ops_seconds[bn][ops] == pytest.approx(least * 0.45 / 0.7, rel=1e-12)
+    # the class floor is its cheapest variant's (eval mode)
+    assert h100.floors.torch_module_seconds[bn] == h100.floors.torch_module_ops_seconds[bn]["aten.batch_norm.default"]
     assert set(default.floors.torch_eager_op_seconds) == set(h100.floors.torch_eager_op_seconds) | set(h200.floors.torch_eager_op_seconds)
     assert default.floors.torch_eager_kernel_seconds == pytest.approx(h100.floors.torch_eager_kernel_seconds * 0.45 / 0.7, rel=1e-12)
     assert default.floors.timing_lead_seconds == max(h100.floors.timing_lead_seconds, h200.floors.timing_lead_seconds)
