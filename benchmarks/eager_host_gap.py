@@ -25,6 +25,13 @@ not its absolute times. `floors` prices each op name as the host profile of this
         [--device cuda|cpu] [--host NAME]
 
 --device cpu (or no CUDA) profiles on the CPU: no device times, a smoke test of the breakdown.
+
+    python benchmarks/eager_host_gap.py --join GAP.jsonl --rows ROWS.jsonl [--host NAME]
+
+joins the rows it wrote with the committed eager_host rows of the same files
+(benchmarks/eager_host_rows.py) on any CPU: per program the host wall time, the ops' and the
+Python's share of it, the floors the host profile charges (before its margin), and per op name the
+in-context host time per call against the floor per call, largest shortfall first.
 """
 
 from __future__ import annotations
@@ -277,7 +284,80 @@ def host_profile(name: str | None, env: dict) -> Any:
     return get_host(name) if name else None
 
 
+def op_name(op: str) -> str:
+    """`aten::conv2d` and `aten.conv2d.default` both -> conv2d (the profiler names no overload)."""
+    return op.removeprefix("aten::").split(".")[1] if op.startswith("aten.") else op.removeprefix("aten::")
+
+
+def joined(gap: dict, row: dict, floors: Any) -> dict:
+    """One program's gap row against its eager_host row priced by `floors` (µs): the host wall
+    time, what the profiled ops and the Python outside them took, the floors' total, and per op
+    name [calls profiled, calls in the row, host µs per call in context, floor µs per call]."""
+    from benchmarks.eager_host_join import host_calls
+    from solar.backends.dispatch import host_floors
+
+    calls = host_calls(row)
+    own = host_floors(calls, floors)
+    bare = [floors.floor(c.op, c.launches, c.rnn) for c in calls]
+    prof = gap["profile"]
+    by: dict[str, list[float]] = {}
+    for name, (count, host_us, _) in prof["by_op"].items():
+        entry = by.setdefault(op_name(name), [0, 0, 0.0, 0.0])
+        entry[0] += count
+        entry[2] += host_us
+    for c, t in zip(calls, bare):
+        entry = by.setdefault(op_name(c.op), [0, 0, 0.0, 0.0])
+        entry[1] += 1
+        entry[3] += t * 1e6
+    per_call = {k: [n, m, h / n if n else 0.0, f / m if m else 0.0] for k, (n, m, h, f) in by.items()}
+    short = lambda kv: kv[1][0] * (kv[1][2] - kv[1][3])  # noqa: E731  in-context time the floors miss
+    mods = gap.get("modules", {})
+    return {
+        "problem": gap["problem"],
+        "eager_us": gap["measured"]["eager"]["min_seconds"] * 1e6,
+        "host_us": gap["measured"]["eager"]["host_seconds"] * 1e6,
+        "wall_us": prof["wall_us"], "ops_us": prof["ops_us"], "outside_us": prof["outside_us"],
+        "module_share": mods["module_us"] / mods["wall_us"] if mods.get("wall_us") else None,
+        "device_busy_us": prof["device_busy_us"],
+        "floors_us": sum(own) * 1e6, "op_floors_us": sum(bare) * 1e6, "ops": (prof["ops"], len(calls)),
+        "by_op": dict(sorted(per_call.items(), key=short, reverse=True)),
+    }
+
+
+def join_main(gap_path: Path, rows_path: Path, host: str | None) -> int:
+    from benchmarks.rows import read_rows
+    from solar.backends.dispatch import floors_from_host
+    from solar.hardware.host import get_host
+
+    profile = get_host(host)
+    floors = floors_from_host(profile).scaled(1 / profile.margin)  # the least measured, before the margin
+    rows = {r["problem"]: r for r in read_rows(rows_path) if "error" not in r}
+    print(f"floors: {profile.name} / {profile.margin:g} (the least measured); µs")
+    print("| problem | eager | host wall | profiled wall | ops | outside ops | module calls | floors | floors / host wall "
+          "| device busy | ops profiled / traced | largest shortfalls (op: calls x (in context - floor)) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for g in read_rows(gap_path):
+        row = rows.get(Path(g["problem"]).name)
+        if "profile" not in g or row is None:
+            continue
+        j = joined(g, row, floors)
+        worst = ", ".join(f"{k}: {n} x ({h:.1f} - {f:.1f})" for k, (n, m, h, f) in list(j["by_op"].items())[:3])
+        share = "" if j["module_share"] is None else f"{j['module_share']:.0%} of tracer wall"
+        print(f"| {j['problem']} | {j['eager_us']:.0f} | {j['host_us']:.0f} | {j['wall_us']:.0f} | {j['ops_us']:.0f} | "
+              f"{j['outside_us']:.0f} | {share} | {j['floors_us']:.0f} | {j['floors_us'] / j['host_us']:.2f} | "
+              f"{j['device_busy_us']:.0f} | {j['ops'][0]} / {j['ops'][1]} | {worst} |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--join"]:
+        j = argparse.ArgumentParser(description="join gap rows with eager_host rows")
+        j.add_argument("--join", type=Path, required=True)
+        j.add_argument("--rows", type=Path, required=True)
+        j.add_argument("--host", default=None)
+        a = j.parse_args(argv)
+        return join_main(a.join, a.rows, a.host)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", type=Path)
     p.add_argument("--out", type=Path, required=True)

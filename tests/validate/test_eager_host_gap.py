@@ -52,3 +52,27 @@ def test_cpu_row(tmp_path) -> None:
     assert row["floors"]["by_op"]["aten::linear"] == round(floors["aten.linear.default"] * 1e6, 4)
     assert row["floors"]["host"] == "h100-host"
     assert missing["error"].startswith("ModelFileError")
+
+
+@pytest.mark.parametrize("op, name", [("aten::conv2d", "conv2d"), ("aten.conv2d.default", "conv2d"),
+                                      ("aten.add_.Tensor", "add_"), ("solar.lstm.default", "solar.lstm.default")])
+def test_op_name(op, name):
+    assert gap.op_name(op) == name
+
+
+def test_join_with_the_eager_host_row():
+    from solar.backends.dispatch import Floors
+
+    row = {"calls": [["aten.relu.default", True, 1e-6, -1, [0], []], ["aten.view.default", False, 0.0, -1, [0], []],
+                     ["aten.relu.default", True, 1e-6, -1, [0], []]],
+           "modules": [["L__self__", "__main__.Model"]]}
+    g = {"problem": "level3/x.py", "measured": {"eager": {"min_seconds": 50e-6, "host_seconds": 40e-6}},
+         "profile": {"wall_us": 42.0, "ops_us": 30.0, "outside_us": 12.0, "device_busy_us": 3.0, "ops": 3,
+                     "by_op": {"aten::relu": [2, 24.0, 2.0], "aten::view": [1, 6.0, 0.0]}},
+         "modules": {"wall_us": 100.0, "module_us": 25.0}}
+    floors = Floors("t", kernel_seconds=5e-6, any_seconds=0.5e-6, by_op={"aten.relu.default": 4e-6}, empty_module_seconds=1e-6)
+    j = gap.joined(g, row, floors)
+    assert j["floors_us"] == pytest.approx(4 + 0.5 + 4 + 1) and j["op_floors_us"] == pytest.approx(8.5)
+    assert j["by_op"] == {"relu": [2, 2, 12.0, pytest.approx(4.0)], "view": [1, 1, 6.0, pytest.approx(0.5)]}
+    assert list(j["by_op"]) == ["relu", "view"]  # 2 x 8 us missed before 1 x 5.5
+    assert (j["module_share"], j["ops"], j["eager_us"]) == (0.25, (3, 3), pytest.approx(50.0))
