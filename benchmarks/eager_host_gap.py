@@ -123,7 +123,7 @@ def span(e: Any) -> float:
 
 
 def is_op(e: Any) -> bool:
-    return e.name.startswith("aten::") and not e.is_python_function
+    return e.name.startswith("aten::") and not getattr(e, "is_python_function", False)
 
 
 def top_ops(e: Any) -> list:
@@ -153,7 +153,8 @@ def breakdown(events: Any) -> dict:
     calls = sorted((e for e in events if e.name == CALL and not is_device(e)), key=lambda e: e.time_range.start)
     if not calls:
         raise RuntimeError("the profiler recorded no call")
-    kernels = [(e.time_range.start, e.time_range.end) for e in events if is_device(e)]
+    kernels = [(e.time_range.start, e.time_range.end) for e in events  # the device's own work, not the call's range
+               if is_device(e) and e.name != CALL and not getattr(e, "is_user_annotation", False)]
     rows = []
     for k, c in enumerate(calls):
         ops = top_ops(c)
