@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call of GPU work, step by step, each with its own time budget; every result lands
 # under $OUT (the device tool brings it back). Usage (on the GPU machine, from the repo root):
-#   bash benchmarks/device_session.sh STEP...   STEP: soundness | train | flax | corpus | corpus_eager | files_c | dispatch | floors | graphed | rank0 | kb1 | kb23 | kb2c | perops
+#   bash benchmarks/device_session.sh STEP...   STEP: soundness | train | gap | flax | corpus | corpus_eager | files_c | dispatch | floors | graphed | rank0 | kb1 | kb23 | kb2c | perops
 #   ARCH: the spec of the GPU at hand (default: H200-SXM or H100-SXM, from nvidia-smi); RUN: a suffix for
 #   calibration files (default 1)
 #   rank0: each sharded example's rank-0 program alone (benchmarks/multigpu_measure.py --rank0 8)
@@ -13,6 +13,8 @@
 #   benchmarks/hf_timed.py), compiled first in $WARM_JOBS parallel untimed subprocesses
 #   train: solar validate --train of $TRAIN (default examples/train/*.py), $TRAIN_S seconds each (default 90)
 #   perops: per-op kernel times (torch.profiler) of benchmarks/per_op_files.txt
+#   gap: where each eager call's host time goes (benchmarks/eager_host_gap.py) for $GAP (default:
+#   benchmarks/dispatch/*.py .kb/level3/*.py), $GAP_S seconds (default 240)
 # Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
 set -u
 case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
@@ -49,6 +51,8 @@ for step in "$@"; do
              while read -r chunk; do left=$((end - SECONDS)); [ $left -lt 20 ] && break
                timeout $left python3 benchmarks/eager_host_measure.py $chunk --graphed --reps 20 --budget-s $((left - 15)) --out $OUT/graphed.jsonl
              done < <(xargs -n 10 < /tmp/graphed.txt) ;;
+    gap) timeout $(( ${GAP_S:-240} + 60 )) python3 benchmarks/eager_host_gap.py ${GAP:-benchmarks/dispatch/*.py .kb/level3/*.py} \
+           --budget-s ${GAP_S:-240} --out $OUT/gap.jsonl ;;
     rank0) timeout ${RANK0_S:-150} python3 benchmarks/multigpu_measure.py --rank0 8 --out $OUT/rank0.jsonl ;;
     kb1) timeout 440 python3 benchmarks/measure_files.py .kb/level1/*.py --out $OUT/kb_level1.jsonl --reps 20 --budget-s ${KB_BUDGET:-400} ;;
     kb23) timeout 560 python3 benchmarks/measure_files.py .kb/level2/*.py .kb/level3/*.py --out $OUT/kb_level23.jsonl --reps 20 --budget-s 520 ;;

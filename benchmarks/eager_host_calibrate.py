@@ -7,10 +7,11 @@ file; `--device cpu` runs the host parts on the CPU (a smoke test, not a calibra
 
     python benchmarks/eager_host_calibrate.py --out benchmarks/results/<host>/eager_host_calN.json [--device cuda]
 
-benchmarks/host_profiles.py merges the runs of a host folder (`merged_dispatch`), each floor the least
-of the runs and of the dispatch calibrations: the empty module's call, the leaf modules, the
-recurrent ops' floors fitted below every call of every run, the op floors, the grid barrier (and the
-grid-sync floor, the lesser of it and the kernel boundary), and writes the host profile.
+benchmarks/host_profiles.py merges the runs of a host folder with the dispatch calibrations
+(solar.validate.dispatch.merge, each run through `calibration_run`), each floor the least of the
+runs: the empty module's call, the leaf modules, the recurrent ops' floors fitted below every call
+of every run, the op floors, the grid barrier (and the grid-sync floor, the lesser of it and the
+kernel boundary), and writes the host profile.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from solar.validate.dispatch import (  # noqa: E402  (the measurements live with the other floors)
-    EMPTY_MODULE, adds_host_and_timed, module_floors, rnn_calls, rnn_fit, rnn_section,
+    adds_host_and_timed, module_floors, rnn_calls, rnn_fit,
 )
 
 
@@ -63,42 +64,6 @@ def atomic_barrier(torch: Any, sms: int) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"}
     return {"barrier_seconds": (long_ - short) / 1000, "max_spins": int(stuck.item()), "cap": cap,
             "valid": int(stuck.item()) < cap}
-
-
-def merged_dispatch(dispatch: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """`dispatch` (a spec's section) with the calibrations `runs` merged in, every floor the least."""
-    out = dict(dispatch)
-    least = lambda vals: min(v for v in vals if v is not None and v > 0)  # noqa: E731
-    modules = {name: least([r["module_seconds"].get(name) for r in runs] + [dispatch.get("torch_module_seconds", {}).get(name)])
-               for name in sorted({n for r in runs for n in r["module_seconds"]}) if name != EMPTY_MODULE}
-    out["torch_empty_module_seconds"] = least(
-        [r["module_seconds"].get(EMPTY_MODULE) for r in runs] + [dispatch.get("torch_empty_module_seconds")])
-    out["torch_module_seconds"] = modules
-    calls: dict[tuple, dict[str, Any]] = {}  # per variant, the least host time over the runs
-    for r in runs:
-        for c in r["rnn_calls"]:
-            key = tuple(c[k] for k in ("cell", "hidden", "batch", "layers", "directions", "steps"))
-            if key not in calls or c["host_seconds"] < calls[key]["host_seconds"]:
-                calls[key] = c
-    out["torch_rnn_seconds"] = rnn_section(rnn_fit(list(calls.values())))
-    ops = dict(dispatch["torch_eager_op_seconds"])
-    for r in runs:
-        for op, t in r["torch_eager_op_seconds"].items():
-            ops[op] = min(ops.get(op, t), t)
-    out["torch_eager_op_seconds"] = dict(sorted(ops.items()))
-    from solar.validate.dispatch import KERNEL_OPS
-
-    out["torch_eager_kernel_seconds"] = min(ops[k] for k in KERNEL_OPS if k in ops)
-    out["torch_eager_any_seconds"] = min(ops.values())
-    barriers = [r["atomic_barrier"]["barrier_seconds"] for r in runs
-                if r.get("atomic_barrier", {}).get("valid")] + [dispatch.get("grid_barrier_seconds")]
-    if any(barriers):
-        out["grid_barrier_seconds"] = least(barriers)
-        out["grid_sync_seconds"] = min(dispatch["grid_sync_seconds"], out["grid_barrier_seconds"])
-    out["date"] = " and ".join(dict.fromkeys([*str(dispatch["date"]).split(" and "), *(r["date"] for r in runs)]))
-    out["method"] = (f"{dispatch['method']}; module-call and recurrent floors: benchmarks/eager_host_calibrate.py "
-                     f"(the least of {len(runs)} runs)")
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,10 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.eager_host_calibrate import merged_dispatch
 from solar.hardware.host import DEFAULT_HOST, HOST_DIR
 from solar.hardware.spec import CALIBRATED_DIR, SPEC_DIR, calibrated_spec, get_spec
-from solar.validate.dispatch import merge
+from solar.validate.dispatch import calibration_run, merge
 
 RESULTS = ROOT / "benchmarks" / "results"
 # The spread is read on the floors of ops that launch a kernel: a view's floor (0.06-3 us) is a few
@@ -45,7 +44,8 @@ STEP = 0.05  # margins are rounded down to a multiple of this
 # span): the device clock's own granularity and a faster part of the same model.
 DEVICE_MARGIN = 0.9
 HOST_FLOOR_KEYS = ("torch_eager_op_seconds", "torch_eager_kernel_seconds", "torch_eager_any_seconds",
-                   "torch_empty_module_seconds", "torch_module_seconds", "torch_rnn_seconds", "jax_dispatch_seconds")
+                   "torch_empty_module_seconds", "torch_module_seconds", "torch_module_ops_seconds", "torch_rnn_seconds",
+                   "jax_dispatch_seconds")
 
 
 def rel(path: Path) -> str:
@@ -93,8 +93,7 @@ class Host:
         self.dispatch_runs = [json.loads(p.read_text()) for p in self.dispatch_files]
         self.cal_runs = [json.loads(p.read_text()) for p in self.cal_files]
         self.floor_runs = [json.loads(p.read_text()) for p in self.floor_files]
-        least = merge(self.dispatch_runs)
-        self.least = merged_dispatch(least, self.cal_runs) if self.cal_runs else least
+        self.least = merge(self.dispatch_runs + [calibration_run(c) for c in self.cal_runs])
         op_runs = [r["torch_eager_op_seconds"] for r in self.dispatch_runs + self.cal_runs]
         module_runs = [r["module_seconds"] for r in self.cal_runs]
         self.factor, self.factor_key = min(spread(op_runs), spread(module_runs))
@@ -108,9 +107,15 @@ class Host:
     def files(self) -> list[str]:
         return [rel(p) for p in self.dispatch_files + self.cal_files]
 
-    def op_floor(self, op: str) -> float:
-        """The least measured floor this host would charge `op` (its own, else its any-op floor)."""
-        return self.least["torch_eager_op_seconds"].get(op, self.least["torch_eager_any_seconds"])
+    def op_floor(self, op: str) -> float | None:
+        """The least measured floor of `op` on this host (None: it measured none)."""
+        return self.least["torch_eager_op_seconds"].get(op)
+
+    def leaf_floor(self, cls: str, ops: str) -> float | None:
+        """The least measured call of a leaf module of class `cls` that runs exactly `ops` on this
+        host: that variant's, else the class's, else an empty module's (None: none measured)."""
+        by_ops = self.least.get("torch_module_ops_seconds", {}).get(cls, {})
+        return by_ops.get(ops, self.least.get("torch_module_seconds", {}).get(cls, self.least.get("torch_empty_module_seconds")))
 
     def gpu(self) -> str:
         return self.dispatch_runs[0].get("gpu", "")
@@ -170,11 +175,12 @@ def host_profile(h: Host, hosts: list[Host]) -> dict[str, Any]:
 
 
 def default_profile(hosts: list[Host]) -> dict[str, Any]:
-    """Floors below every host's least: per op the least any host would charge it, per module class
-    the least any host charges (its empty-module floor where it measured none), each times the
-    default margin (least run factor x host-to-host factor)."""
+    """Floors below every host's least: per op the least any host measured (an op only some hosts
+    measured: the least of those), per module class (and per class and op sequence) the least any
+    host charges (its empty-module floor where it measured none), each times the default margin
+    (least run factor x host-to-host factor, the latter over the ops every pair of hosts measured)."""
     run = min(h.factor for h in hosts)
-    across, key = spread([{op: h.op_floor(op) for op in h.least["torch_eager_op_seconds"]} for h in hosts])
+    across, key = spread([dict(h.least["torch_eager_op_seconds"]) for h in hosts])
     if len(hosts) < 2:
         across, key = run, ""
     m = round_down(run * across)
@@ -182,7 +188,7 @@ def default_profile(hosts: list[Host]) -> dict[str, Any]:
     empty = [h.least.get("torch_empty_module_seconds") for h in hosts]
     classes = sorted({c for h in hosts for c in h.least.get("torch_module_seconds", {})})
     floors: dict[str, Any] = {
-        "torch_eager_op_seconds": {op: m * min(h.op_floor(op) for h in hosts) for op in ops},
+        "torch_eager_op_seconds": {op: m * min(t for h in hosts if (t := h.op_floor(op)) is not None) for op in ops},
         "torch_eager_kernel_seconds": m * min(h.least["torch_eager_kernel_seconds"] for h in hosts),
         "torch_eager_any_seconds": m * min(h.least["torch_eager_any_seconds"] for h in hosts),
     }
@@ -191,6 +197,11 @@ def default_profile(hosts: list[Host]) -> dict[str, Any]:
         floors["torch_module_seconds"] = {
             c: m * min(h.least.get("torch_module_seconds", {}).get(c, h.least["torch_empty_module_seconds"]) for h in hosts)
             for c in classes
+        }
+        variants = sorted({(c, k) for h in hosts for c, by in h.least.get("torch_module_ops_seconds", {}).items() for k in by})
+        floors["torch_module_ops_seconds"] = {
+            c: {k: m * min(h.leaf_floor(c, k) for h in hosts) for cc, k in variants if cc == c}
+            for c in dict.fromkeys(c for c, _ in variants)
         }
     rnn: dict[str, list[dict[str, Any]]] = {}
     for op in sorted({op for h in hosts for op in h.least.get("torch_rnn_seconds", {})}):
@@ -210,7 +221,8 @@ def default_profile(hosts: list[Host]) -> dict[str, Any]:
         floors["jax_dispatch_seconds"] = m * min(jax)
     floors["timing_lead_seconds"] = max(h.least["timing_lead_seconds"] for h in hosts)
     names = ", ".join(h.name for h in hosts)
-    rule = f"{m:g} x the least over the hosts {names} (each host's least measured; an op a host did not measure: its any-op floor)"
+    rule = (f"{m:g} x the least over the hosts {names} (each host's least measured; an op only some hosts measured: "
+            "the least of those; a module class a host did not measure: its empty-module floor)")
     sources = {k: rule for k in floors if k != "timing_lead_seconds"}
     sources["timing_lead_seconds"] = f"the largest of the hosts {names}"
     host_rule = (
@@ -317,6 +329,20 @@ SPEC_HEADER = (
 )
 
 
+# The sections of a calibrated spec that are its own measurements (`solar calibrate`'s achievable
+# ceilings); everything else is the base spec's, so an edit there reaches the calibrated file.
+MEASURED_SECTIONS = ("calibrated",)
+
+
+def calibrated_data(base: dict[str, Any], calibrated: dict[str, Any], section: dict[str, Any]) -> dict[str, Any]:
+    """A calibrated spec's data: the base spec, the calibrated file's own measurements
+    (MEASURED_SECTIONS) where it has them, and `section` as its device floors."""
+    data = dict(base)
+    data.update({k: calibrated[k] for k in MEASURED_SECTIONS if calibrated.get(k)})
+    data["device_floors"] = section
+    return data
+
+
 def outputs(results: Path) -> dict[Path, str]:
     """Every file the raw data under `results` gives, with its text."""
     import yaml
@@ -328,9 +354,8 @@ def outputs(results: Path) -> dict[Path, str]:
     files[HOST_DIR / f"{DEFAULT_HOST}.yaml"] = dump(default_profile(hosts), PROFILE_HEADER)
     for name, section in device_floors(hosts).items():
         path = CALIBRATED_DIR / f"{name}.yaml"
-        data = yaml.safe_load((path if path.is_file() else SPEC_DIR / f"{name}.yaml").read_text())
-        data.pop("dispatch", None)
-        data["device_floors"] = section
+        data = calibrated_data(yaml.safe_load((SPEC_DIR / f"{name}.yaml").read_text()),
+                               yaml.safe_load(path.read_text()) if path.is_file() else {}, section)
         files[path] = dump(data, SPEC_HEADER.format(name=name))
     for gpu, (t, where) in kernel_spans(hosts).items():
         print(f"{gpu}: shortest kernel span {t * 1e6:.3f} us ({where}); min_kernel_seconds at "

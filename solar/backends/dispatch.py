@@ -58,7 +58,9 @@ class Floors:
     layer-steps` (`rnn`: op -> {(hidden, batch): (call, step)}, measured through its nn.Module at
     that shape; (0, 0): any shape); per nn.Module call at
     least `empty_module_seconds` besides its ops, a leaf module of a measured class (`modules`) at
-    least its floor with its ops. `source` says where they come from."""
+    least its floor with its ops, and, where it ran exactly the ops of a measured variant of its
+    class (`module_ops`: class -> op sequence -> floor), that variant's floor. `source` says where
+    they come from."""
 
     source: str
     kernel_seconds: float
@@ -67,6 +69,7 @@ class Floors:
     lead_seconds: float = 0.0
     empty_module_seconds: float = 0.0
     modules: Mapping[str, float] = field(default_factory=dict)
+    module_ops: Mapping[str, Mapping[tuple[str, ...], float]] = field(default_factory=dict)
     rnn: Mapping[str, Mapping[tuple[int, int], tuple[float, float]]] = field(default_factory=dict)
     host: str = ""  # the host profile they come from ("": given by the user)
 
@@ -77,6 +80,7 @@ class Floors:
             any_seconds=self.any_seconds * k, by_op={op: v * k for op, v in self.by_op.items()},
             empty_module_seconds=self.empty_module_seconds * k,
             modules={cls: v * k for cls, v in self.modules.items()},
+            module_ops={cls: {ops: v * k for ops, v in by.items()} for cls, by in self.module_ops.items()},
             rnn={op: {shape: (c * k, t * k) for shape, (c, t) in fits.items()} for op, fits in self.rnn.items()},
         )
 
@@ -92,7 +96,8 @@ class Floors:
 def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
     """a_i of every call: its op's floor, plus, at the last op of each nn.Module call, that call's
     own host time besides its ops and inner calls (docs/BOUNDS.md §17): `empty_module_seconds`, or
-    for a leaf of a measured class the part of its floor its ops' floors leave. A recurrent op was
+    for a leaf of a measured class the part of its floor its ops' floors leave (the floor of the
+    variant whose ops it ran exactly, where one was measured, else the class's). A recurrent op was
     measured through its module: its floor covers that call and the module's other ops (the
     initial states it makes), so it pays only what those ops' floors leave, and the module adds
     nothing. Placed at the call's last op: it delays only later ops, which run after the call
@@ -101,6 +106,7 @@ def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
     last: dict[str, int] = {}
     kind: dict[str, str] = {}
     direct: dict[str, float] = {}
+    ops: dict[str, list[str]] = {}  # per module call, the ops it issued itself
     parents: set[str] = set()
     through: set[str] = set()
     for i, c in enumerate(calls):
@@ -111,6 +117,7 @@ def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
         if c.modules:
             inner = c.modules[-1][0]
             direct[inner] = direct.get(inner, 0.0) + host[i]
+            ops.setdefault(inner, []).append(c.op)
             if c.op in floors.rnn:
                 through.add(inner)
     own = list(host)
@@ -123,7 +130,8 @@ def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
             continue
         extra = floors.empty_module_seconds
         if key not in parents and kind[key] in floors.modules:
-            extra = max(extra, floors.modules[kind[key]] - direct.get(key, 0.0))
+            leaf = floors.module_ops.get(kind[key], {}).get(tuple(ops.get(key, ())), floors.modules[kind[key]])
+            extra = max(extra, leaf - direct.get(key, 0.0))
         own[i] += extra
     return own
 
@@ -142,6 +150,7 @@ def floors_from_host(profile: HostProfile, lead_seconds: float | None = None) ->
         lead_seconds=f.timing_lead_seconds if lead_seconds is None else lead_seconds,
         empty_module_seconds=f.torch_empty_module_seconds or 0.0,
         modules=dict(f.torch_module_seconds),
+        module_ops={cls: {tuple(k.split()): v for k, v in by.items()} for cls, by in f.torch_module_ops_seconds.items()},
         rnn={op: {(r.hidden, r.batch): (r.call_seconds, r.step_seconds) for r in fits}
              for op, fits in f.torch_rnn_seconds.items()},
         host=profile.name,

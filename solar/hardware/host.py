@@ -40,7 +40,8 @@ class RnnFloor(_Strict):
 class HostFloors(_Strict):
     """The floors themselves (docs/BOUNDS.md §17): per ATen op (as exported before decomposition),
     for an op that launches a kernel and has no entry, for any op (views and no-kernel ops), per
-    nn.Module call (an empty module's; leaf modules by class, with their ops), per recurrent op
+    nn.Module call (an empty module's; leaf modules by class, with their ops, and by class and
+    exact op sequence where a class's measured variants run different ops), per recurrent op
     (by hidden size and batch), a JAX dispatch, and the timing protocol's host head start."""
 
     torch_eager_op_seconds: dict[str, Seconds]
@@ -48,6 +49,7 @@ class HostFloors(_Strict):
     torch_eager_any_seconds: Seconds
     torch_empty_module_seconds: Seconds | None = None
     torch_module_seconds: dict[str, Seconds] = {}
+    torch_module_ops_seconds: dict[str, dict[str, Seconds]] = {}
     torch_rnn_seconds: dict[str, list[RnnFloor]] = {}
     jax_dispatch_seconds: Seconds | None = None
     timing_lead_seconds: Lead = 0.0

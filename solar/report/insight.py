@@ -62,6 +62,9 @@ class Insights(_Model):
 
 
 TOP_PARTS = 5
+# Levels whose time is more than the terms of their bound: the rest has this name (eager_host: the
+# host's dispatch, docs/BOUNDS.md §17, which its bound carries in no `*_seconds` term).
+UNTERMED: dict[str, str] = {Level.EAGER_HOST: "host dispatch"}
 TOP_OPPORTUNITIES = 10
 TF32_CAVEAT = (
     "fp32 contractions on TF32/BF16 tensor cores round their inputs: results differ beyond fp32 "
@@ -180,6 +183,10 @@ def gaps(report) -> list[Gap]:
         a, b = report.bounds[lo], report.bounds[hi]
         ta, tb = _terms(a), _terms(b)
         by_term = {t: tb.get(t, 0.0) - ta.get(t, 0.0) for t in dict.fromkeys([*tb, *ta])}
+        if hi in UNTERMED:  # the part of the gap no term of the bound grew by is the level's own time
+            rest = (b.seconds - a.seconds) - sum(max(v, 0.0) for v in by_term.values())
+            if rest > 0:
+                by_term[UNTERMED[hi]] = rest
         parts = sorted((p for p in PARTS.get(hi, lambda r: [])(report) if p.seconds > 0), key=lambda p: -p.seconds)
         # each part at most the gap: its time over its compute overlaps what the lower level charges
         cap = max(b.seconds - a.seconds, 0.0)

@@ -77,7 +77,8 @@ def measure_min_kernel(kernels: int = 1000) -> float:
 
 
 HOST_KEYS = ("torch_eager_op_seconds", "torch_eager_kernel_seconds", "torch_eager_any_seconds",
-             "torch_empty_module_seconds", "torch_module_seconds", "torch_rnn_seconds", "jax_dispatch_seconds")
+             "torch_empty_module_seconds", "torch_module_seconds", "torch_module_ops_seconds", "torch_rnn_seconds",
+             "jax_dispatch_seconds")
 
 
 def _scaled(value: object, k: float) -> object:

@@ -225,6 +225,54 @@ def module_table(torch: Any, dev: str) -> dict[str, list[Callable[[], object]]]:
     return table
 
 
+# The eager ops of each variant of module_table, in its order, as torch.export records them before
+# decomposition (tests/backends/test_eager_host_modules.py checks them): a leaf module call whose
+# ops are exactly a variant's is a call of that variant (a training-mode batch norm also counts its
+# batches; an in-place ReLU calls relu_).
+_BN = (("aten.add_.Tensor", "aten.batch_norm.default"), ("aten.batch_norm.default",))
+VARIANT_OPS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "torch.nn.modules.linear.Identity": ((),),
+    "torch.nn.modules.conv.Conv2d": (("aten.conv2d.default",),) * 3,
+    "torch.nn.modules.conv.Conv1d": (("aten.conv1d.default",),),
+    "torch.nn.modules.conv.ConvTranspose2d": (("aten.conv_transpose2d.input",),),
+    "torch.nn.modules.batchnorm.BatchNorm2d": _BN,
+    "torch.nn.modules.batchnorm.BatchNorm1d": _BN,
+    "torch.nn.modules.normalization.LayerNorm": (("aten.layer_norm.default",),),
+    "torch.nn.modules.linear.Linear": (("aten.linear.default",),) * 2,
+    "torch.nn.modules.activation.ReLU": (("aten.relu.default",), ("aten.relu_.default",)),
+    "torch.nn.modules.activation.ReLU6": (("aten.hardtanh.default",), ("aten.hardtanh_.default",)),
+    "torch.nn.modules.activation.GELU": (("aten.gelu.default",),),
+    "torch.nn.modules.activation.Tanh": (("aten.tanh.default",),),
+    "torch.nn.modules.activation.Sigmoid": (("aten.sigmoid.default",),),
+    "torch.nn.modules.activation.Softmax": (("aten.softmax.int",),),
+    "torch.nn.modules.dropout.Dropout": (("aten.dropout.default",),) * 3,
+    "torch.nn.modules.pooling.MaxPool2d": (("aten.max_pool2d.default",),) * 2,
+    "torch.nn.modules.pooling.AvgPool2d": (("aten.avg_pool2d.default",),),
+    "torch.nn.modules.pooling.AdaptiveAvgPool2d": (("aten.adaptive_avg_pool2d.default",),) * 2,
+    "torch.nn.modules.flatten.Flatten": (("aten.flatten.using_ints",),),
+}
+
+
+def ops_key(ops: tuple[str, ...]) -> str:
+    """A leaf call's eager ops as one key of a host profile's `torch_module_ops_seconds`."""
+    return " ".join(ops)
+
+
+def variant_floors(variants: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Per module class and op sequence (ops_key), the least time of its variants with those ops
+    (module_floors' `module_variant_seconds`, in module_table's order: VARIANT_OPS); a class whose
+    variants all run the same ops has its class floor only and is left out."""
+    out: dict[str, dict[str, float]] = {}
+    for cls, times in variants.items():
+        ops = VARIANT_OPS.get(cls, ())
+        if len(set(ops)) < 2 or len(ops) != len(times):
+            continue
+        for key, t in zip(ops, times):
+            if t > 0:
+                out.setdefault(cls, {})[ops_key(key)] = min(out.get(cls, {}).get(ops_key(key), t), t)
+    return out
+
+
 def _bind(mod: Any, arg: Any) -> Callable[[], object]:
     return lambda: mod(arg)
 
@@ -456,7 +504,8 @@ def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
     replay = measure_graph_replay(torch)
     barrier = measure_grid_barrier(torch, sms)
     lead = measure_timing_lead(torch, l2_bytes)
-    modules = module_floors(torch, "cuda", sync)["module_seconds"]
+    measured_modules = module_floors(torch, "cuda", sync)
+    modules = measured_modules["module_seconds"]
     rnn = rnn_section(rnn_fit(rnn_calls(torch, "cuda", sync)))
     out: dict[str, Any] = {
         "date": _dt.date.today().isoformat(),
@@ -478,6 +527,7 @@ def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
         "timing_lead": lead,
         "torch_empty_module_seconds": modules.pop(EMPTY_MODULE, None),
         "torch_module_seconds": modules,
+        "torch_module_ops_seconds": variant_floors(measured_modules["module_variant_seconds"]),
         "torch_rnn_seconds": rnn,
         "errors": errors,
     }
@@ -486,47 +536,84 @@ def measure_dispatch(l2_bytes: int, sms: int) -> dict[str, Any]:
     return out
 
 
+def calibration_run(cal: dict[str, Any]) -> dict[str, Any]:
+    """A run of benchmarks/eager_host_calibrate.py (module calls, raw recurrent calls, op floors, a
+    grid barrier) in the keys `merge` reads: the same floors under the `dispatch` section's names."""
+    modules = dict(cal.get("module_seconds", {}))
+    barrier = cal.get("atomic_barrier", {})
+    out: dict[str, Any] = {
+        "date": cal["date"], "torch": cal.get("torch", ""), "host_cpu": cal.get("host_cpu", ""),
+        "torch_eager_op_seconds": dict(cal.get("torch_eager_op_seconds", {})),
+        "torch_empty_module_seconds": modules.pop(EMPTY_MODULE, None),
+        "torch_module_seconds": modules,
+        "torch_module_ops_seconds": variant_floors(cal.get("module_variant_seconds", {})),
+        "rnn_calls": list(cal.get("rnn_calls", [])),
+    }
+    if barrier.get("valid"):  # a barrier is one way to synchronise the grid
+        out["grid_barrier_seconds"] = out["grid_sync_seconds"] = barrier["barrier_seconds"]
+    return out
+
+
 def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One `dispatch` section from several calibrations of one host: every floor the least of the
-    runs (a floor is only as low as the fastest host seen), the timing lead the largest (it bounds
-    the host's head start from above); dates and versions joined."""
+    """One `dispatch` section from several calibrations of one host (`solar calibrate` runs, and
+    module / recurrent runs through `calibration_run`): every floor the least of the runs (a floor
+    is only as low as the fastest host seen), the timing lead the largest (it bounds the host's head
+    start from above); dates and versions joined. Recurrent floors: where runs carry their raw
+    calls, per variant the least call of those runs, fitted once (rnn_fit: a line below every one
+    of them); else, over the runs' own fits, per (op, shape) the least call and the least step (a
+    line below every run's line)."""
     first = runs[0]
     floors = {op: min(r["torch_eager_op_seconds"][op] for r in runs if op in r["torch_eager_op_seconds"])
               for op in sorted({op for r in runs for op in r["torch_eager_op_seconds"]})}
-    least = lambda key: min(r[key] for r in runs if r.get(key) is not None)  # noqa: E731
+    values = lambda key: [r[key] for r in runs if r.get(key) is not None]  # noqa: E731
+    least = lambda key: min(values(key), default=None)  # noqa: E731
+    joined = lambda key: " and ".join(dict.fromkeys(str(v) for v in values(key) if v != ""))  # noqa: E731
+    timed = [r for r in runs if "timing_lead_seconds" in r]
+    cals = len(timed)
     out = dict(first)
     out.pop("gpu", None)
+    out.pop("rnn_calls", None)
     out.update(
-        date=" and ".join(dict.fromkeys(r["date"] for r in runs)),
-        torch=" and ".join(dict.fromkeys(r["torch"] for r in runs)),
-        jax=" and ".join(dict.fromkeys(r["jax"] for r in runs)),
-        method=f"{first['method']}; the least of {len(runs)} calibrations (the lead: the largest)",
+        date=joined("date"),
+        torch=joined("torch"),
+        jax=joined("jax"),
+        method=f"{first['method']}; the least of {cals} calibrations (the lead: the largest)"
+        + (f"; module-call and recurrent floors: benchmarks/eager_host_calibrate.py (the least of {len(runs) - cals} runs)"
+           if len(runs) > cals else ""),
         torch_eager_op_seconds=floors,
-        torch_eager_kernel_seconds=least("torch_eager_kernel_seconds"),
-        torch_eager_any_seconds=least("torch_eager_any_seconds"),
+        torch_eager_kernel_seconds=min(values("torch_eager_kernel_seconds") + [floors[k] for k in KERNEL_OPS if k in floors]),
+        torch_eager_any_seconds=min(values("torch_eager_any_seconds") + list(floors.values())),
         cuda_graph_kernel_seconds=least("cuda_graph_kernel_seconds"),
         grid_sync_seconds=least("grid_sync_seconds"),
-        timing_lead_seconds=max(r["timing_lead_seconds"] for r in runs),
-        timing_lead={f"run{k + 1}.{key}": v for k, r in enumerate(runs) for key, v in r["timing_lead"].items()},
-        errors={k: v for r in runs for k, v in r["errors"].items()},
+        timing_lead_seconds=max(r["timing_lead_seconds"] for r in timed),
+        timing_lead={f"run{k + 1}.{key}": v for k, r in enumerate(timed) for key, v in r.get("timing_lead", {}).items()},
+        errors={k: v for r in runs for k, v in r.get("errors", {}).items()},
     )
-    mods = [r.get("torch_module_seconds", {}) for r in runs]
+    mods = [r.get("torch_module_seconds") or {} for r in runs]
     out["torch_module_seconds"] = {k: min(m[k] for m in mods if k in m) for k in sorted({k for m in mods for k in m})}
-    empty = [r["torch_empty_module_seconds"] for r in runs if r.get("torch_empty_module_seconds")]
-    out["torch_empty_module_seconds"] = min(empty) if empty else None
-    # per (op, shape) the least call and the least step: a line below each run's line
-    fits: dict[tuple[str, int, int], dict[str, float]] = {}
+    out["torch_empty_module_seconds"] = least("torch_empty_module_seconds")
+    by_ops = [r.get("torch_module_ops_seconds") or {} for r in runs]  # per class and op sequence: the least
+    out["torch_module_ops_seconds"] = {
+        c: {k: min(m[c][k] for m in by_ops if k in m.get(c, {})) for k in sorted({k for m in by_ops for k in m.get(c, {})})}
+        for c in sorted({c for m in by_ops for c in m})
+    }
+    calls: dict[tuple, dict[str, Any]] = {}  # per variant, the least host time over the runs
     for r in runs:
-        for op, rows in r.get("torch_rnn_seconds", {}).items():
+        for c in r.get("rnn_calls", []):
+            key = tuple(c[k] for k in ("cell", "hidden", "batch", "layers", "directions", "steps"))
+            if key not in calls or c["host_seconds"] < calls[key]["host_seconds"]:
+                calls[key] = c
+    fitted = [rnn_section(rnn_fit(list(calls.values())))] if calls else [r.get("torch_rnn_seconds", {}) for r in runs]
+    fits: dict[tuple[str, int, int], dict[str, float]] = {}
+    for section in fitted:
+        for op, rows in section.items():
             for f in rows:
                 key = (op, f["hidden"], f["batch"])
                 old = fits.setdefault(key, dict(f))
                 old.update(call_seconds=min(old["call_seconds"], f["call_seconds"]),
                            step_seconds=min(old["step_seconds"], f["step_seconds"]))
-    out["torch_rnn_seconds"] = {op: [f for (o, _, _), f in fits.items() if o == op] for op in sorted({k[0] for k in fits})}
-    barriers = [r["grid_barrier_seconds"] for r in runs if r.get("grid_barrier_seconds")]
-    out["grid_barrier_seconds"] = min(barriers) if barriers else None
-    jax = [r["jax_dispatch_seconds"] for r in runs if r.get("jax_dispatch_seconds")]
-    if jax:
-        out["jax_dispatch_seconds"] = min(jax)
+    out["torch_rnn_seconds"] = {op: [f for (o, _, _), f in fits.items() if o == op] for op in dict.fromkeys(k[0] for k in fits)}
+    out["grid_barrier_seconds"] = least("grid_barrier_seconds")
+    if values("jax_dispatch_seconds"):
+        out["jax_dispatch_seconds"] = least("jax_dispatch_seconds")
     return out

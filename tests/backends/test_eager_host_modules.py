@@ -1,14 +1,15 @@
 """Host floors of the eager_host level beyond one floor per op (docs/BOUNDS.md §17): nn.Module calls
 (an empty module's floor per call, a measured leaf class's floor with its ops) and recurrent ops
 (call + step x steps x layers x directions), with exact values; the eager op list's module stacks
-and layer-steps; the calibration fit and merge (benchmarks/eager_host_calibrate.py)."""
+and layer-steps; the calibration fit and merge (solar.validate.dispatch.merge)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from benchmarks.eager_host_calibrate import merged_dispatch
-from solar.validate.dispatch import merge, rnn_fit
+from solar.validate.dispatch import VARIANT_OPS, calibration_run, merge, rnn_fit, variant_floors
 from solar.backends.dispatch import Floors, HostCall, host_floors, pipeline_makespan
 
 US = 1e-6
@@ -38,6 +39,61 @@ def test_module_calls_add_their_own_host_time_at_their_last_op():
     assert host_floors(twice, FLOORS) == pytest.approx([6 * US, 7 * US], rel=1e-12)
     # without module data (or floors), the op floors alone
     assert host_floors([HostCall(c.op, c.launches) for c in calls], FLOORS) == pytest.approx([10 * US, 5 * US, 6 * US])
+
+
+BN = "torch.nn.modules.batchnorm.BatchNorm2d"
+TRAIN_BN = ("aten.add_.Tensor", "aten.batch_norm.default")  # a training-mode batch norm counts its batches
+VARIANTS = Floors(
+    "test", kernel_seconds=9 * US, by_op={"aten.add_.Tensor": 5 * US, "aten.batch_norm.default": 12 * US},
+    empty_module_seconds=1 * US, modules={BN: 14 * US},
+    module_ops={BN: {TRAIN_BN: 25 * US, ("aten.batch_norm.default",): 14 * US}},
+)
+
+
+@pytest.mark.parametrize("ops, floors, expected_us", [
+    (TRAIN_BN, VARIANTS, [5, 12 + (25 - 17)]),  # the training variant's floor: 25 less its ops' 17
+    (("aten.batch_norm.default",), VARIANTS, [12 + 2]),  # the eval variant's: 14 less 12
+    (("aten.batch_norm.default", "aten.add_.Tensor"), VARIANTS, [12, 5 + 1]),  # no variant runs these: class 14 < 17
+    (TRAIN_BN, replace(VARIANTS, module_ops={}), [5, 12 + 1]),  # no variant floors: class 14 < 17, the empty 1
+])
+def test_a_leaf_that_runs_a_measured_variants_ops_pays_that_variants_floor(ops, floors, expected_us):
+    calls = [HostCall(op, True, (("L__self__bn", BN),)) for op in ops]
+    assert host_floors(calls, floors) == pytest.approx([t * US for t in expected_us], rel=1e-12)
+    # scaled with the rest of the floors
+    assert host_floors(calls, floors.scaled(0.5)) == pytest.approx([t * US / 2 for t in expected_us], rel=1e-12)
+
+
+@pytest.mark.parametrize("variants, expected", [
+    ({BN: [26e-6, 15e-6]}, {BN: {"aten.add_.Tensor aten.batch_norm.default": 26e-6, "aten.batch_norm.default": 15e-6}}),
+    ({CONV: [20e-6, 13e-6, 13.5e-6]}, {}),  # every variant runs conv2d: the class floor says it all
+    ({BN: [26e-6]}, {}),  # not the table's variants: left out
+    ({RELU: [7.8e-6, -1e-9]}, {RELU: {"aten.relu.default": 7.8e-6}}),  # a slope below the loop's: no floor
+])
+def test_variant_floors(variants, expected):
+    assert variant_floors(variants) == expected
+
+
+def test_variant_ops_are_what_export_records():
+    """VARIANT_OPS names, per module_table variant, the ops torch.export records for its call."""
+    import torch
+
+    from solar.frontends.torch.eager import pre_decomposition_calls
+    from solar.validate.dispatch import module_table
+
+    class Call(torch.nn.Module):
+        def __init__(self, mod):
+            super().__init__()
+            self.mod = mod
+
+        def forward(self, x):
+            return self.mod(x)
+
+    got = {}
+    for name, fns in module_table(torch, "cpu").items():
+        cells = [dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__))) for fn in fns]
+        got[name] = tuple(tuple(c.op for c in pre_decomposition_calls(torch.export.export(Call(v["mod"]), (v["arg"],)).graph))
+                          for v in cells)
+    assert got == VARIANT_OPS
 
 
 def test_recurrent_op_floor_grows_with_layer_steps():
@@ -107,14 +163,25 @@ def test_rnn_fit_is_below_every_call():
     assert fits[("LSTM", 0, 0)] == {"step_seconds": 0.0, "call_seconds": pytest.approx(30e-6), "slopes": 5}
 
 
-def test_merged_dispatch_takes_the_least():
-    base = {"date": "2026-12-01", "method": "m", "torch_eager_op_seconds": {"aten.add.Tensor": 9e-6, "aten.zero_.default": 7e-6}}
-    run = lambda identity, conv, add, lstm_host: {  # noqa: E731
+def test_merge_of_a_calibration_and_module_runs_takes_the_least():
+    base = {"date": "2026-12-01", "method": "m", "torch_eager_op_seconds": {"aten.add.Tensor": 9e-6, "aten.zero_.default": 7e-6},
+            "torch_eager_kernel_seconds": 9e-6, "torch_eager_any_seconds": 7e-6, "timing_lead_seconds": 2e-4,
+            "grid_sync_seconds": 1.5e-6, "cuda_graph_kernel_seconds": 1e-6}
+    run = lambda identity, conv, add, lstm_host, barrier: {  # noqa: E731
         "date": "2026-12-02", "module_seconds": {"torch.nn.modules.linear.Identity": identity, CONV: conv},
         "rnn_calls": [_call("LSTM", 1, 1, 8, lstm_host), _call("LSTM", 1, 1, 40, lstm_host + 64e-6)],
         "torch_eager_op_seconds": {"aten.add.Tensor": add},
+        "atomic_barrier": {"barrier_seconds": barrier, "valid": barrier < 2e-6},
+        "module_variant_seconds": {BN: [conv + 10e-6, conv]},
     }
-    out = merged_dispatch(base, [run(1.2e-6, 15e-6, 9.5e-6, 50e-6), run(1.1e-6, 16e-6, 8e-6, 60e-6)])
+    runs = [run(1.2e-6, 15e-6, 9.5e-6, 50e-6, 1.2e-6), run(1.1e-6, 16e-6, 8e-6, 60e-6, 3e-6)]
+    out = merge([base, *(calibration_run(r) for r in runs)])
+    assert out["torch_module_ops_seconds"] == {BN: {"aten.add_.Tensor aten.batch_norm.default": 25e-6,
+                                                    "aten.batch_norm.default": 15e-6}}
+    assert (out["grid_barrier_seconds"], out["grid_sync_seconds"]) == (1.2e-6, 1.2e-6)  # the invalid barrier left out
+    assert out["timing_lead_seconds"] == 2e-4
+    assert out["method"] == "m; the least of 1 calibrations (the lead: the largest); module-call and recurrent floors: " \
+        "benchmarks/eager_host_calibrate.py (the least of 2 runs)"
     assert out["torch_empty_module_seconds"] == 1.1e-6 and out["torch_module_seconds"] == {CONV: 15e-6}
     assert out["torch_eager_op_seconds"] == {"aten.add.Tensor": 8e-6, "aten.zero_.default": 7e-6}
     assert out["torch_eager_kernel_seconds"] == 7e-6 and out["torch_eager_any_seconds"] == 7e-6

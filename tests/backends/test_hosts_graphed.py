@@ -28,11 +28,21 @@ def test_committed_profiles_and_the_default_below_every_host():
     assert set(hosts) == {"default", "h100-host", "h200-host"}
     default, h100, h200 = hosts["default"], hosts["h100-host"], hosts["h200-host"]
     assert (default.margin, h100.margin, h200.margin) == (0.45, 0.85, 0.7)
-    # every floor of the default exactly 0.45 x the least the two hosts measured (each host's committed
-    # floor is its margin x its least; an op a host did not measure: its any-op floor)
+    # every floor of the default exactly 0.45 x the least the hosts measured (each host's committed
+    # floor is its margin x its least; an op only one host measured: that host's)
     for op, t in default.floors.torch_eager_op_seconds.items():
-        least = min(h.floors.torch_eager_op_seconds.get(op, h.floors.torch_eager_any_seconds) / h.margin for h in (h100, h200))
+        least = min(h.floors.torch_eager_op_seconds[op] / h.margin for h in (h100, h200) if op in h.floors.torch_eager_op_seconds)
         assert t == pytest.approx(least * 0.45, rel=1e-12)
+    assert "aten.cumsum.default" not in h200.floors.torch_eager_op_seconds  # measured on the H100's host only
+    assert default.floors.torch_eager_op_seconds["aten.cumsum.default"] == pytest.approx(
+        h100.floors.torch_eager_op_seconds["aten.cumsum.default"] * 0.45 / 0.85, rel=1e-12)
+    # a leaf module per class and op sequence: the least of the hosts' (each host's variant floor)
+    bn = "torch.nn.modules.batchnorm.BatchNorm2d"
+    for ops in ("aten.add_.Tensor aten.batch_norm.default", "aten.batch_norm.default"):
+        least = min(h.floors.torch_module_ops_seconds[bn][ops] / h.margin for h in (h100, h200))
+        assert default.floors.torch_module_ops_seconds[bn][ops] == pytest.approx(least * 0.45, rel=1e-12)
+    # the class floor is its cheapest variant's (eval mode)
+    assert h100.floors.torch_module_seconds[bn] == h100.floors.torch_module_ops_seconds[bn]["aten.batch_norm.default"]
     assert set(default.floors.torch_eager_op_seconds) == set(h100.floors.torch_eager_op_seconds) | set(h200.floors.torch_eager_op_seconds)
     assert default.floors.torch_eager_kernel_seconds == pytest.approx(0.45 * 4.682262499944301e-06, rel=1e-12)
     assert default.floors.timing_lead_seconds == max(h100.floors.timing_lead_seconds, h200.floors.timing_lead_seconds)
@@ -157,3 +167,17 @@ def test_cli_names_the_host_profile(tmp_path, capsys, host, phrase):
     out = json.loads(capsys.readouterr().out)
     assert {"eager_host", "graphed"} <= set(out["bounds"])
     assert any(a.startswith("eager_host: ") and phrase in a for a in out["assumptions"])
+
+
+@pytest.mark.parametrize("calibrated, kept", [
+    ({}, {}),
+    ({"min_kernel_seconds": {"value": 9e-7}, "device_floors": {"old": 1}}, {}),  # stale copies of the base: not kept
+    ({"calibrated": {"gemm": {"value": 1.0}}, "min_kernel_seconds": {"value": 9e-7}}, {"calibrated": {"gemm": {"value": 1.0}}}),
+    ({"calibrated": {}}, {}),
+])
+def test_a_calibrated_spec_is_its_base_spec_with_its_own_measurements(calibrated, kept):
+    from benchmarks.host_profiles import calibrated_data
+
+    base = {"name": "X", "min_kernel_seconds": {"value": 7e-7}, "calibrated": {}}
+    section = {"cuda_graph_kernel_seconds": {"value": 8e-7}}
+    assert calibrated_data(base, calibrated, section) == {**base, **kept, "device_floors": section}

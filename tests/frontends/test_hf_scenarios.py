@@ -187,3 +187,24 @@ def test_cache_row_probe_only_for_other_attention(fields, plain):
 
     base = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 128}
     assert plain_attention(AutoConfig.for_model(**base, **fields)) is plain
+
+
+def _b(seconds, compute, memory, launch):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(seconds=seconds, compute_seconds=compute, memory_seconds=memory, launch_seconds=launch)
+
+
+@pytest.mark.parametrize("level, zero, one, seconds", [
+    ("fused", _b(3, 1, 3, 0.5), _b(5, 2, 5, 0.5), 2),  # max of the terms' differences
+    ("unfused", _b(4, 1, 3, 1), _b(7, 2, 5, 2), 3),  # the difference of the times
+    ("graphed", _b(4.5, 1, 3, 1.5), _b(8, 2, 5, 3), 3.5),
+    ("eager_host", _b(9, 1, 3, 1), _b(15, 2, 5, 2), 6),  # the host's share too, which no term carries
+])
+def test_per_layer_of_each_level(level, zero, one, seconds):
+    from solar.frontends.torch.hf import per_layer
+
+    got = per_layer({level: zero}, {level: one})[level]
+    assert got == {"seconds": seconds, "compute_seconds": one.compute_seconds - zero.compute_seconds,
+                   "memory_seconds": one.memory_seconds - zero.memory_seconds,
+                   "launch_seconds": one.launch_seconds - zero.launch_seconds}

@@ -294,3 +294,23 @@ def test_the_traffic_lines_fit_the_console(sizes, expected) -> None:
     assert traffic.lines() == expected
     assert max(len(line) for line in traffic.lines()) <= 100
     assert traffic.summary() == f"{expected[0]} {expected[1].strip()}"
+
+
+@pytest.mark.parametrize("bounds, label", [
+    # graphed charges its in-graph launches, eager_host the host's dispatch, which no term carries
+    ({"unfused": (4e-6, 1e-6, 3e-6, 1e-6), "graphed": (5e-6, 1e-6, 3e-6, 2e-6), "eager_host": (9e-6, 1e-6, 3e-6, 1e-6)},
+     ["unfused -> graphed: +1.00 µs (mostly launch)", "graphed -> eager_host: +4.00 µs (mostly host dispatch)"]),
+    ({"unfused": (4e-6, 1e-6, 3e-6, 1e-6), "eager_host": (6e-6, 1e-6, 3e-6, 1e-6)},
+     ["unfused -> eager_host: +2.00 µs (mostly host dispatch)"]),
+    ({"unfused": (4e-6, 1e-6, 3e-6, 1e-6), "eager_host": (4.5e-6, 1e-6, 3e-6, 1e-6), "graphed": (6e-6, 1e-6, 3e-6, 3e-6)},
+     ["unfused -> eager_host: +0.50 µs (mostly host dispatch)", "eager_host -> graphed: +1.50 µs (mostly launch)"]),
+])
+def test_a_gap_names_the_host_dispatch_eager_host_adds(report, capsys, bounds, label) -> None:
+    from solar.report.insight import gaps
+    from solar.report.model import BoundReport
+
+    made = {level: BoundReport(seconds=s, bottleneck="memory", compute_seconds=c, memory_seconds=m, launch_seconds=la)
+            for level, (s, c, m, la) in bounds.items()}
+    r = report.model_copy(update={"bounds": made, "ops": []})
+    lines = _fix_first(report, capsys, gaps(r), [])
+    assert lines == ["what to fix first:", *(f"  {line}" for line in label)]

@@ -362,11 +362,17 @@ def unshared(full: Built, small: Built) -> str | None:
     return None
 
 
+# Levels whose time is not the max of their terms but is built over the ops in program order (a sum
+# of per-op times, a stream of kernels, the host-device pipeline): a layer's share is the difference.
+IN_ORDER = frozenset({Level.UNFUSED, Level.GRAPHED, Level.EAGER_HOST})
+
+
 def per_layer(bounds0: dict, bounds1: dict) -> dict[str, dict[str, float]]:
     """One decoder layer's bound at each level, from the bounds of the same step built with 0 and
     with 1 layer (the layers of these configs are identical): a fused level is the max of its
     terms' differences (each term is a sum over the program's ops, so the difference is exactly
-    the layer's share), the unfused level the difference of its sums of per-op times."""
+    the layer's share), a level built over the ops in program order (unfused, graphed,
+    eager_host: `IN_ORDER`) the difference of its times: what the layer adds to the step."""
     out = {}
     for level, b1 in bounds1.items():
         if level not in bounds0:  # a level only a layer has (MoE's cumsum makes a recurrence)
@@ -377,7 +383,7 @@ def per_layer(bounds0: dict, bounds1: dict) -> dict[str, dict[str, float]]:
             "memory_seconds": b1.memory_seconds - b0.memory_seconds,
             "launch_seconds": b1.launch_seconds - b0.launch_seconds,
         }
-        if level == Level.UNFUSED:
+        if level in IN_ORDER:
             seconds = b1.seconds - b0.seconds
         else:
             seconds = max(terms.values())
