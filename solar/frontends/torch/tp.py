@@ -78,16 +78,15 @@ class _GatherSequence(torch.nn.Module):
 
 
 class _ScatterSequence(torch.nn.Module):
-    """The embedding under sequence parallelism: rank 0's chunk of the sequence (the embedding is
-    replicated, so a slice: no traffic)."""
+    """The first decoder layer under sequence parallelism: it takes rank 0's chunk of the sequence
+    of the replicated embedding (a slice: no traffic)."""
 
     def __init__(self, inner: torch.nn.Module, ranks: int) -> None:
         super().__init__()
         self.inner, self.ranks = inner, ranks
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        x = self.inner(input_ids)
-        return x[:, : x.shape[1] // self.ranks]
+    def forward(self, x: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        return self.inner(x[:, : x.shape[1] // self.ranks], *args, **kwargs)
 
 
 class _GatherLast(torch.nn.Module):
@@ -148,6 +147,11 @@ class TensorParallel:
             lm = self.experts.module(lm, self.group)
         if self.tp == 1:
             return lm
+        head_dim = lm.config.head_dim
+        across = [n for n, m in lm.named_modules() if n.rpartition(".")[2] in ("q_norm", "k_norm")
+                  and getattr(getattr(m, "weight", None), "shape", (0,))[0] > head_dim]
+        if across:
+            raise UsageError(f"hf:{self.spec}: --tp splits the heads, but {across[0]} normalises across all heads; use --tp 1")
         if self.experts is not None:
             self._split_mlps(lm)
         rows = [
@@ -167,7 +171,11 @@ class TensorParallel:
                 holder, _, leaf = owner.rpartition(".")
                 parent = lm.get_submodule(holder)
                 setattr(parent, leaf, _GatherSequence(getattr(parent, leaf), self.group))
-            lm.set_input_embeddings(_ScatterSequence(lm.get_input_embeddings(), self.tp))
+            layers = _decoder_layers(lm)
+            if layers is None:
+                raise UsageError(f"hf:{self.spec}: --sp needs the decoder layers as one list")
+            if len(layers):
+                layers[0] = _ScatterSequence(layers[0], self.tp)
         head = lm.get_output_embeddings()
         if isinstance(head, torch.nn.Linear):
             local = torch.nn.Linear(
@@ -175,7 +183,8 @@ class TensorParallel:
                 dtype=head.weight.dtype,
             )
             gathered = _GatherLast(local, self.group)
-            lm.set_output_embeddings(_GatherSequence(gathered, self.group) if self.sp else gathered)
+            split = self.sp and len(_decoder_layers(lm) or ())  # a model built with no layer is not split
+            lm.set_output_embeddings(_GatherSequence(gathered, self.group) if split else gathered)
         return lm
 
     def _split_mlps(self, lm: torch.nn.Module) -> None:
@@ -192,6 +201,13 @@ class TensorParallel:
                 if isinstance(sib, torch.nn.Linear) and sib is not m and sib.out_features == size:
                     setattr(parent, sib_name, _linear(sib.in_features, size // self.tp, sib))
             setattr(parent, leaf, _linear(size // self.tp, m.out_features, m))
+
+
+def _decoder_layers(lm: torch.nn.Module) -> torch.nn.ModuleList | None:
+    """The list of the config's num_hidden_layers decoder layers (None: no single such list)."""
+    layers = lm.config.num_hidden_layers
+    found = [m for m in lm.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == layers]
+    return found[0] if len(found) == 1 else None
 
 
 def _linear(inputs: int, outputs: int, like: torch.nn.Linear) -> torch.nn.Linear:
