@@ -125,7 +125,7 @@ def test_moe_pipeline_stages_at_tp1(fixture):
 
 
 BAD = [
-    (("analyze", "hf:tests/fixtures/hf/mixtral-tiny.json", "--scenario", "decode", "--context", "64", "--system",
+    (("analyze", "hf:tests/fixtures/hf/mixtral-tiny.json", "--scenario", "prefill", "--seq", "4", "--system",
       "8xH100-SXM", "--tp", "2", "--sp"), "--sp with mixture-of-experts layers is not supported"),
     (("compare", "examples/distributed/tp_mlp.py", "--arch", "H100-SXM", "--system", "8xH100-SXM"),
      "give --arch (GPUs) or --system (multi-GPU systems), not both"),
