@@ -65,6 +65,8 @@ def check(args: argparse.Namespace) -> None:
 
     for name in args.system:
         get_system(name, args.nodes or 1)
+        if args.ep is not None:  # before the model is traced
+            _check_ep(args, _system(name, args.nodes, (args.tp or 1) * (args.pp or 1) * (args.dp or 1)))
 
 
 def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = False) -> int:
@@ -80,13 +82,10 @@ def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = Fals
         pipes = {}
         for name in args.system:
             system = _system(name, args.nodes, tp * pp * dp)
-            _check_ep(args, system)
             pipes[system.shown] = analyze_pipeline(stages, tp, dp, m, system, assumptions)
         return _pipeline_out(args, stages, pipes, table)
     loaded, sharded = _load(args)
     systems = [_system(name, args.nodes, sharded.world) for name in args.system]
-    for system in systems:
-        _check_ep(args, system)
     verify_sharded(sharded)
     ranks = {}
     for system in systems:
@@ -124,12 +123,20 @@ def _stages(args: argparse.Namespace):
 
 def _check_ep(args: argparse.Namespace, system) -> None:
     """Expert-parallel groups inside one node: the least-traffic routing keeps tokens on the node
-    where it can, which the all-to-all of a group spanning nodes does not express."""
-    ep = args.ep or 1
-    if ep > system.per_node or (system.per_node % ep and system.world > system.per_node):
+    where it can, which the all-to-all of a group spanning nodes does not express. A group is ep
+    consecutive ranks of a stage's tp x dp (rank d * tp + t), placed as solar.backends.pipeline places
+    them (replica d, stage s, position t: d * pp * tp + s * tp + t)."""
+    ep, tp, pp, dp = args.ep or 1, args.tp or 1, args.pp or 1, args.dp or 1
+    if ep == 1:
+        return
+    nodes = {
+        frozenset((r // tp * pp * tp + s * tp + r % tp) // system.per_node for r in range(g, g + ep))
+        for s in range(pp) for g in range(0, tp * dp, ep)
+    }
+    if any(len(n) > 1 for n in nodes):
         raise UsageError(
-            f"--ep {args.ep} spans nodes of {system.shown} ({system.per_node} GPUs each); expert parallelism across "
-            f"nodes is not bounded yet: give an --ep that divides {system.per_node}"
+            f"--ep {ep} spans nodes of {system.shown} ({system.per_node} GPUs each); expert parallelism across "
+            "nodes is not bounded yet: give a smaller --ep (or fewer stages between a group's replicas)"
         )
 
 

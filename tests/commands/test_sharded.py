@@ -154,6 +154,8 @@ BAD = [
       "decode", "--context", "64"), "--sp needs --tp 2 to divide the new tokens per sequence (1)"),
     (("analyze", "hf:tests/fixtures/hf/mixtral-tiny.json", "--system", "8xH100-SXM", "--tp", "2", "--ep", "3",
       "--scenario", "decode", "--context", "64"), "--ep 3 must divide the tp x dp = 2 ranks"),
+    (("analyze", "hf:tests/fixtures/hf/mixtral-8x7b.json", "--system", "8xH100-SXM", "--tp", "4", "--dp", "2", "--pp",
+      "2", "--ep", "8", "--scenario", "decode", "--context", "64", "--batch", "4"), "--ep 8 spans nodes of 8xH100-SXM x2 nodes"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xV100"), "unknown system '8xV100'"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--nodes", "0"), "--nodes"),
     (("analyze", "examples/distributed/tp_mlp.py", "--system", "8xH100-SXM", "--world-size", "16", "--nodes", "1"),
