@@ -51,7 +51,7 @@ class _ExpertShard(torch.nn.Module):
     least-traffic routing; the rank's own tokens split off a tensor-parallel group's replicated
     ones first (`split` > 1) and all-gathered after."""
 
-    def __init__(self, inner: torch.nn.Module, k: int, experts: int, ep: int, ep_group: Any,
+    def __init__(self, inner: torch.nn.Module, *, k: int, experts: int, ep: int, ep_group: Any,
                  split: int, tp_group: Any) -> None:
         super().__init__()
         self.inner, self.k, self.experts, self.ep, self.ep_group = inner, k, experts, ep, ep_group
@@ -131,7 +131,9 @@ class ExpertParallel:
         for name, m in found:
             _shrink(m, experts, experts // ep)
             owner, _, leaf = name.rpartition(".")
-            setattr(lm.get_submodule(owner), leaf, _ExpertShard(m, k, experts, ep, self.group, self.split, tp_group))
+            setattr(lm.get_submodule(owner), leaf, _ExpertShard(
+                m, k=k, experts=experts, ep=ep, ep_group=self.group, split=self.split, tp_group=tp_group
+            ))
         leave = leaving_rows(own, k, experts, ep)
         self.notes = (
             f"expert parallel: {experts // ep} of {experts} experts per rank over {ep} ranks; routing bounded by "

@@ -150,7 +150,8 @@ def load_hf_stages(
                 SHARDING.reset(token)
             line = (f"pipeline stage {s} of {pp}: {layers} decoder layers, micro-batch of {micro.batch}; "
                     f"tensor parallel: rank 0 of {tp}")
+            experts = stage.tensor.experts.notes if stage.tensor.experts else ()
             traced[key] = Loaded(loaded.program, loaded.flags, loaded.source_file, loaded.traced,
-                                 (*loaded.notes, line), serving=loaded.serving)
+                                 (*loaded.notes, line, *experts), serving=loaded.serving)
         stages.append(Stage(s, pp, layers, traced[key]))
     return tuple(stages)
