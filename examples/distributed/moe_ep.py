@@ -30,7 +30,7 @@ class Model(torch.nn.Module):
         self.w_down = torch.nn.Parameter(torch.randn(local, ffn, hidden, dtype=torch.bfloat16) * ffn**-0.5)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        tokens, hidden = x.shape
+        hidden = x.shape[-1]
         scores = torch.softmax(self.router(x).float(), dim=-1)  # [tokens, experts]
         weight, chosen = torch.topk(scores.t(), CAPACITY, dim=-1)  # each expert's CAPACITY tokens
         rows = x[chosen.reshape(-1)]  # [experts * CAPACITY, hidden], expert by expert

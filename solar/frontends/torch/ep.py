@@ -135,9 +135,10 @@ class ExpertParallel:
                 m, k=k, experts=experts, ep=ep, ep_group=self.group, split=self.split, tp_group=tp_group
             ))
         leave = leaving_rows(own, k, experts, ep)
-        self.notes = (
+        note = (
             f"expert parallel: {experts // ep} of {experts} experts per rank over {ep} ranks; routing bounded by "
             f"a balanced one ({own} x {k} rows per rank) of least traffic ({leave} rows leave and {leave} "
-            f"arrive per rank; all-to-all buffers of {send} rows)",
+            f"arrive per rank; all-to-all buffers of {send} rows)"
         )
+        self.notes = (note,)
         return lm
