@@ -22,6 +22,11 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--world-size", type=count(1), default=None, help="ranks of a torch.distributed or JAX program")
     g.add_argument("--mesh", default=None, metavar="AxB", help="device mesh shape (e.g. 2x4); sets the world size")
     g.add_argument("--tp", type=count(1), default=None, help="hf: tensor-parallel degree (Megatron column/row split)")
+    g.add_argument("--ep", type=count(1), default=None,
+                   help="hf: expert-parallel degree of MoE layers (E / ep experts per rank; tokens dispatched and "
+                   "combined by all-to-all)")
+    g.add_argument("--sp", action="store_true", default=None,
+                   help="hf: sequence parallelism with --tp (all-reduces become reduce-scatter + all-gather)")
     g.add_argument("--dp", type=count(1), default=None,
                    help="hf: data-parallel replicas (each serves batch / dp sequences on its own --tp ranks)")
     g.add_argument("--pp", type=count(1), default=None,
@@ -36,7 +41,7 @@ def check(args: argparse.Namespace) -> None:
     """Before anything is imported: flags that need --system, and the systems' names."""
     if args.system is None:
         flags = (
-            ("--world-size", args.world_size), ("--mesh", args.mesh), ("--tp", args.tp), ("--dp", args.dp),
+            ("--world-size", args.world_size), ("--mesh", args.mesh), ("--tp", args.tp), ("--ep", args.ep), ("--sp", args.sp), ("--dp", args.dp),
             ("--pp", args.pp), ("--microbatches", args.microbatches), ("--need-ms", args.need_ms),
         )
         for flag, value in flags:
@@ -47,10 +52,10 @@ def check(args: argparse.Namespace) -> None:
         return
     if args.need_ms is not None and not 0 < args.need_ms < 1e9:
         raise UsageError(f"--need-ms {args.need_ms}: give a positive time in milliseconds")
-    hf_only = (args.tp, args.dp, args.pp, args.microbatches)
+    hf_only = (args.tp, args.ep, args.sp, args.dp, args.pp, args.microbatches)
     if any(v is not None for v in hf_only) and not args.file.startswith("hf:"):
         raise UsageError(
-            "--tp, --dp, --pp and --microbatches apply to hf:<model>; a PyTorch or JAX file gives --world-size or --mesh"
+            "--tp, --ep, --sp, --dp, --pp and --microbatches apply to hf:<model>; a PyTorch or JAX file gives --world-size or --mesh"
         )
     if args.need_ms is not None and (args.pp is not None or args.microbatches is not None):
         raise UsageError("--need-ms applies to programs without --pp or --microbatches; drop one of them")
@@ -60,6 +65,8 @@ def check(args: argparse.Namespace) -> None:
 
     for name in args.system:
         get_system(name, args.nodes or 1)
+        if args.ep is not None:  # before the model is traced
+            _check_ep(args, _system(name, args.nodes, (args.tp or 1) * (args.pp or 1) * (args.dp or 1)))
 
 
 def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = False) -> int:
@@ -109,7 +116,28 @@ def _stages(args: argparse.Namespace):
     from solar.frontends.torch.pp import load_hf_stages, scenario
 
     step = scenario(args.scenario, args.batch, args.seq, args.context)
-    return load_hf_stages(args.file, step, args.tp or 1, args.pp or 1, args.dp or 1, args.microbatches or 1)
+    return load_hf_stages(
+        args.file, step, args.tp or 1, args.pp or 1, args.dp or 1, args.microbatches or 1, args.ep or 1, bool(args.sp)
+    )
+
+
+def _check_ep(args: argparse.Namespace, system) -> None:
+    """Expert-parallel groups inside one node: the least-traffic routing keeps tokens on the node
+    where it can, which the all-to-all of a group spanning nodes does not express. A group is ep
+    consecutive ranks of a stage's tp x dp (rank d * tp + t), placed as solar.backends.pipeline places
+    them (replica d, stage s, position t: d * pp * tp + s * tp + t)."""
+    ep, tp, pp, dp = args.ep or 1, args.tp or 1, args.pp or 1, args.dp or 1
+    if ep == 1:
+        return
+    nodes = {
+        frozenset((r // tp * pp * tp + s * tp + r % tp) // system.per_node for r in range(g, g + ep))
+        for s in range(pp) for g in range(0, tp * dp, ep)
+    }
+    if any(len(n) > 1 for n in nodes):
+        raise UsageError(
+            f"--ep {ep} spans nodes of {system.shown} ({system.per_node} GPUs each); expert parallelism across "
+            "nodes is not bounded yet: give a smaller --ep (or fewer stages between a group's replicas)"
+        )
 
 
 def _pipeline_out(args: argparse.Namespace, stages, pipes: dict, table) -> int:
@@ -149,7 +177,7 @@ def _load(args: argparse.Namespace):
 
         tp, dp = args.tp or 1, args.dp or 1
         step = scenario(args.scenario, args.batch, args.seq, args.context)
-        loaded = load_hf_tp(args.file, step, tp, dp)
+        loaded = load_hf_tp(args.file, step, tp, dp, args.ep or 1, bool(args.sp))
         return loaded, sharded_of(loaded.program, tp * dp)
     return _load_file(args, sharded_of)
 

@@ -20,6 +20,7 @@ CASES: dict[Any, list[tuple[tuple, dict]]] = {
         ((F(60),), {"bins": 7, "min": -1.5, "max": 2.0}),
         ((IDS, 4, 0, 3), {}),
         ((F(3, 5),), {"bins": 3, "min": 0.0, "max": 0.5}),
+        ((IDS // 4, 1, 0, 0), {}),  # one expert per rank: one bin, its range the data's
     ],
     aten._grouped_mm.default: [
         ((T((10, 16), torch.bfloat16), T((4, 16, 8), torch.bfloat16), OFFS), {}),

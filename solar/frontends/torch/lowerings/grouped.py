@@ -48,7 +48,9 @@ NOTES = {
 @lower(aten.histc.default)
 def _histc(ctx: LowerCtx, x: View, bins: int = 100, min: Any = 0, max: Any = 0) -> View:
     lo, hi = float(min), float(max)
-    if lo == hi:
+    if lo == hi and int(bins) == 1:  # the range is the data's: every element but NaN lands in the one bin
+        lo, hi = -float("inf"), float("inf")
+    elif lo == hi:
         raise SolarError(
             "histc with min == max takes its range from the data (a data-dependent reduction "
             "first); give the range (min < max)"
@@ -61,6 +63,9 @@ def _histc(ctx: LowerCtx, x: View, bins: int = 100, min: Any = 0, max: Any = 0) 
     flat = plain_keys(ctx.b, ctx.hint, views.reshape(x, (x.numel,)))
     loops, idx = loop_vars("i", (x.numel,))
     v = flat.at(idx)
+    if int(bins) == 1:
+        b.emit(loops, h.base, (var("i0") * 0,), Update.ADD, cast(ctx.dtype, call(S.EQ, v, v)))
+        return h
     inside = call(S.AND, call(S.GE, v, lo), call(S.LE, v, hi))
     clamped = call(S.WHERE, inside, v, lo)  # NaN and outside elements: bin 0, counted 0
     # the bin width's reciprocal times the distance (PyTorch divides: equal but within an ulp
