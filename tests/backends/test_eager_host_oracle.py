@@ -45,7 +45,7 @@ H100_SUITES = {  # suite rows -> their timings (synchronised start, with CUDA-gr
 
 
 def _h100(suite, run=""):
-    """(rows, timings, level) of an H100 suite; run "_run2": the timings of the second machine start."""
+    """(rows, timings, level) of an H100 suite; run "_run2", "_run3": the timings of the second, third machine start."""
     timings, level = H100_SUITES[suite]
     return H100 / f"{suite}_eager_host_rows.jsonl", H100 / timings.replace(".jsonl", f"{run}.jsonl"), level
 
@@ -86,21 +86,25 @@ TIGHTNESS = [
     (ROWS, MEASURED, "level3", "h200-host", "H200-SXM", 48, 0.3653, 1.3074, 22, 1.5476),
     (ROWS, SYNCED, "level3", "h200-host", "H200-SXM", 48, 0.4201, 1.3123, 24, 1.5162),
     (CORPUS_ROWS, CORPUS, "corpus", "h200-host", "H200-SXM", 26, 0.3090, 1.8759, 14, 2.7876),
-    (ROWS, MEASURED, "level3", "default", "H200-SXM", 48, 0.2512, 1.3074, 21, 2.6634),
-    (ROWS, SYNCED, "level3", "default", "H200-SXM", 48, 0.2875, 1.3123, 23, 2.4529),
-    (CORPUS_ROWS, CORPUS, "corpus", "default", "H200-SXM", 26, 0.1656, 1.8759, 10, 4.8113),
-    (*_h100("kernelbench"), "h100-host", "H100-SXM", 50, 0.4721, 1.2450, 26, 1.2450),
-    (*_h100("kernelbench", "_run2"), "h100-host", "H100-SXM", 50, 0.4499, 1.2180, 26, 1.2180),
-    (*_h100("dispatch"), "h100-host", "H100-SXM", 7, 0.4004, 1.6336, 7, 1.6336),
-    (*_h100("dispatch", "_run2"), "h100-host", "H100-SXM", 7, 0.3958, 2.1195, 7, 2.1195),
-    (*_h100("models"), "h100-host", "H100-SXM", 7, 0.3490, 2.1450, 4, 2.3846),
-    (*_h100("models", "_run2"), "h100-host", "H100-SXM", 7, 0.3396, 2.1472, 4, 2.6191),
-    (*_h100("kernelbench"), "default", "H100-SXM", 50, 0.3101, 1.3020, 22, 2.3516),
-    (*_h100("kernelbench", "_run2"), "default", "H100-SXM", 50, 0.3012, 1.3046, 22, 2.3006),
-    (*_h100("dispatch"), "default", "H100-SXM", 7, 0.2120, 3.0856, 5, 3.0856),
-    (*_h100("dispatch", "_run2"), "default", "H100-SXM", 7, 0.2096, 3.2087, 5, 4.6444),
-    (*_h100("models"), "default", "H100-SXM", 7, 0.1892, 2.1467, 3, 4.5045),
-    (*_h100("models", "_run2"), "default", "H100-SXM", 7, 0.1841, 2.1490, 3, 4.9473),
+    (ROWS, MEASURED, "level3", "default", "H200-SXM", 48, 0.2400, 1.3074, 20, 2.7562),
+    (ROWS, SYNCED, "level3", "default", "H200-SXM", 48, 0.2769, 1.3123, 23, 2.5991),
+    (CORPUS_ROWS, CORPUS, "corpus", "default", "H200-SXM", 26, 0.1552, 1.8759, 10, 5.1220),
+    (*_h100("kernelbench"), "h100-host", "H100-SXM", 50, 0.4316, 1.3020, 26, 1.4016),
+    (*_h100("kernelbench", "_run2"), "h100-host", "H100-SXM", 50, 0.4253, 1.3046, 26, 1.3713),
+    (*_h100("kernelbench", "_run3"), "h100-host", "H100-SXM", 50, 0.4888, 1.1938, 26, 1.1938),
+    (*_h100("dispatch"), "h100-host", "H100-SXM", 7, 0.3528, 1.8021, 7, 1.8021),
+    (*_h100("dispatch", "_run2"), "h100-host", "H100-SXM", 7, 0.3469, 2.3238, 7, 2.3238),
+    (*_h100("dispatch", "_run3"), "h100-host", "H100-SXM", 7, 0.3827, 1.5266, 7, 1.5266),
+    (*_h100("models"), "h100-host", "H100-SXM", 7, 0.2985, 2.1454, 4, 2.7729),
+    (*_h100("models", "_run2"), "h100-host", "H100-SXM", 7, 0.2905, 2.1477, 4, 3.0455),
+    (*_h100("kernelbench"), "default", "H100-SXM", 50, 0.2981, 1.3020, 21, 2.4918),
+    (*_h100("kernelbench", "_run2"), "default", "H100-SXM", 50, 0.2870, 1.3046, 21, 2.4379),
+    (*_h100("kernelbench", "_run3"), "default", "H100-SXM", 50, 0.3323, 1.3012, 21, 2.1224),
+    (*_h100("dispatch"), "default", "H100-SXM", 7, 0.1985, 3.2037, 5, 3.2037),
+    (*_h100("dispatch", "_run2"), "default", "H100-SXM", 7, 0.1951, 3.2599, 5, 4.8515),
+    (*_h100("dispatch", "_run3"), "default", "H100-SXM", 7, 0.2156, 2.6007, 5, 2.7139),
+    (*_h100("models"), "default", "H100-SXM", 7, 0.1734, 2.1468, 3, 4.9298),
+    (*_h100("models", "_run2"), "default", "H100-SXM", 7, 0.1735, 2.1491, 3, 5.4144),
 ]
 
 
@@ -122,8 +126,10 @@ def test_eager_host_tightness_and_margin(rows, measured, level, host, gpu, n, me
 GRAPH_TIGHTNESS = [
     ("kernelbench", "", 49, 0.1666, 1.2963),  # 30_SwinTransformerV2: no replay recorded
     ("kernelbench", "_run2", 49, 0.1666, 1.2975),
+    ("kernelbench", "_run3", 49, 0.1660, 1.3067),
     ("dispatch", "", 7, 0.1968, 1.6948),
     ("dispatch", "_run2", 7, 0.1961, 1.6843),
+    ("dispatch", "_run3", 7, 0.1962, 1.6923),
     ("models", "", 7, 0.1816, 2.5045),
     ("models", "_run2", 7, 0.1827, 2.4957),
 ]
