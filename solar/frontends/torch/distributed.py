@@ -5,12 +5,23 @@ no GPU, no peers), its collectives lowered to collective statements (lowerings/c
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
+import numpy as np
+import torch
 import torch.distributed as dist
 
 from solar.errors import UsageError
+from solar.frontends import ranks
+from solar.frontends.files import import_model_file
+from solar.frontends.torch import loader
+from solar.frontends.torch.check import to_numpy
+from solar.frontends.torch.convert import convert_returning
+from solar.ir.collectives import sharded_of
 
 MAX_WORLD = 1 << 16
 
@@ -53,3 +64,93 @@ def fake_world(world: int, mesh: tuple[int, ...] | None = None) -> Iterator[obje
         yield device_mesh
     finally:
         dist.destroy_process_group()
+
+
+# ---- verify: the rank program on simulated ranks against the file without a process group ---------
+
+
+def splits_of(module: object, path: str, mesh: tuple[int, ...]) -> dict[str, tuple[int, int | None]]:
+    """The file's SHARDS (name -> dimension, or (dimension, mesh axis)) as name -> (dim, axis or
+    None for all of the mesh's axes); a malformed entry is one usage line."""
+    declared = getattr(module, "SHARDS", {})
+    if not isinstance(declared, dict):
+        raise UsageError(f"{path}: SHARDS must be a dict of name -> dimension or (dimension, mesh axis)")
+    out = {}
+    for name, value in declared.items():
+        dim, axis = (value, None) if isinstance(value, int) else (tuple(value) + (None,))[:2] if isinstance(value, (tuple, list)) else (None, None)
+        if not isinstance(name, str) or not isinstance(dim, int) or not (axis is None or (isinstance(axis, int) and 0 <= axis < len(mesh))):
+            raise UsageError(
+                f"{path}: SHARDS[{name!r}] = {value!r}: give a dimension, or (dimension, mesh axis 0..{len(mesh) - 1})"
+            )
+        out[name] = (dim, axis)
+    return out
+
+
+def _split(entry: tuple[int, int | None] | None, ndim: int, mesh: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    split: list[tuple[int, ...]] = [()] * ndim
+    if entry is not None and -ndim <= entry[0] < ndim:
+        split[entry[0] % ndim] = tuple(range(len(mesh))) if entry[1] is None else (entry[1],)
+    return tuple(split)
+
+
+def check_sharded_file(
+    path: str, world_size: int | None, mesh_text: str | None, seed: int = 0, mode: str | None = None
+) -> ranks.ShardedCheck:
+    """`solar verify FILE --world-size N`: the file's rank program (traced as rank 0 of a fake
+    process group) run on `world` simulated ranks against the same file with no process group
+    (the single-device original), each rank's tensors cut from the original's as SHARDS says."""
+    mesh = parse_mesh(mesh_text) if mesh_text else None
+    world = world_of(world_size, mesh)
+    shape = mesh or (world,)
+    name = Path(path).name
+    module = import_model_file(path)
+    init = getattr(module, "get_verify_init_inputs", None) or getattr(module, "get_init_inputs", lambda: [])
+    make_inputs = getattr(module, "get_verify_inputs", None) or module.get_inputs
+    splits = splits_of(module, name, shape)
+    if dist.is_initialized():
+        raise UsageError("a torch.distributed process group is already initialised in this process")
+    torch.manual_seed(seed)
+    with loader.on_cpu():
+        original = module.Model(*init())
+        loader.set_mode(original, mode)
+        inputs = list(make_inputs())
+        with torch.no_grad():
+            result = original(*inputs)
+    outs = [result] if isinstance(result, torch.Tensor) else [t for t in result if isinstance(t, torch.Tensor)]
+    with fake_world(world, mesh if mesh and len(mesh) > 1 else None):
+        with loader.on_cpu():
+            model = module.Model(*init())
+            rank_inputs = list(make_inputs())
+        traced = loader.trace_module(model, rank_inputs, name=getattr(module, "__name__", name), mode=mode)
+        program, bindings, returned = convert_returning(traced)
+        sharded = sharded_of(program, world)
+    ranks.check_budget(sharded, name)
+    params = list(inspect.signature(module.Model.forward).parameters)[1:]
+    state = dict(original.named_parameters()) | dict(original.named_buffers())
+
+    def full(binding: tuple[str, Any]) -> tuple[str, torch.Tensor]:
+        kind, key = binding
+        if kind == "input":
+            label = params[key] if len(params) == len(inputs) and key < len(params) else f"input{key}"
+            return label, inputs[key]
+        if key not in state:
+            raise UsageError(f"{name}: the rank program reads {key}, which the single-device Model does not have")
+        return key, state[key]
+
+    feeds: list[dict] = [{} for _ in range(world)]
+    for tensor, binding in bindings.items():
+        label, value = full(binding)
+        data = np.array(to_numpy(value), copy=True)
+        split = ranks.fitted(label, data, _split(splits.get(label), data.ndim, shape), shape, program.shape(tensor), name)
+        for r in range(world):
+            feeds[r][tensor] = ranks.shard(data, split, shape, r).reshape(program.shape(tensor))
+    expected: list[dict] = [{} for _ in range(world)]
+    for ret in returned:
+        if ret.kind != "output" or ret.tensor is None or ret.reordered:
+            continue
+        label = f"out{ret.position}"
+        data = to_numpy(outs[ret.position])
+        split = ranks.fitted(label, data, _split(splits.get(label), data.ndim, shape), shape, program.shape(ret.tensor), name)
+        for r in range(world):
+            expected[r][ret.tensor] = (label, ranks.shard(data, split, shape, r))
+    return ranks.run_checks(name, sharded, shape, feeds, expected)
