@@ -16,7 +16,7 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, Literal
 
 from solar.errors import UsageError
-from solar.frontends import ranks
+from solar.frontends import ranks, usercode
 from solar.frontends.files import import_model_file
 from solar.frontends.jax import convert, loader
 from solar.frontends.jax.lowerings.collectives import MESH
@@ -118,16 +118,17 @@ def check_sharded_file(path: str | Path, world: int | None, mesh: str | None, se
                 f"{name}: defines no {needed}(*inputs); verify --world-size runs forward's shard_map on "
                 "simulated ranks against reference, the same function on one device"
             )
-    make = getattr(module, "get_verify_inputs", None) or module.get_inputs
-    specs = loader.abstract(tuple(make()), name)
-    traced = loader.trace_callable(module.forward, specs, Path(path).stem, str(Path(path).resolve()))
+    make = getattr(module, "get_verify_inputs", None) or getattr(module, "get_inputs", lambda: ())
+    spath = str(Path(path).resolve())
+    specs = loader.abstract(tuple(usercode.call(make, "get_inputs()", spath)), name)
+    traced = loader.trace_callable(module.forward, specs, Path(path).stem, spath)
     loaded, sizes, eqn, bindings, outputs, inputs = _rank_program(traced, name, world, mesh)
     sharded = sharded_of(loaded.program, math.prod(sizes))
     ranks.check_budget(sharded, name)
     axes = tuple(eqn.params["mesh"].axis_names)
     rng = np.random.default_rng(seed)
     values = [_random(s, rng) for s in specs]
-    result = module.reference(*(jnp.asarray(v) for v in values))
+    result = usercode.call(module.reference, "reference(*inputs)", spath, *(jnp.asarray(v) for v in values))
     refs = [_host(r) for r in jax.tree_util.tree_leaves(result)]
     if len(refs) != len(outputs):
         raise UsageError(f"{name}: reference returns {len(refs)} arrays but the shard_map {len(outputs)}; return the same")

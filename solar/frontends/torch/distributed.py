@@ -16,7 +16,7 @@ import torch
 import torch.distributed as dist
 
 from solar.errors import UsageError
-from solar.frontends import ranks
+from solar.frontends import ranks, usercode
 from solar.frontends.files import import_model_file
 from solar.frontends.torch import loader
 from solar.frontends.torch.check import to_numpy
@@ -104,13 +104,16 @@ def check_sharded_file(
     shape = mesh or (world,)
     name = Path(path).name
     module = import_model_file(path)
+    if not hasattr(module, "Model") or not hasattr(module, "get_inputs"):
+        raise UsageError(f"{name}: a sharded PyTorch file defines class Model(nn.Module) and get_inputs()")
+    spath = str(Path(path).resolve())
     init = getattr(module, "get_verify_init_inputs", None) or getattr(module, "get_init_inputs", lambda: [])
     make_inputs = getattr(module, "get_verify_inputs", None) or module.get_inputs
     splits = splits_of(module, name, shape)
     if dist.is_initialized():
         raise UsageError("a torch.distributed process group is already initialised in this process")
     torch.manual_seed(seed)
-    with loader.on_cpu():
+    with loader.on_cpu(), usercode.running(spath, "running the single-device original (no process group)"):
         original = module.Model(*init())
         loader.set_mode(original, mode)
         inputs = list(make_inputs())
@@ -118,7 +121,7 @@ def check_sharded_file(
             result = original(*inputs)
     outs = [result] if isinstance(result, torch.Tensor) else [t for t in result if isinstance(t, torch.Tensor)]
     with fake_world(world, mesh if mesh and len(mesh) > 1 else None):
-        with loader.on_cpu():
+        with loader.on_cpu(), usercode.running(spath, f"building rank 0's Model of {world} ranks"):
             model = module.Model(*init())
             rank_inputs = list(make_inputs())
         traced = loader.trace_module(model, rank_inputs, name=getattr(module, "__name__", name), mode=mode)
