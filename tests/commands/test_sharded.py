@@ -71,6 +71,22 @@ def test_need_ms_prints_the_bandwidth_each_system_needs():
     assert "compute" in " ".join(lines["8xA100-SXM"][-5:])
 
 
+@pytest.mark.parametrize("target_ms,want", [
+    # stages of 11.48 and 11.92 ms each send or receive S = 2048 x 4096 x 2 B = 16 MiB per micro-batch;
+    # with M = 2 the schedule is 36 ms once both stages' S x (1/G) pass 11.92 ms: 3 S / G = 36 ms
+    ("36", ["1.4", "500.0", "0.0", "50.0", "yes"]),
+    # 1 ms: below the compute alone; the links alone would need 3 S / 1 ms
+    ("1", ["50.3", "500.0", "0.0", "50.0", "no:", "compute", "alone", "exceeds", "it"]),
+])
+def test_need_ms_with_a_pipeline_inverts_the_schedule(target_ms, want):
+    flags = ("--scenario", "prefill", "--seq", "2048", "--batch", "2", "--pp", "2", "--microbatches", "2")
+    done = _solar("analyze", "hf:tests/fixtures/hf/llama2-7b.json", *flags, "--system", "8xH100-SXM", "--need-ms", target_ms)
+    assert done.returncode == 0, done.stderr
+    (line,) = [line.split() for line in done.stdout.splitlines() if line.startswith("8xH100-SXM ") and "have" not in line
+               and len(line.split()) >= 6 and line.split()[2] == "500.0"]
+    assert line[1:] == want
+
+
 def test_pp4_tp2_llama2_7b_decode_stage_by_stage():
     flags = ("--scenario", "decode", "--context", "1024", "--batch", "8", "--tp", "2", "--pp", "4", "--microbatches", "4")
     done = _solar("analyze", "hf:tests/fixtures/hf/llama2-7b.json", *flags, "--system", "8xH100-SXM", "2xL4-PCIe", "--json")
@@ -142,8 +158,6 @@ BAD = [
      "--pp 64 exceeds the 32 decoder layers"),
     (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--pp", "2", "--batch", "3",
       "--microbatches", "2", "--scenario", "decode", "--context", "64"), "--dp 1 x --microbatches 2 must divide the batch (3)"),
-    (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--pp", "2", "--need-ms", "1"),
-     "--need-ms applies to programs without --pp"),
     (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--nodes", "1", "--tp", "8",
       "--pp", "2", "--scenario", "decode", "--context", "64"), "the pipeline has 16 ranks (tp 8 x pp 2 x dp 1) but 8xH100-SXM has 8 GPUs"),
     (("analyze", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),
