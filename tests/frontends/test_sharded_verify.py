@@ -44,6 +44,9 @@ PASS = [  # (file, world size, mesh, [(rank, output, shape)] of the checks)
     ("mesh_mlp.py", None, "2x2", [(r, "out0", (4, 6)) for r in range(4)]),
     ("../../../examples/distributed/tp_mlp.py", 8, None, [(r, "out0", (8, 32)) for r in range(8)]),
     ("../../../examples/distributed/shard_map_mlp.py", None, None, [(r, "out0", (8, 32)) for r in range(8)]),
+    ("../../../examples/distributed/dp_train_step.py", 4, None,
+     [(r, o, s) for r in range(4) for o, s in (("out0", ()), ("out1", (16, 32)), ("out2", (32, 16)))]),
+    ("../../../examples/distributed/pp_two_stage.py", 2, None, [(0, "out0", (4, 4, 16))]),  # the result is rank 0's
 ]
 
 
@@ -88,7 +91,11 @@ BAD = [  # (argv after `verify`, a file to write first (name, text), the one lin
     (["FILE", "--world-size", "2"], ("no_shards.py", lambda t: t.replace('SHARDS = {"up.weight": 0, "down.weight": 1, "out1": 1}', "")),
      r"up\.weight is \[4, 6\] on a rank but \[8, 6\] in the single-device program \(cut to \[8, 6\] by its split\); declare how"),
     (["FILE", "--world-size", "2"], ("bad_shards.py", lambda t: t.replace('"out1": 1}', '"out1": "one"}')),
-     r"SHARDS\['out1'\] = 'one': give a dimension, or \(dimension, mesh axis 0\.\.0\)"),
+     r"SHARDS\['out1'\] = 'one': give a dimension, \(dimension, mesh axis\), or for an output \"rank R\""),
+    (["FILE", "--world-size", "2"], ("rank_input.py", lambda t: t.replace('"out1": 1}', '"out1": 1, "x": "rank 1"}')),
+     r"SHARDS\['x'\] = 'rank R' is for outputs"),
+    (["FILE", "--world-size", "2"], ("bad_dim.py", lambda t: t.replace('"out1": 1}', '"out1": 2}')),
+     r"SHARDS\['out1'\] splits dimension 2 but out1 has 2"),
     ([TP_MLP, "--world-size", "2", "--mesh", "2x2"], None, r"--world-size 2 differs from --mesh 2x2"),
     ([str(FIXTURES / "shard_map_wrong.py"), "--world-size", "4"], None, r"the file's mesh is 2 \(2 ranks\)"),
     (["FILE", "--world-size", "2"], ("no_reference.py", lambda t: t.replace("def reference(", "def other(")),

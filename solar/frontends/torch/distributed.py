@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,27 +71,48 @@ def fake_world(world: int, mesh: tuple[int, ...] | None = None) -> Iterator[obje
 # ---- verify: the rank program on simulated ranks against the file without a process group ---------
 
 
-def splits_of(module: object, path: str, mesh: tuple[int, ...]) -> dict[str, tuple[int, int | None]]:
-    """The file's SHARDS (name -> dimension, or (dimension, mesh axis)) as name -> (dim, axis or
-    None for all of the mesh's axes); a malformed entry is one usage line."""
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """How one of a file's tensors (SHARDS[name]) sits on the ranks: split along `dim` over mesh
+    axis `axis` (None: over the whole mesh), or held whole by rank `holder` only (an output)."""
+
+    dim: int | None = None
+    axis: int | None = None
+    holder: int | None = None
+
+
+SHARDS_FORMS = "a dimension, (dimension, mesh axis), or for an output \"rank R\" (held by rank R only)"
+
+
+def cuts_of(module: object, path: str, mesh: tuple[int, ...]) -> dict[str, Cut]:
+    """The file's SHARDS as Cuts; a malformed entry is one usage line."""
     declared = getattr(module, "SHARDS", {})
     if not isinstance(declared, dict):
-        raise UsageError(f"{path}: SHARDS must be a dict of name -> dimension or (dimension, mesh axis)")
+        raise UsageError(f"{path}: SHARDS must be a dict of name -> {SHARDS_FORMS}")
+    world = math.prod(mesh)
     out = {}
     for name, value in declared.items():
-        dim, axis = (value, None) if isinstance(value, int) else (tuple(value) + (None,))[:2] if isinstance(value, (tuple, list)) else (None, None)
-        if not isinstance(name, str) or not isinstance(dim, int) or not (axis is None or (isinstance(axis, int) and 0 <= axis < len(mesh))):
-            raise UsageError(
-                f"{path}: SHARDS[{name!r}] = {value!r}: give a dimension, or (dimension, mesh axis 0..{len(mesh) - 1})"
-            )
-        out[name] = (dim, axis)
+        if isinstance(value, str) and re.fullmatch(r"rank \d{1,7}", value) and int(value[5:]) < world:
+            out[name] = Cut(holder=int(value[5:]))
+            continue
+        pair = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        if (
+            not isinstance(name, str) or not 1 <= len(pair) <= 2 or not all(type(v) is int for v in pair)
+            or (len(pair) == 2 and not 0 <= pair[1] < len(mesh))
+        ):
+            raise UsageError(f"{path}: SHARDS[{name!r}] = {value!r}: give {SHARDS_FORMS}, with mesh axes 0..{len(mesh) - 1} "
+                             f"and ranks 0..{world - 1}")
+        out[name] = Cut(pair[0], pair[1] if len(pair) == 2 else None)
     return out
 
 
-def _split(entry: tuple[int, int | None] | None, ndim: int, mesh: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+def _split(cut: Cut | None, name: str, ndim: int, mesh: tuple[int, ...], path: str) -> tuple[tuple[int, ...], ...]:
     split: list[tuple[int, ...]] = [()] * ndim
-    if entry is not None and -ndim <= entry[0] < ndim:
-        split[entry[0] % ndim] = tuple(range(len(mesh))) if entry[1] is None else (entry[1],)
+    if cut is None or cut.dim is None:
+        return tuple(split)
+    if not -ndim <= cut.dim < ndim:
+        raise UsageError(f"{path}: SHARDS[{name!r}] splits dimension {cut.dim} but {name} has {ndim}")
+    split[cut.dim % ndim] = tuple(range(len(mesh))) if cut.axis is None else (cut.axis,)
     return tuple(split)
 
 
@@ -109,7 +132,7 @@ def check_sharded_file(
     spath = str(Path(path).resolve())
     init = getattr(module, "get_verify_init_inputs", None) or getattr(module, "get_init_inputs", lambda: [])
     make_inputs = getattr(module, "get_verify_inputs", None) or module.get_inputs
-    splits = splits_of(module, name, shape)
+    cuts = cuts_of(module, name, shape)
     if dist.is_initialized():
         raise UsageError("a torch.distributed process group is already initialised in this process")
     torch.manual_seed(seed)
@@ -144,7 +167,9 @@ def check_sharded_file(
     for tensor, binding in bindings.items():
         label, value = full(binding)
         data = np.array(to_numpy(value), copy=True)
-        split = ranks.fitted(label, data, _split(splits.get(label), data.ndim, shape), shape, program.shape(tensor), name)
+        if label in cuts and cuts[label].holder is not None:
+            raise UsageError(f"{name}: SHARDS[{label!r}] = 'rank R' is for outputs; an input is split or whole on every rank")
+        split = ranks.fitted(label, data, _split(cuts.get(label), label, data.ndim, shape, name), shape, program.shape(tensor), name)
         for r in range(world):
             feeds[r][tensor] = ranks.shard(data, split, shape, r).reshape(program.shape(tensor))
     expected: list[dict] = [{} for _ in range(world)]
@@ -153,7 +178,8 @@ def check_sharded_file(
             continue
         label = f"out{ret.position}"
         data = to_numpy(outs[ret.position])
-        split = ranks.fitted(label, data, _split(splits.get(label), data.ndim, shape), shape, program.shape(ret.tensor), name)
-        for r in range(world):
+        split = ranks.fitted(label, data, _split(cuts.get(label), label, data.ndim, shape, name), shape, program.shape(ret.tensor), name)
+        holder = cuts[label].holder if label in cuts else None
+        for r in range(world) if holder is None else (holder,):
             expected[r][ret.tensor] = (label, ranks.shard(data, split, shape, r))
     return ranks.run_checks(name, sharded, shape, feeds, expected)
