@@ -57,13 +57,30 @@ def test_gloo_run_writes_a_row_per_measurement(tmp_path):
 
 def test_rank0_alone_then_join_prices_the_same_rank_program(tmp_path):
     out = tmp_path / "rank0.jsonl"
-    done = _run("--rank0", "8", "--warmup", "0", "--iters", "1", "--out", str(out))
+    done = _run("--rank0", "8", "--warmup", "0", "--iters", "1", "--examples", "examples/distributed/tp_mlp.py",
+                "--out", str(out))
     assert done.returncode == 0, done.stderr[-2000:]
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
-    assert (row["example"], row["world"], row["rank"], row["env"]["backend"]) == (
-        "examples/distributed/tp_mlp.py", 8, 0, "fake")
+    assert (row["example"], row["world"], row["rank"], row["small"], row["env"]["backend"]) == (
+        "examples/distributed/tp_mlp.py", 8, 0, False, "fake")
     done = _run("--join", str(out), "--arch", "H100-SXM")
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     joined = json.loads(done.stdout.splitlines()[0])
     assert joined["bound_seconds"] > 0 and joined["violation"] is False  # a CPU is far slower than an H100's bound
     assert done.stdout.splitlines()[-1] == "1 timing(s), 0 violation(s)"
+
+
+def test_every_example_runs_alone_at_its_verify_sizes(tmp_path):
+    from benchmarks.multigpu_measure import EXAMPLES
+
+    out = tmp_path / "small.jsonl"
+    done = _run("--rank0", "8", "--small", "--warmup", "0", "--iters", "1", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    present = [e for e in EXAMPLES if (ROOT / e).is_file()]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["example"], r["world"], r["small"]) for r in rows] == [(e, EXAMPLES[e] or 8, True) for e in present]
+    missing = [e for e in EXAMPLES if e not in present]
+    assert done.stderr.splitlines() == [f"note: {e} is not in this checkout; skipped" for e in missing]
+    done = _run("--join", str(out), "--arch", "H100-SXM")
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == f"{len(rows)} timing(s), 0 violation(s)"
