@@ -48,6 +48,7 @@ KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"
 # sharded example files -> the ranks they are made for (None: any number, --rank0 N / the job's)
 EXAMPLES = {
     "examples/distributed/tp_mlp.py": None,
+    "examples/distributed/dtensor_mlp.py": None,
     "examples/distributed/dp_train_step.py": None,
     "examples/distributed/pp_two_stage.py": 2,
     "examples/distributed/tp_decoder_layer.py": None,

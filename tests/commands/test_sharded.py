@@ -23,6 +23,7 @@ def _solar(*argv: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("file,flags", [
     ("examples/distributed/tp_mlp.py", ("--world-size", "8")),
+    ("examples/distributed/dtensor_mlp.py", ("--world-size", "8")),
     ("examples/distributed/shard_map_mlp.py", ()),
 ])
 def test_torch_and_jax_tp_blocks_give_the_same_bounds(file, flags):
@@ -37,6 +38,17 @@ def test_torch_and_jax_tp_blocks_give_the_same_bounds(file, flags):
     for r in rows.values():
         assert r["fused_seconds"] == max(r["compute_seconds"], r["memory_seconds"], r["comm_seconds"])
         assert r["unfused_seconds"] > r["fused_seconds"]
+
+
+def test_dtensor_and_functional_collective_tp_are_the_same_rank_program():
+    levels = ("compute_seconds", "memory_seconds", "comm_seconds", "fused_seconds", "cache_aware_seconds", "unfused_seconds")
+    rows = []
+    for file in ("tp_mlp.py", "dtensor_mlp.py"):
+        done = _solar("analyze", f"examples/distributed/{file}", "--world-size", "8", "--system", "8xH100-SXM", "--json")
+        assert done.returncode == 0, done.stderr
+        (row,) = json.loads(done.stdout)
+        rows.append({k: row[k] for k in levels})
+    assert rows[0] == rows[1]
 
 
 SYSTEMS = ("8xH100-SXM", "8xH200-SXM", "8xB200", "8xA100-SXM", "2xL4-PCIe")

@@ -5,6 +5,7 @@ no GPU, no peers), its collectives lowered to collective statements (lowerings/c
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import math
 import re
@@ -47,6 +48,18 @@ def world_of(world_size: int | None, mesh: tuple[int, ...] | None) -> int:
     return world_size
 
 
+@functools.cache
+def _dtensor_traceable() -> None:
+    """DTensor's sharding spec as a pytree constant, so torch.export traces DTensor.from_local (the
+    input hooks of parallelize_module's styles) and its decomposition turns the DTensor program
+    into the local one with functional collectives."""
+    import torch.utils._pytree as pytree
+    from torch.distributed.tensor._dtensor_spec import DTensorSpec
+
+    with contextlib.suppress(ValueError):  # registered already (by torch itself in a later version)
+        pytree.register_constant(DTensorSpec)
+
+
 @contextlib.contextmanager
 def fake_world(world: int, mesh: tuple[int, ...] | None = None) -> Iterator[object | None]:
     """Within the block this process is rank 0 of `world` ranks on the fake backend (a default
@@ -56,6 +69,7 @@ def fake_world(world: int, mesh: tuple[int, ...] | None = None) -> Iterator[obje
 
     if dist.is_initialized():
         raise UsageError("a torch.distributed process group is already initialised in this process")
+    _dtensor_traceable()
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
     try:
         device_mesh = None
@@ -116,12 +130,42 @@ def _split(cut: Cut | None, name: str, ndim: int, mesh: tuple[int, ...], path: s
     return tuple(split)
 
 
+def _placed(model: torch.nn.Module, shape: tuple[int, ...], path: str) -> dict[str, ranks.Split]:
+    """The splits of the model's DTensor parameters and buffers (parallelize_module's), from their
+    placements on a device mesh of the verified shape."""
+    out = {}
+    for label, t in [*model.named_parameters(), *model.named_buffers()]:
+        placements = getattr(t, "placements", None)
+        if placements is None:
+            continue
+        if tuple(t.device_mesh.mesh.shape) != shape:
+            raise UsageError(
+                f"{path}: {label} is a DTensor on a {list(t.device_mesh.mesh.shape)} mesh, not the verified "
+                f"{list(shape)}; pass that --mesh"
+            )
+        split: list[tuple[int, ...]] = [()] * t.ndim
+        for axis, p in enumerate(placements):
+            if p.is_partial():
+                raise UsageError(f"{path}: {label} is a partial sum on the mesh; verify compares whole or split tensors")
+            if p.is_shard():
+                split[p.dim] += (axis,)
+        out[label] = tuple(split)
+    return out
+
+
+def _state_name(key: str) -> str:
+    """A state key of the traced program as the module names it (torch.export unwraps a DTensor
+    parameter `up.weight` into `up.parametrizations.weight.original0`)."""
+    return key.replace("parametrizations.", "").removesuffix(".original0")
+
+
 def check_sharded_file(
     path: str, world_size: int | None, mesh_text: str | None, seed: int = 0, mode: str | None = None
 ) -> ranks.ShardedCheck:
     """`solar verify FILE --world-size N`: the file's rank program (traced as rank 0 of a fake
     process group) run on `world` simulated ranks against the same file with no process group
-    (the single-device original), each rank's tensors cut from the original's as SHARDS says."""
+    (the single-device original), each rank's tensors cut from the original's as SHARDS says (a
+    DTensor's as its placements say)."""
     mesh = parse_mesh(mesh_text) if mesh_text else None
     world = world_of(world_size, mesh)
     shape = mesh or (world,)
@@ -147,6 +191,7 @@ def check_sharded_file(
         with loader.on_cpu(), usercode.running(spath, f"building rank 0's Model of {world} ranks"):
             model = module.Model(*init())
             rank_inputs = list(make_inputs())
+        placed = _placed(model, shape, name)
         traced = loader.trace_module(model, rank_inputs, name=getattr(module, "__name__", name), mode=mode)
         program, bindings, returned = convert_returning(traced)
         sharded = sharded_of(program, world)
@@ -159,6 +204,7 @@ def check_sharded_file(
         if kind == "input":
             label = params[key] if len(params) == len(inputs) and key < len(params) else f"input{key}"
             return label, inputs[key]
+        key = _state_name(key)
         if key not in state:
             raise UsageError(f"{name}: the rank program reads {key}, which the single-device Model does not have")
         return key, state[key]
@@ -169,7 +215,8 @@ def check_sharded_file(
         data = np.array(to_numpy(value), copy=True)
         if label in cuts and cuts[label].holder is not None:
             raise UsageError(f"{name}: SHARDS[{label!r}] = 'rank R' is for outputs; an input is split or whole on every rank")
-        split = ranks.fitted(label, data, _split(cuts.get(label), label, data.ndim, shape, name), shape, program.shape(tensor), name)
+        split = placed.get(label) or _split(cuts.get(label), label, data.ndim, shape, name)
+        split = ranks.fitted(label, data, split, shape, program.shape(tensor), name)
         for r in range(world):
             feeds[r][tensor] = ranks.shard(data, split, shape, r).reshape(program.shape(tensor))
     expected: list[dict] = [{} for _ in range(world)]
