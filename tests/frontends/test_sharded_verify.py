@@ -44,6 +44,7 @@ PASS = [  # (file, world size, mesh, [(rank, output, shape)] of the checks)
     ("mesh_mlp.py", None, "2x2", [(r, "out0", (4, 6)) for r in range(4)]),
     ("../../../examples/distributed/tp_mlp.py", 8, None, [(r, "out0", (8, 32)) for r in range(8)]),
     ("../../../examples/distributed/shard_map_mlp.py", None, None, [(r, "out0", (8, 32)) for r in range(8)]),
+    ("../../../examples/distributed/shard_map_ulysses.py", 8, None, [(r, "out0", (4, 16, 4)) for r in range(8)]),
     ("../../../examples/distributed/dtensor_mlp.py", 8, None, [(r, "out0", (8, 32)) for r in range(8)]),
     ("../../../examples/distributed/dp_train_step.py", 4, None,
      [(r, o, s) for r in range(4) for o, s in (("out0", ()), ("out1", (16, 32)), ("out2", (32, 16)))]),

@@ -180,3 +180,23 @@ def test_all_to_all_across_axes_reproduces_the_reference(tmp_path, split, concat
     result = check_sharded(str(path), None, "4")
     assert [(r.rank, r.shape) for r in result.checks] == [(r, out) for r in range(4)]
     assert result.bad == ()
+
+
+def test_ulysses_attention_trades_sequence_for_heads_with_exact_bytes():
+    from pathlib import Path
+
+    from solar.backends.bounds import analyze
+    from solar.hardware import get_spec
+    from solar.ir.collectives import full_bytes
+
+    seq, heads, d, ranks = 16384, 32, 128, 8
+    path = Path(__file__).resolve().parents[3] / "examples" / "distributed" / "shard_map_ulysses.py"
+    loaded, world = load_sharded(path, None, None)
+    sharded = sharded_of(loaded.program, world)
+    verify_sharded(sharded)
+    # q, k, v to heads and the result back: each the rank's [seq / 8, 32, 128] bf16 (its whole buffer)
+    moves = [(c.kind, c.size, full_bytes(c, sharded.program)) for c in sharded.collectives]
+    assert moves == [(Kind.ALL_TO_ALL, ranks, seq // ranks * heads * d * 2)] * 4
+    # QK^T and PV over the whole sequence for 4 of the 32 heads: an eighth of the attention's
+    flops = analyze(sharded.program, get_spec("H100-SXM")).totals.contraction_flops
+    assert flops * ranks == 2 * (2 * seq * seq * d * heads)
