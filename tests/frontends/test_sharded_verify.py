@@ -102,6 +102,9 @@ BAD = [  # (argv after `verify`, a file to write first (name, text), the one lin
     ([str(FIXTURES / "shard_map_wrong.py"), "--world-size", "4"], None, r"the file's mesh is 2 \(2 ranks\)"),
     (["FILE", "--world-size", "2"], ("no_reference.py", lambda t: t.replace("def reference(", "def other(")),
      r"defines no reference\(\*inputs\)"),
+    (["FILE"], ("after.py", lambda t: t.replace("forward = jax.jit(jax.shard_map(", "sharded = jax.jit(jax.shard_map(")
+                + "\n\ndef forward(x, w_up, w_down):\n    return sharded(x, w_up, w_down) * 2\n"),
+     r"forward computes more than its shard_map"),
     (["hf:tests/fixtures/hf/llama2-70b.json", "--world-size", "8"], None, r"an hf: model or IR text has none"),
     ([TP_MLP, "--world-size", "0"], None, r"--world-size: '0': must be an integer"),
 ]
@@ -111,9 +114,10 @@ BAD = [  # (argv after `verify`, a file to write first (name, text), the one lin
 def test_bad_input_is_one_line(argv, write, message, tmp_path, capsys):
     if write is not None:
         name, edit = write
-        source = FIXTURES / ("shard_map_wrong.py" if name == "no_reference.py" else "tp_mlp.py")
+        source = FIXTURES / ("shard_map_wrong.py" if name in ("no_reference.py", "after.py") else "tp_mlp.py")
         (tmp_path / name).write_text(edit(source.read_text()))
         argv = [str(tmp_path / name) if a == "FILE" else a for a in argv]
+        argv += [] if "--world-size" in argv or "--mesh" in argv else ["--mesh", "2"]
     assert main(["verify", *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1

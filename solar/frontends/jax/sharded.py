@@ -41,6 +41,17 @@ def _find(jaxpr: Any, position: dict | None = None) -> tuple[Any, list[int | Non
     return None, []
 
 
+def _returns(jaxpr: Any, eqn: Any) -> bool:
+    """Whether `jaxpr` returns exactly the results of the shard_map `eqn` (through jit calls)."""
+    if list(jaxpr.outvars) == list(eqn.outvars):
+        return True
+    for e in jaxpr.eqns:
+        inner = e.params.get("jaxpr")
+        if e.primitive.name in ("jit", "pjit") and inner is not None and list(e.outvars) == list(jaxpr.outvars):
+            return _returns(inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner, eqn)
+    return False
+
+
 def load_sharded(path: str | Path, world: int | None, mesh: str | None) -> tuple[Loaded, int]:
     """(rank 0's program, the number of ranks) of the JAX file at `path`."""
     loaded, sizes, *_ = _rank_program(loader.trace_file(path), Path(path).name, world, mesh)
@@ -123,6 +134,11 @@ def check_sharded_file(path: str | Path, world: int | None, mesh: str | None, se
     specs = loader.abstract(tuple(usercode.call(make, "get_inputs()", spath)), name)
     traced = loader.trace_callable(module.forward, specs, Path(path).stem, spath)
     loaded, sizes, eqn, bindings, outputs, inputs = _rank_program(traced, name, world, mesh)
+    if not _returns(traced.jaxpr.jaxpr, eqn):
+        raise UsageError(
+            f"{name}: forward computes more than its shard_map; verify compares the shard_map's results "
+            "with reference's, so return them as they are"
+        )
     sharded = sharded_of(loaded.program, math.prod(sizes))
     ranks.check_budget(sharded, name)
     axes = tuple(eqn.params["mesh"].axis_names)
