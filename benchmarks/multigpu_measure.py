@@ -198,13 +198,15 @@ def rank0_alone(args: argparse.Namespace) -> int:
         for example in present(args.examples):
             world = ranks_of(example, args.rank0)
             dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
+            row = {"example": example, "world": world, "rank": 0, "small": args.small}
             try:
-                env = environment(device, "fake")
+                row["env"] = environment(device, "fake")
                 run = _example(str(ROOT / example), device, args.small)
-                seconds = _timed_alone(run, device, args.warmup, args.iters)
+                row["seconds"] = _timed_alone(run, device, args.warmup, args.iters)
+            except Exception as exc:  # noqa: BLE001 - one example's failure is its row; the others run
+                row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             finally:
                 dist.destroy_process_group()
-            row = {"example": example, "world": world, "rank": 0, "small": args.small, "seconds": seconds, "env": env}
             out.write(json.dumps(row) + "\n")
             print(json.dumps({k: v for k, v in row.items() if k != "env"}))
     return 0
@@ -246,6 +248,11 @@ def join(args: argparse.Namespace) -> int:
     spec = get_spec(args.arch)
     rows = [json.loads(line) for line in Path(args.join).read_text().splitlines() if line.strip()]
     violations = 0
+    timed = [row for row in rows if "seconds" in row]
+    for row in rows:
+        if "seconds" not in row:
+            print(f"note: {row['example']} has no timing ({row.get('error', 'no seconds')}); skipped", file=sys.stderr)
+    rows = timed
     for row in rows:
         with fake_world(row["world"]):
             if row.get("small"):

@@ -79,6 +79,7 @@ def test_every_example_runs_alone_at_its_verify_sizes(tmp_path):
     present = [e for e in EXAMPLES if (ROOT / e).is_file()]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["example"], r["world"], r["small"]) for r in rows] == [(e, EXAMPLES[e] or 8, True) for e in present]
+    assert [r.get("error") for r in rows] == [None] * len(rows) and all(r["seconds"] > 0 for r in rows)
     missing = [e for e in EXAMPLES if e not in present]
     assert done.stderr.splitlines() == [f"note: {e} is not in this checkout; skipped" for e in missing]
     done = _run("--join", str(out), "--arch", "H100-SXM")

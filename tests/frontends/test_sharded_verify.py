@@ -42,6 +42,7 @@ PASS = [  # (file, world size, mesh, [(rank, output, shape)] of the checks)
     ("tp_mlp.py", 2, None, [(r, o, s) for r in range(2) for o, s in (("out0", (4, 6)), ("out1", (4, 4)))]),
     ("tp_mlp.py", 4, None, [(r, o, s) for r in range(4) for o, s in (("out0", (4, 6)), ("out1", (4, 2)))]),
     ("mesh_mlp.py", None, "2x2", [(r, "out0", (4, 6)) for r in range(4)]),
+    ("dtensor_sp.py", 4, None, [(r, "out0", (2, 16)) for r in range(4)]),  # all-gather in, reduce-scatter out
     ("../../../examples/distributed/tp_mlp.py", 8, None, [(r, "out0", (8, 32)) for r in range(8)]),
     ("../../../examples/distributed/shard_map_mlp.py", None, None, [(r, "out0", (8, 32)) for r in range(8)]),
     ("../../../examples/distributed/shard_map_ulysses.py", 8, None, [(r, "out0", (4, 16, 4)) for r in range(8)]),
@@ -122,3 +123,16 @@ def test_bad_input_is_one_line(argv, write, message, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert re.search(message, err), err
+
+
+def test_dtensor_sequence_parallel_traces_to_all_gather_and_reduce_scatter():
+    from solar.frontends.select import load
+    from solar.frontends.torch.distributed import fake_world
+    from solar.ir.collectives import Kind, full_bytes, sharded_of
+
+    with fake_world(4):
+        program = load(str(FIXTURES / "dtensor_sp.py"), share_layers=False).program
+    sharded = sharded_of(program, 4)
+    # the gathered [8, 16] tokens, and the [8, 16] partial sums scattered: f32
+    assert [(c.kind, c.dim, full_bytes(c, program)) for c in sharded.collectives] == [
+        (Kind.ALL_GATHER, 0, 8 * 16 * 4), (Kind.REDUCE_SCATTER, 0, 8 * 16 * 4)]
