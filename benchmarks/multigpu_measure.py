@@ -165,7 +165,7 @@ def built(path: str, small: bool = False) -> tuple[Any, list]:
     from solar.frontends.files import import_model_file
 
     module = import_model_file(path)
-    init = getattr(module, "get_init_inputs", lambda: [])
+    init = getattr(module, "get_init_inputs", list)
     inputs = module.get_inputs
     if small:
         init = getattr(module, "get_verify_init_inputs", init)

@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from solar.backends.bounds import Analysis
-from solar.backends.collectives import CollectiveBound, LinkNeed, RankBound, collective_bounds, rank_bound
+from solar.backends.collectives import (
+    CollectiveBound,
+    LinkNeed,
+    RankBound,
+    collective_bounds,
+    rank_bound,
+)
 from solar.errors import UsageError
 from solar.hardware.systems import SystemSpec
 from solar.ir.collectives import Collective, Kind

@@ -34,7 +34,8 @@ def check_verify(args: argparse.Namespace) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from solar.api import check_file, check_sharded  # the analysis (islpy, networkx, lark): not paid by --help
+    # the analysis (islpy, networkx, lark): not paid by --help
+    from solar.api import check_file, check_sharded
 
     if args.world_size is not None or args.mesh is not None:
         return _sharded_out(check_sharded(args.file, args.world_size, args.mesh, args.seed, args.mode, debug=args.debug))

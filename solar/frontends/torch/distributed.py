@@ -174,7 +174,7 @@ def check_sharded_file(
     if not hasattr(module, "Model") or not hasattr(module, "get_inputs"):
         raise UsageError(f"{name}: a sharded PyTorch file defines class Model(nn.Module) and get_inputs()")
     spath = str(Path(path).resolve())
-    init = getattr(module, "get_verify_init_inputs", None) or getattr(module, "get_init_inputs", lambda: [])
+    init = getattr(module, "get_verify_init_inputs", None) or getattr(module, "get_init_inputs", list)
     make_inputs = getattr(module, "get_verify_inputs", None) or module.get_inputs
     cuts = cuts_of(module, name, shape)
     if dist.is_initialized():
