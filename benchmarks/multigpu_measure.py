@@ -19,7 +19,8 @@ several GPUs; --join prices the same rank program on --arch (solar's fused bound
 DRAM: the collectives' local parts are copies) and marks a timing below it a violation. An example
 made for a fixed number of ranks (EXAMPLES) runs at that number whatever N is; one missing from
 this checkout is skipped with a note. --small builds each example at the sizes `solar verify` runs
-(get_verify_init_inputs / get_verify_inputs): a quick run of every path on a CPU, priced alike.
+(get_verify_init_inputs / get_verify_inputs; an example without them is skipped): a quick run of
+every path on a CPU, priced alike.
 
 S is nccl-tests' size: the buffer of all-reduce, reduce-scatter, all-to-all and send/recv, the
 output of all-gather. Each timing is the median of --iters calls after --warmup, the ranks
@@ -62,6 +63,10 @@ def present(examples: list[str]) -> list[str]:
         if not (ROOT / e).is_file():
             print(f"note: {e} is not in this checkout; skipped", file=sys.stderr)
     return [e for e in examples if (ROOT / e).is_file()]
+
+
+def has_verify_sizes(example: str) -> bool:
+    return "def get_verify_inputs(" in (ROOT / example).read_text()
 
 
 def ranks_of(example: str, world: int) -> int:
@@ -196,6 +201,9 @@ def rank0_alone(args: argparse.Namespace) -> int:
     device = torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
     with open(args.out, "a") as out:
         for example in present(args.examples):
+            if args.small and not has_verify_sizes(example):
+                print(f"note: {example} has no get_verify_inputs(); skipped at --small", file=sys.stderr)
+                continue
             world = ranks_of(example, args.rank0)
             dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
             row = {"example": example, "world": world, "rank": 0, "small": args.small}
