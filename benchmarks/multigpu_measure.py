@@ -10,12 +10,17 @@ solar gives and whether the measurement beat it (a violation).
     python benchmarks/multigpu_measure.py --dry-run --world 8 --system 8xH100-SXM   # the plan, no run
     python benchmarks/multigpu_measure.py --rank0 8 --out rank0.jsonl   # one GPU: rank 0's shard alone
     python benchmarks/multigpu_measure.py --join rank0.jsonl --arch H100-SXM   # its per-rank bounds (CPU)
+    python benchmarks/multigpu_measure.py --rank0 8 --small --out smoke.jsonl   # CPU: the examples' verify sizes
 
 --rank0 N times each sharded example's rank-0 program alone on this process's one GPU, under a fake
 process group of N ranks (torch's `fake` backend: the collectives move nothing; an all-reduce keeps
 the local partial sums), so the rank's compute and memory can be checked against its bound without
 several GPUs; --join prices the same rank program on --arch (solar's fused bound of its compute and
-DRAM: the collectives' local parts are copies) and marks a timing below it a violation.
+DRAM: the collectives' local parts are copies) and marks a timing below it a violation. An example
+made for a fixed number of ranks (EXAMPLES) runs at that number whatever N is; one missing from
+this checkout is skipped with a note. --small builds each example at the sizes `solar verify` runs
+(get_verify_init_inputs / get_verify_inputs; an example without them is skipped): a quick run of
+every path on a CPU, priced alike.
 
 S is nccl-tests' size: the buffer of all-reduce, reduce-scatter, all-to-all and send/recv, the
 output of all-gather. Each timing is the median of --iters calls after --warmup, the ranks
@@ -41,7 +46,31 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
-EXAMPLES = ("examples/distributed/tp_mlp.py",)
+# sharded example files -> the ranks they are made for (None: any number, --rank0 N / the job's)
+EXAMPLES = {
+    "examples/distributed/tp_mlp.py": None,
+    "examples/distributed/dtensor_mlp.py": None,
+    "examples/distributed/dp_train_step.py": None,
+    "examples/distributed/pp_two_stage.py": 2,
+    "examples/distributed/tp_decoder_layer.py": None,
+    "examples/distributed/moe_ep.py": None,
+}
+
+
+def present(examples: list[str]) -> list[str]:
+    """The examples in this checkout; each missing one is noted on stderr and skipped."""
+    for e in examples:
+        if not (ROOT / e).is_file():
+            print(f"note: {e} is not in this checkout; skipped", file=sys.stderr)
+    return [e for e in examples if (ROOT / e).is_file()]
+
+
+def has_verify_sizes(example: str) -> bool:
+    return "def get_verify_inputs(" in (ROOT / example).read_text()
+
+
+def ranks_of(example: str, world: int) -> int:
+    return EXAMPLES.get(example) or world
 
 
 def busbw_factor(kind: str, n: int) -> Fraction:
@@ -71,10 +100,9 @@ def bound_seconds(kind: str, nbytes: int, world: int, system: Any) -> float:
 
 def plan(args: argparse.Namespace, world: int) -> list[dict]:
     rows = [{"kind": k, "bytes": s} for k in args.kinds for s in sizes(args.min_bytes, args.max_bytes, args.step)]
-    rows += [{"example": e} for e in args.examples]
     for row in rows:
         row["world"] = world
-    return rows
+    return rows + [{"example": e, "world": world, "needs": ranks_of(e, world)} for e in present(args.examples)]
 
 
 # ---- running on every rank ------------------------------------------------------------------------
@@ -136,14 +164,26 @@ def _timed(fn: Any, device: Any, warmup: int, iters: int) -> float:
     return statistics.median(times)
 
 
-def _example(path: str, device: Any) -> Any:
-    import torch
-
+def built(path: str, small: bool = False) -> tuple[Any, list]:
+    """(Model, inputs) of an example file as this process's rank builds them; `small`: at the
+    sizes `solar verify` runs (get_verify_init_inputs / get_verify_inputs, where the file has them)."""
     from solar.frontends.files import import_model_file
 
     module = import_model_file(path)
-    model = module.Model(*module.get_init_inputs()).to(device).eval()
-    inputs = [x.to(device) for x in module.get_inputs()]
+    init = getattr(module, "get_init_inputs", list)
+    inputs = module.get_inputs
+    if small:
+        init = getattr(module, "get_verify_init_inputs", init)
+        inputs = getattr(module, "get_verify_inputs", inputs)
+    return module.Model(*init()), list(inputs())
+
+
+def _example(path: str, device: Any, small: bool = False) -> Any:
+    import torch
+
+    model, inputs = built(path, small)
+    model = model.to(device).eval()
+    inputs = [x.to(device) for x in inputs]
 
     def run() -> None:
         with torch.no_grad():
@@ -160,15 +200,21 @@ def rank0_alone(args: argparse.Namespace) -> int:
 
     device = torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
     with open(args.out, "a") as out:
-        for example in args.examples:
-            dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=args.rank0)
+        for example in present(args.examples):
+            if args.small and not has_verify_sizes(example):
+                print(f"note: {example} has no get_verify_inputs(); skipped at --small", file=sys.stderr)
+                continue
+            world = ranks_of(example, args.rank0)
+            dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
+            row = {"example": example, "world": world, "rank": 0, "small": args.small}
             try:
-                env = environment(device, "fake")
-                run = _example(str(ROOT / example), device)
-                seconds = _timed_alone(run, device, args.warmup, args.iters)
+                row["env"] = environment(device, "fake")
+                run = _example(str(ROOT / example), device, args.small)
+                row["seconds"] = _timed_alone(run, device, args.warmup, args.iters)
+            except Exception as exc:  # noqa: BLE001 - one example's failure is its row; the others run
+                row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             finally:
                 dist.destroy_process_group()
-            row = {"example": example, "world": args.rank0, "rank": 0, "seconds": seconds, "env": env}
             out.write(json.dumps(row) + "\n")
             print(json.dumps({k: v for k, v in row.items() if k != "env"}))
     return 0
@@ -210,9 +256,18 @@ def join(args: argparse.Namespace) -> int:
     spec = get_spec(args.arch)
     rows = [json.loads(line) for line in Path(args.join).read_text().splitlines() if line.strip()]
     violations = 0
+    timed = [row for row in rows if "seconds" in row]
+    for row in rows:
+        if "seconds" not in row:
+            print(f"note: {row['example']} has no timing ({row.get('error', 'no seconds')}); skipped", file=sys.stderr)
+    rows = timed
     for row in rows:
         with fake_world(row["world"]):
-            loaded = api.load(str(ROOT / row["example"]))
+            if row.get("small"):
+                model, inputs = built(str(ROOT / row["example"]), small=True)
+                loaded = api.load(model, inputs)
+            else:
+                loaded = api.load(str(ROOT / row["example"]))
         bound = analyze_graph(loaded.graph, spec, Assumptions()).fused.seconds
         row.update(arch=args.arch, bound_seconds=float(bound), violation=bool(row["seconds"] < bound))
         violations += row["violation"]
@@ -256,6 +311,8 @@ def worker(args: argparse.Namespace) -> None:
     try:
         for row in plan(args, world):
             try:
+                if "example" in row and row["needs"] != world:
+                    raise ValueError(f"the example is made for {row['needs']} ranks")
                 if "example" in row:
                     seconds = _timed(_example(str(ROOT / row["example"]), device), device, args.warmup, args.iters)
                 else:
@@ -299,6 +356,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-bytes", type=int, default=4 << 30)
     p.add_argument("--step", type=int, default=4, help="size factor between measurements")
     p.add_argument("--examples", nargs="*", default=list(EXAMPLES), help="sharded example files (rank programs)")
+    p.add_argument("--small", action="store_true", help="with --rank0: the examples at their verify sizes (a CPU smoke run)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--backend", choices=("nccl", "gloo"), default="nccl")

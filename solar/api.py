@@ -17,6 +17,7 @@ from solar.frontends.loaded import Loaded, Provenance, Serving, eager_calls, pro
 from solar.frontends.select import (
     LLM_HINT,
     check_file,
+    check_sharded,
     load,
     load_hf,
     load_ir_file,
@@ -31,7 +32,7 @@ from solar.report.measured_ops import SLACK, MeasuredOp, MeasuredOps, read_rows,
 
 __all__ = [
     "CLOCK_MHZ_RANGE", "FRONTENDS", "LLM_HINT", "POLICY", "Loaded", "Provenance", "Serving", "analyze",
-    "analyze_archs", "analyze_loaded", "assumptions_of", "check_clock_mhz", "check_file", "eager_calls", "einsum_text",
+    "analyze_archs", "analyze_loaded", "assumptions_of", "check_clock_mhz", "check_file", "check_sharded", "eager_calls", "einsum_text",
     "ir_text", "join_measured_ops", "load", "load_hf", "load_ir_file", "load_module", "provenance_lines",
 ]
 

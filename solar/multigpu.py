@@ -1,6 +1,6 @@
 """Sharded programs on a system: one rank's program bounded on the system's GPU, its collectives on
 the system's links, and the slowest rank's levels (solar.backends.collectives); pipelines of such
-stages (solar.backends.pipeline)."""
+stages and the link bandwidth they need (solar.backends.pipeline)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from typing import Any
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import Analysis, analyze, analyze_graph
 from solar.backends.collectives import RankBound, slowest_rank
-from solar.backends.pipeline import PipelineBound, pipeline_bound, stage_bound
+from solar.backends.pipeline import PipelineBound, pipeline_bound, pipeline_need, stage_bound
 from solar.errors import UsageError
 from solar.hardware.systems import SystemSpec
 from solar.ir.collectives import Sharded, full_bytes, sharded_of, verify_sharded
 from solar.ir.nodes import Role
+
+__all__ = ["analyze_pipeline", "analyze_sharded", "pipeline_need", "verify_sharded"]
 
 
 def analyze_sharded(

@@ -57,13 +57,34 @@ def test_gloo_run_writes_a_row_per_measurement(tmp_path):
 
 def test_rank0_alone_then_join_prices_the_same_rank_program(tmp_path):
     out = tmp_path / "rank0.jsonl"
-    done = _run("--rank0", "8", "--warmup", "0", "--iters", "1", "--out", str(out))
+    done = _run("--rank0", "8", "--warmup", "0", "--iters", "1", "--examples", "examples/distributed/tp_mlp.py",
+                "--out", str(out))
     assert done.returncode == 0, done.stderr[-2000:]
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
-    assert (row["example"], row["world"], row["rank"], row["env"]["backend"]) == (
-        "examples/distributed/tp_mlp.py", 8, 0, "fake")
+    assert (row["example"], row["world"], row["rank"], row["small"], row["env"]["backend"]) == (
+        "examples/distributed/tp_mlp.py", 8, 0, False, "fake")
     done = _run("--join", str(out), "--arch", "H100-SXM")
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     joined = json.loads(done.stdout.splitlines()[0])
     assert joined["bound_seconds"] > 0 and joined["violation"] is False  # a CPU is far slower than an H100's bound
     assert done.stdout.splitlines()[-1] == "1 timing(s), 0 violation(s)"
+
+
+def test_every_example_runs_alone_at_its_verify_sizes(tmp_path):
+    from benchmarks.multigpu_measure import EXAMPLES, has_verify_sizes
+
+    out = tmp_path / "small.jsonl"
+    done = _run("--rank0", "8", "--small", "--warmup", "0", "--iters", "1", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    present = [e for e in EXAMPLES if (ROOT / e).is_file()]
+    small = [e for e in present if has_verify_sizes(e)]
+    assert {"examples/distributed/tp_mlp.py", "examples/distributed/dp_train_step.py"} <= set(small)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["example"], r["world"], r["small"]) for r in rows] == [(e, EXAMPLES[e] or 8, True) for e in small]
+    assert [r.get("error") for r in rows] == [None] * len(rows) and all(r["seconds"] > 0 for r in rows)
+    notes = [f"note: {e} is not in this checkout; skipped" for e in EXAMPLES if e not in present]
+    notes += [f"note: {e} has no get_verify_inputs(); skipped at --small" for e in present if e not in small]
+    assert sorted(done.stderr.splitlines()) == sorted(notes)
+    done = _run("--join", str(out), "--arch", "H100-SXM")
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == f"{len(rows)} timing(s), 0 violation(s)"

@@ -1,7 +1,11 @@
 """A tensor-parallel MLP block as rank 0 runs it (Megatron style): the first linear split by
 columns, the second by rows, their partial sums all-reduced with a functional collective.
 
-    solar analyze examples/distributed/tp_mlp.py --system 8xH100-SXM --world-size 8"""
+    solar analyze examples/distributed/tp_mlp.py --system 8xH100-SXM --world-size 8
+    solar verify examples/distributed/tp_mlp.py --world-size 8
+
+Without a process group the same file is the single-device original; SHARDS says how each rank's
+weights are cut from the original's (verify runs every rank on the interpreter against it)."""
 
 import torch
 import torch.distributed as dist
@@ -10,6 +14,8 @@ import torch.distributed._functional_collectives as funcol
 HIDDEN = 4096
 FFN = 14336
 TOKENS = 2048
+# the dimension of each tensor split over the ranks (torch.nn.Linear keeps weights as [out, in])
+SHARDS = {"up.weight": 0, "down.weight": 1}
 
 
 class Model(torch.nn.Module):
@@ -32,3 +38,11 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_verify_init_inputs():  # sizes the interpreter runs in seconds
+    return [32, 64]
+
+
+def get_verify_inputs():
+    return [torch.randn(8, 32, dtype=torch.bfloat16)]

@@ -1,6 +1,6 @@
 """Lower bounds on pipeline-parallel programs: each stage's slowest rank with the hidden states it
-receives and sends, and the forward schedule of M micro-batches over the stages with its bubble
-(docs/BOUNDS.md, Several GPUs: pipelines).
+receives and sends, the forward schedule of M micro-batches over the stages with its bubble, and
+the link bandwidth that schedule needs for a target time (docs/BOUNDS.md, Several GPUs: pipelines).
 
 Rank of replica d, stage s, tensor-parallel position t: d * P * tp + s * tp + t."""
 
@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from solar.backends.bounds import Analysis
-from solar.backends.collectives import CollectiveBound, RankBound, collective_bounds, rank_bound
+from solar.backends.collectives import (
+    CollectiveBound,
+    LinkNeed,
+    RankBound,
+    collective_bounds,
+    rank_bound,
+)
 from solar.errors import UsageError
 from solar.hardware.systems import SystemSpec
 from solar.ir.collectives import Collective, Kind
@@ -117,3 +123,53 @@ def pipeline_bound(stages: Sequence[RankBound], layers: Sequence[int], microbatc
         schedule([b.cache_aware_seconds for b in stages], microbatches),
         schedule([b.unfused_seconds for b in stages], microbatches),
     )
+
+
+def least_rate(fixed: Sequence[float], amount: Sequence[float], microbatches: int, target: float) -> float | None:
+    """The least rate r (bytes/s) at which the schedule of stages taking max(fixed[s], amount[s] / r)
+    fits `target` seconds: 0 when nothing moves, None when the fixed terms alone exceed it. In
+    x = 1 / r the schedule is convex, increasing and piecewise linear, its pieces meeting where an
+    amount term crosses a fixed one (x = fixed[t] / amount[s]), so it is solved exactly on the piece
+    where it reaches the target."""
+
+    def at(x: float) -> float:
+        return schedule([max(f, a * x) for f, a in zip(fixed, amount)], microbatches)
+
+    if at(0.0) > target:
+        return None
+    moving = [a for a in amount if a > 0]
+    if not moving:
+        return 0.0
+    points = sorted({f / a for f in fixed for a in moving if f / a > 0})
+    lo = 0.0
+    for hi in points:
+        if at(hi) > target:
+            break
+        lo = hi
+    else:
+        hi = 2 * lo if lo > 0 else 1.0  # past the last piece's start the schedule is linear in x
+    x = lo + (target - at(lo)) * (hi - lo) / (at(hi) - at(lo))
+    return 1.0 / x
+
+
+def pipeline_need(p: PipelineBound, per_node: int, target_seconds: float) -> LinkNeed:
+    """The least per-GPU link and NIC bandwidths at which `p`'s fused schedule fits `target_seconds`,
+    each with the other link unlimited: both are necessary (the schedule only grows as either
+    bandwidth falls), though at the two together the schedule may still be longer."""
+    fixed = [max(b.analysis.fused.seconds, max((c.latency_seconds for c in b.collectives), default=0.0))
+             for b in p.stages]
+    gpu_bytes = [sum(c.gpu_bytes for c in b.collectives) for b in p.stages]
+    nic_bytes = [sum(c.node_bytes for c in b.collectives) / per_node for b in p.stages]
+    if schedule(fixed, p.microbatches) <= target_seconds:
+        gpu = least_rate(fixed, gpu_bytes, p.microbatches, target_seconds)
+        nic = least_rate(fixed, nic_bytes, p.microbatches, target_seconds)
+        return LinkNeed(target_seconds, gpu or 0.0, nic or 0.0, None)
+    # no bandwidth suffices: what the communication alone would need, and the term that blocks
+    zero = [0.0] * len(fixed)
+    gpu = least_rate(zero, gpu_bytes, p.microbatches, target_seconds) or 0.0
+    nic = least_rate(zero, nic_bytes, p.microbatches, target_seconds) or 0.0
+    slowest = p.stages[max(range(len(fixed)), key=fixed.__getitem__)]
+    f = slowest.analysis.fused
+    terms = {"compute": f.compute_seconds, "DRAM": f.memory_seconds, "launch": f.launch_seconds,
+             "latency": max((c.latency_seconds for c in slowest.collectives), default=0.0)}
+    return LinkNeed(target_seconds, gpu, nic, max(terms, key=terms.__getitem__))

@@ -57,8 +57,6 @@ def check(args: argparse.Namespace) -> None:
         raise UsageError(
             "--tp, --ep, --sp, --dp, --pp and --microbatches apply to hf:<model>; a PyTorch or JAX file gives --world-size or --mesh"
         )
-    if args.need_ms is not None and (args.pp is not None or args.microbatches is not None):
-        raise UsageError("--need-ms applies to programs without --pp or --microbatches; drop one of them")
     if args.file.startswith("hf:") and (args.world_size is not None or args.mesh is not None):
         raise UsageError("an hf: model is sharded with --tp; drop --world-size and --mesh")
     from solar.hardware.systems import get_system
@@ -73,17 +71,18 @@ def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = Fals
     """The report of `solar analyze --system` (`compare`: `solar compare --system`, each system's
     bound also as a ratio to the first system's)."""
     from solar.backends.bounds import analyze_graph
-    from solar.multigpu import analyze_pipeline, analyze_sharded, verify_sharded
+    from solar.multigpu import analyze_pipeline, analyze_sharded, pipeline_need, verify_sharded
     from solar.report import sharded as table
 
     if args.pp is not None or args.microbatches is not None:
         stages = _stages(args)
         tp, dp, m, pp = args.tp or 1, args.dp or 1, args.microbatches or 1, len(stages)
-        pipes = {}
+        pipes, systems = {}, {}
         for name in args.system:
             system = _system(name, args.nodes, tp * pp * dp)
+            systems[system.shown] = system
             pipes[system.shown] = analyze_pipeline(stages, tp, dp, m, system, assumptions)
-        return _pipeline_out(args, stages, pipes, table)
+        return _pipeline_out(args, stages, pipes, systems, table, pipeline_need)
     loaded, sharded = _load(args)
     systems = [_system(name, args.nodes, sharded.world) for name in args.system]
     verify_sharded(sharded)
@@ -140,7 +139,7 @@ def _check_ep(args: argparse.Namespace, system) -> None:
         )
 
 
-def _pipeline_out(args: argparse.Namespace, stages, pipes: dict, table) -> int:
+def _pipeline_out(args: argparse.Namespace, stages, pipes: dict, systems: dict, table, pipeline_need) -> int:
     if args.json:
         print(json.dumps(table.pipeline_json(pipes), indent=1))
         return 0
@@ -150,7 +149,11 @@ def _pipeline_out(args: argparse.Namespace, stages, pipes: dict, table) -> int:
         f"{tp * len(stages) * dp} ranks; each stage's slowest rank per micro-batch, µs; the schedule of M = {m} "
         "micro-batches: the stages' sum plus (M - 1) x the slowest"
     )
-    render.console().print(table.pipeline_table(title, pipes))
+    out = render.console()
+    out.print(table.pipeline_table(title, pipes))
+    if args.need_ms is not None:
+        needs = {n: (s, pipeline_need(pipes[n], s.per_node, args.need_ms * 1e-3)) for n, s in systems.items()}
+        out.print(table.need_table(args.need_ms, needs))
     return 0
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 # jax, and the LLM frontend (its parser and checker cost a tenth of a second) runs only with an
 # endpoint. `import solar.api` pays for none of them.
 DEFERRED = (
-    "torch", "torch.check", "torch.hf", "torch.loader", "torch.share", "torch.stitch", "torch.train", "jax.train", "llm",
+    "torch", "torch.check", "torch.distributed", "jax.sharded", "torch.hf", "torch.loader", "torch.share", "torch.stitch", "torch.train", "jax.train", "llm",
 )
 
 
@@ -73,6 +73,17 @@ def check_file(
         if framework == "jax":
             return jax_frontend.check_file(path, seed=seed)
         return _frontend("torch.check").check_file(path, seed=seed, mode=mode, infer_structure=infer_structure)
+
+
+def check_sharded(
+    path: str | Path, world: int | None, mesh: str | None, seed: int = 0, mode: str | None = None, debug: bool = False
+) -> Any:
+    """`solar verify --world-size N / --mesh AxB`: the sharded file's ranks run on the interpreter
+    against its single-device original (solar.frontends.torch.distributed, solar.frontends.jax.sharded)."""
+    with debug_session(debug):
+        if framework_of(path) == "jax":
+            return _frontend("jax.sharded").check_sharded_file(path, world, mesh, seed)
+        return _frontend("torch.distributed").check_sharded_file(path, world, mesh, seed, mode)
 
 
 LLM_HINT = (

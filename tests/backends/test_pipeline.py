@@ -1,12 +1,12 @@
 """Pipeline bounds: exact bytes of the hidden states each stage's ranks receive and send (over
 their links and their node's NICs), the placement of a stage's collectives, and the schedule's
-bound with its bubble."""
+bound with its bubble, and the link bandwidth that schedule needs for a target time."""
 
 from __future__ import annotations
 
 import pytest
 
-from solar.backends.pipeline import placed, rank_of, schedule, transfer_bounds
+from solar.backends.pipeline import least_rate, placed, rank_of, schedule, transfer_bounds
 from solar.frontends.torch.pp import stage_layers
 from solar.hardware.systems import get_system
 from solar.ir.collectives import Collective, Kind
@@ -77,3 +77,18 @@ def test_rank_of(d, s, t, pp, tp, want):
 def test_placed_moves_a_stage_collective_onto_its_ranks():
     c = Collective(Kind.ALL_REDUCE, "o", "a", ((0, 1), (2, 3)))  # tp 2 x dp 2, as traced
     assert placed(c, 1, 4, 2).groups == ((2, 3), (10, 11))
+
+
+@pytest.mark.parametrize("fixed,amount,m,target,want", [
+    ((1.0, 2.0), (4.0, 0.0), 1, 5.0, 4 / 3),  # max(1, 4x) + 2 = 5 at x = 3/4
+    ((1.0, 2.0), (4.0, 0.0), 3, 10.0, 1.5),  # 4x + 2 + 2 x 4x = 10 at x = 2/3 (past 4x = 2)
+    ((1.0, 2.0), (4.0, 0.0), 3, 8.0, 2.0),  # exactly at the piece where 4x meets the other stage's 2
+    ((0.0, 0.0), (1.0, 2.0), 2, 10.0, 0.5),  # x + 2x + 2x = 10 at x = 2
+    ((1.0, 1.0), (0.0, 0.0), 4, 5.0, 0.0),  # nothing moves: no bandwidth needed
+    ((3.0,), (1.0,), 1, 2.0, None),  # the fixed term alone exceeds the target
+])
+def test_least_rate_solves_the_schedule_exactly(fixed, amount, m, target, want):
+    got = least_rate(fixed, amount, m, target)
+    assert got == (None if want is None else pytest.approx(want, rel=1e-12))
+    if want:
+        assert schedule([max(f, a / got) for f, a in zip(fixed, amount)], m) == pytest.approx(target, rel=1e-12)

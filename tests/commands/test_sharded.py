@@ -23,6 +23,7 @@ def _solar(*argv: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("file,flags", [
     ("examples/distributed/tp_mlp.py", ("--world-size", "8")),
+    ("examples/distributed/dtensor_mlp.py", ("--world-size", "8")),
     ("examples/distributed/shard_map_mlp.py", ()),
 ])
 def test_torch_and_jax_tp_blocks_give_the_same_bounds(file, flags):
@@ -37,6 +38,17 @@ def test_torch_and_jax_tp_blocks_give_the_same_bounds(file, flags):
     for r in rows.values():
         assert r["fused_seconds"] == max(r["compute_seconds"], r["memory_seconds"], r["comm_seconds"])
         assert r["unfused_seconds"] > r["fused_seconds"]
+
+
+def test_dtensor_and_functional_collective_tp_are_the_same_rank_program():
+    levels = ("compute_seconds", "memory_seconds", "comm_seconds", "fused_seconds", "cache_aware_seconds", "unfused_seconds")
+    rows = []
+    for file in ("tp_mlp.py", "dtensor_mlp.py"):
+        done = _solar("analyze", f"examples/distributed/{file}", "--world-size", "8", "--system", "8xH100-SXM", "--json")
+        assert done.returncode == 0, done.stderr
+        (row,) = json.loads(done.stdout)
+        rows.append({k: row[k] for k in levels})
+    assert rows[0] == rows[1]
 
 
 SYSTEMS = ("8xH100-SXM", "8xH200-SXM", "8xB200", "8xA100-SXM", "2xL4-PCIe")
@@ -69,6 +81,22 @@ def test_need_ms_prints_the_bandwidth_each_system_needs():
     # 16 MiB per GPU in 60 us = 279.6 GB/s; the A100's compute alone takes longer than 60 us
     assert lines["8xH100-SXM"][-5:] == ["279.6", "500.0", "0.0", "50.0", "yes"]
     assert "compute" in " ".join(lines["8xA100-SXM"][-5:])
+
+
+@pytest.mark.parametrize("target_ms,want", [
+    # stages of 11.48 and 11.92 ms each send or receive S = 2048 x 4096 x 2 B = 16 MiB per micro-batch;
+    # with M = 2 the schedule is 36 ms once both stages' S x (1/G) pass 11.92 ms: 3 S / G = 36 ms
+    ("36", ["1.4", "500.0", "0.0", "50.0", "yes"]),
+    # 1 ms: below the compute alone; the links alone would need 3 S / 1 ms
+    ("1", ["50.3", "500.0", "0.0", "50.0", "no:", "compute", "alone", "exceeds", "it"]),
+])
+def test_need_ms_with_a_pipeline_inverts_the_schedule(target_ms, want):
+    flags = ("--scenario", "prefill", "--seq", "2048", "--batch", "2", "--pp", "2", "--microbatches", "2")
+    done = _solar("analyze", "hf:tests/fixtures/hf/llama2-7b.json", *flags, "--system", "8xH100-SXM", "--need-ms", target_ms)
+    assert done.returncode == 0, done.stderr
+    (line,) = [line.split() for line in done.stdout.splitlines() if line.startswith("8xH100-SXM ") and "have" not in line
+               and len(line.split()) >= 6 and line.split()[2] == "500.0"]
+    assert line[1:] == want
 
 
 def test_pp4_tp2_llama2_7b_decode_stage_by_stage():
@@ -142,8 +170,6 @@ BAD = [
      "--pp 64 exceeds the 32 decoder layers"),
     (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--pp", "2", "--batch", "3",
       "--microbatches", "2", "--scenario", "decode", "--context", "64"), "--dp 1 x --microbatches 2 must divide the batch (3)"),
-    (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--pp", "2", "--need-ms", "1"),
-     "--need-ms applies to programs without --pp"),
     (("analyze", "hf:tests/fixtures/hf/llama2-7b.json", "--system", "8xH100-SXM", "--nodes", "1", "--tp", "8",
       "--pp", "2", "--scenario", "decode", "--context", "64"), "the pipeline has 16 ranks (tp 8 x pp 2 x dp 1) but 8xH100-SXM has 8 GPUs"),
     (("analyze", "examples/distributed/tp_mlp.py", "--world-size", "8"), "--world-size needs --system NAME"),

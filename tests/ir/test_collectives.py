@@ -20,58 +20,54 @@ from solar.ir.interp import run
 from solar.ir.parser import parse_program
 from solar.ir.scalar_ops import Update
 
-ORIGINAL = """program mlp {
+
+def mlp(name: str, cols: int, header: str = "", sums: str = "y", extra_temps: tuple[str, ...] = (), tail: str = "") -> str:
+    """The text of a two-layer MLP on x: f32[4, 6] whose hidden layer has `cols` columns (8 whole,
+    4 on each of 2 ranks), its second product summed into `sums`; a sharded program's `header`
+    lines before it, its collectives' temps and local parts after."""
+    temps = "".join(f"  temp {t}\n" for t in extra_temps)
+    out = "" if sums == "y" else f"  temp {sums}: f32[4, 6]\n"
+    return f"""{header}program {name} {{
   input x: f32[4, 6]
-  param w1: f32[6, 8]
-  param w2: f32[8, 6]
-  temp h: f32[4, 8]
-  output y: f32[4, 6]
-  for i in 0..4, j in 0..8:
+  param w1: f32[6, {cols}]
+  param w2: f32[{cols}, 6]
+  temp h: f32[4, {cols}]
+{out}{temps}  output y: f32[4, 6]
+  for i in 0..4, j in 0..{cols}:
     h[i, j] = 0
-  for i in 0..4, j in 0..8, k in 0..6:
+  for i in 0..4, j in 0..{cols}, k in 0..6:
     h[i, j] += x[i, k] * w1[k, j]
-  for i in 0..4, j in 0..8:
+  for i in 0..4, j in 0..{cols}:
     h[i, j] = max(h[i, j], 0)
   for i in 0..4, n in 0..6:
-    y[i, n] = 0
-  for i in 0..4, n in 0..6, j in 0..8:
-    y[i, n] += h[i, j] * w2[j, n]
-}
+    {sums}[i, n] = 0
+  for i in 0..4, n in 0..6, j in 0..{cols}:
+    {sums}[i, n] += h[i, j] * w2[j, n]
+{tail}}}
 """
+
+
+ORIGINAL = mlp("mlp", 8)
 
 # Megatron tensor parallelism on 2 ranks: w1 split by columns, w2 by rows, an all-reduce of the
 # partial sums; then a max-reduce-scatter of the (equal) sums and an all-gather: an identity.
-SHARDED = """world 2
+SHARDED = mlp(
+    "mlp_tp2", 4,
+    header="""world 2
 collective p = all_reduce.sum(part) groups 0,1
 collective q = reduce_scatter.max(p, dim=0) groups 0,1
 collective y = all_gather(q, dim=0) groups 0,1
-program mlp_tp2 {
-  input x: f32[4, 6]
-  param w1: f32[6, 4]
-  param w2: f32[4, 6]
-  temp h: f32[4, 4]
-  temp part: f32[4, 6]
-  temp p: f32[4, 6]
-  temp q: f32[2, 6]
-  output y: f32[4, 6]
-  for i in 0..4, j in 0..4:
-    h[i, j] = 0
-  for i in 0..4, j in 0..4, k in 0..6:
-    h[i, j] += x[i, k] * w1[k, j]
-  for i in 0..4, j in 0..4:
-    h[i, j] = max(h[i, j], 0)
-  for i in 0..4, n in 0..6:
-    part[i, n] = 0
-  for i in 0..4, n in 0..6, j in 0..4:
-    part[i, n] += h[i, j] * w2[j, n]
-  for i0 in 0..4, i1 in 0..6:
+""",
+    sums="part",
+    extra_temps=("p: f32[4, 6]", "q: f32[2, 6]"),
+    tail="""  for i0 in 0..4, i1 in 0..6:
     p[i0, i1] = part[i0, i1]
   for r in 0..2, i0 in 0..2, i1 in 0..6:
     q[i0, i1] = p[i0 + 2*r, i1]
   for r in 0..2, i0 in 0..2, i1 in 0..6:
     y[i0 + 2*r, i1] = q[i0, i1]
-}
-"""
+""",
+)
 
 
 def test_round_trip_and_verify():

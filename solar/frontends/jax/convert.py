@@ -52,7 +52,10 @@ _LIBRARY_MARKERS = (
 
 # Primitives bounded by another route than a lowering: what to do instead.
 ELSEWHERE = {
-    "shard_map": "the program is sharded over a mesh: bound it per rank with --system NAME (`solar specs` lists the systems)",
+    "shard_map": (
+        "the program is sharded over a mesh: bound it per rank with --system NAME (`solar specs` lists the "
+        "systems), verify its ranks with --mesh"
+    ),
 }
 
 def user_frames(eqn: JaxprEqn, source_file: str | None) -> list[Frame]:

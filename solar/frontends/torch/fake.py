@@ -196,6 +196,10 @@ def _uncopyable(place: Place, value: Any, memo: dict, seen: set[int]) -> Place |
 
 
 def _fake_like(t: torch.Tensor, mode: FakeTensorMode, where: str, path: str | None = None) -> torch.Tensor:
+    if type(t).__module__.startswith("torch.distributed.tensor"):
+        # a DTensor (a parallelize_module'd weight) stays itself: torch.export's decomposition
+        # unwraps it into its local shard, which it cannot do for a fake one
+        return t
     if path is not None and t.is_quantized:
         raise ModelFileError(
             f"{where}: the model's tensor {path} is quantized ({t.dtype}), which solar cannot "

@@ -100,10 +100,24 @@ def _all_to_all(
     ctx: LowerCtx, x: Any, *, split_axis: int, concat_axis: int, axis_name: Any, axis_index_groups: Any,
     tiled: bool = False, **_: Any,
 ) -> Any:
-    if split_axis != concat_axis or not tiled:
-        raise UnsupportedOpError("all_to_all with split_axis != concat_axis or tiled=False is not supported yet")
+    """Chunk j of `x` along split_axis goes to the group's j-th rank, and the chunks received are
+    joined along concat_axis in rank order (the primitive's shapes, tiled or not: split_axis / n,
+    concat_axis x n; the untiled form is traced with a size-1 axis added and removed around it).
+    Lowered as the IR's all_to_all over a leading axis of the n chunks (the argument a permuted
+    view, copied as the collective's input), whose result, indexed by the sending rank first, is a
+    view moved to concat_axis; where split_axis == concat_axis, the IR's own along that axis."""
     groups = _groups(axis_name, axis_index_groups)
-    return emit_collective(ctx.b, ctx.hint, Kind.ALL_TO_ALL, x, ctx.shape, ctx.dtype, groups, dim=split_axis)
+    n = len(groups[0])
+    v = as_view(x)
+    if split_axis == concat_axis:
+        return emit_collective(ctx.b, ctx.hint, Kind.ALL_TO_ALL, v, ctx.shape, ctx.dtype, groups, dim=split_axis)
+    shape = list(v.shape)
+    v = views.reshape(v, shape[:split_axis] + [n, shape[split_axis] // n] + shape[split_axis + 1:])
+    chunks = views.permute(v, [split_axis] + [d for d in range(len(v.shape)) if d != split_axis])
+    out = emit_collective(ctx.b, ctx.hint, Kind.ALL_TO_ALL, chunks, chunks.shape, ctx.dtype, groups, dim=0)
+    c, rest = concat_axis, len(out.shape) - 1
+    moved = views.permute(out, [d + 1 for d in range(c)] + [0] + [d + 1 for d in range(c, rest)])
+    return views.reshape(moved, ctx.shape)
 
 
 @lower(parallel.ppermute_p)

@@ -72,10 +72,32 @@ def _all_to_all(
     ctx: LowerCtx, x: View, output_split_sizes: Sequence[int] | None, input_split_sizes: Sequence[int] | None,
     group_name: str,
 ) -> View:
+    shift = _permutation_shift(ctx, output_split_sizes, input_split_sizes)
+    if shift is not None:  # funcol.permute_tensor: the whole buffer to one rank, from one rank
+        return emit_collective(ctx.b, ctx.hint, Kind.SEND_RECV, x, ctx.shape, ctx.dtype, rank_groups(group_name), shift=shift)
     for sizes in (output_split_sizes, input_split_sizes):
         if sizes and len(set(sizes)) > 1:
             raise UnsupportedOpError(f"{ctx.node.target}: uneven splits {list(sizes)} (even splits only)")
     return _collective(ctx, Kind.ALL_TO_ALL, x, group_name)
+
+
+def _permutation_shift(ctx: LowerCtx, received: Sequence[int] | None, sent: Sequence[int] | None) -> int | None:
+    """The shift of an all-to-all in which this rank (position 0 of its group) sends its whole
+    buffer to position d and receives a whole buffer from position n - d: a send/recv by d places
+    (what `permute_tensor` traces to); None for any other splits."""
+    if not received or not sent or len(received) != len(sent):
+        return None
+    n = len(sent)
+    to = [p for p, k in enumerate(sent) if k]
+    frm = [p for p, k in enumerate(received) if k]
+    if len(to) != 1 or len(frm) != 1 or sent[to[0]] != ctx.node.args[0].meta["val"].numel():
+        return None
+    if (-frm[0]) % n != to[0]:
+        raise UnsupportedOpError(
+            f"{ctx.node.target}: rank 0 sends to {to[0]} but receives from {frm[0]}; only a shift of every "
+            "rank by one offset is supported yet"
+        )
+    return to[0]
 
 
 @lower(c10d.wait_tensor.default)
