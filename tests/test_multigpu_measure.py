@@ -88,3 +88,14 @@ def test_every_example_runs_alone_at_its_verify_sizes(tmp_path):
     done = _run("--join", str(out), "--arch", "H100-SXM")
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == f"{len(rows)} timing(s), 0 violation(s)"
+
+
+def test_the_committed_h100_rank0_timings_stay_above_their_bounds():
+    """Rank 0's program of each sharded example timed alone on an H100 (benchmarks/results/h100/rank0.jsonl):
+    none below the fused bound of the same rank program on H100-SXM."""
+    done = _run("--join", str(ROOT / "benchmarks" / "results" / "h100" / "rank0.jsonl"), "--arch", "H100-SXM")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [Path(r["example"]).name for r in rows] == ["tp_mlp.py", "tp_decoder_layer.py", "moe_ep.py"]
+    assert [r["violation"] for r in rows] == [False, False, False]
+    assert min(r["seconds"] / r["bound_seconds"] for r in rows) == pytest.approx(2.0382, abs=5e-4)  # moe_ep
