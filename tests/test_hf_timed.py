@@ -1,7 +1,7 @@
 """The timed transformers subset (benchmarks/hf_timed.py): every step named once, each row's config
 at its model's fields, an unknown name refused in one line, and the held-cache decode step at small
 sizes: repeated calls write the same cache row and give the same logits (with a sliding-window
-family too), the prefill's logits of the prompt's shape."""
+family too), the prefill's logits of the prompt's shape; a named step's eager_host row is the committed one."""
 
 from __future__ import annotations
 
@@ -88,3 +88,21 @@ def test_a_named_step_is_joined_with_its_bounds():
     bounds = file_bounds(ROOT / "benchmarks" / "models" / "gpt_neox_1b:decode", "H100-SXM")
     assert {"fused", "unfused", "eager_host"} <= set(bounds)
     assert 0 < bounds["fused"] <= bounds["unfused"] * (1 + 1e-12)
+
+
+def test_a_named_step_gives_its_committed_eager_host_row():
+    from benchmarks.eager_host_rows import NAMED_LEVEL, row, sources
+    from benchmarks.rows import read_rows
+
+    committed = {r["problem"]: r for r in read_rows(ROOT / "benchmarks" / "results" / "h100" / "hf_timed_eager_host_rows.jsonl")}
+    assert sources(["all"]) == [(Path(name), NAMED_LEVEL) for name in NAMES]
+    assert set(committed) == set(NAMES) and {r["level"] for r in committed.values()} == {NAMED_LEVEL}
+    got = row(Path("gpt_neox_1b:decode"), "H100-SXM")
+    assert got == {k: v for k, v in committed["gpt_neox_1b:decode"].items() if k not in ("problem", "level", "arch")}
+
+
+def test_an_unknown_step_has_no_eager_host_row():
+    from benchmarks.eager_host_rows import row
+
+    with pytest.raises(UsageError, match=r"^llama3_8b:train: no such file or timed transformers step"):
+        row(Path("llama3_8b:train"), "H100-SXM")
