@@ -1,7 +1,7 @@
 """The ingredients of the eager_host and recurrence levels for KernelBench-format files and the timed
-transformers steps (benchmarks/hf_timed.py), computed on the CPU and committed as data, so that a test can recompute both levels with any dispatch floors
-(the calibrated spec's) and join them with the committed GPU timings
-(tests/backends/test_eager_host_oracle.py). One JSON line per file:
+transformers steps (benchmarks/hf_timed.py), computed on the CPU and committed as data, so that a
+test can recompute both levels with any dispatch floors (the calibrated spec's) and join them with
+the committed GPU timings (tests/backends/test_eager_host_oracle.py). One JSON line per file:
 
     {"problem", "level", "arch", "fused", "cache_aware", "unfused",
      "front": device seconds no eager call accounts for,
