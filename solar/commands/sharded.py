@@ -1,6 +1,7 @@
 """`solar analyze FILE --system NAME ...`: a sharded program (torch.distributed collectives under a
 fake process group, an `hf:` step with --tp, a JAX shard_map, or sharded IR text) bounded per rank
-on multi-GPU systems, communication beside compute and DRAM."""
+on multi-GPU systems, communication beside compute and DRAM; the link bandwidth it needs for a
+target time (`--need-ms`, `solar provision --system`)."""
 
 from __future__ import annotations
 
@@ -110,8 +111,7 @@ def bounds(args: argparse.Namespace, assumptions: Assumptions) -> Bounds:
 def needs(b: Bounds, target_ms: float) -> dict:
     """Per system (shown name -> (spec, LinkNeed)): the least per-GPU link and NIC bandwidths at
     which the fused bound (a pipeline's: its schedule) fits `target_ms` milliseconds."""
-    from solar.backends.collectives import link_need
-    from solar.multigpu import pipeline_need
+    from solar.multigpu import link_need, pipeline_need
 
     need = pipeline_need if b.pipeline else link_need
     return {name: (s, need(r, s.per_node, target_ms * 1e-3)) for name, (s, r) in b.by_system.items()}
@@ -120,8 +120,7 @@ def needs(b: Bounds, target_ms: float) -> dict:
 def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = False) -> int:
     """The report of `solar analyze --system` (`compare`: `solar compare --system`, each system's
     bound also as a ratio to the first system's)."""
-    from solar.report import sharded as table
-
+    table = _report()
     b = bounds(args, assumptions)
     if b.pipeline:
         return _pipeline_out(args, b, table)
@@ -142,8 +141,7 @@ def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = Fals
 def provision(args: argparse.Namespace, assumptions: Assumptions, target_ms: float) -> int:
     """`solar provision --system`: the link and NIC bandwidth each system needs for the program's
     fused bound to fit `target_ms` (the numbers of `solar analyze --system --need-ms`)."""
-    from solar.report import sharded as table
-
+    table = _report()
     b = bounds(args, assumptions)
     need = needs(b, target_ms)
     if args.json:
@@ -156,6 +154,13 @@ def provision(args: argparse.Namespace, assumptions: Assumptions, target_ms: flo
         out.print(table.summary_table(_title(args, b), {n: r for n, (_, r) in b.by_system.items()}))
     out.print(table.need_table(target_ms, need))
     return 0
+
+
+def _report():
+    """solar.report.sharded (rich and the bounds: imported by a command that prints)."""
+    from solar.report import sharded
+
+    return sharded
 
 
 def _title(args: argparse.Namespace, b: Bounds) -> str:
