@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 MiB = 1 << 20
 TP_MLP = ("examples/distributed/tp_mlp.py", "--world-size", "8")
+DECODE = ("hf:tests/fixtures/hf/llama2-70b.json", "--scenario", "decode", "--context", "4096", "--batch", "8", "--tp", "8")
 PIPE = ("hf:tests/fixtures/hf/llama2-7b.json", "--scenario", "prefill", "--seq", "2048", "--batch", "2", "--pp", "2",
         "--microbatches", "2")
 
@@ -53,6 +54,10 @@ GB = 1e9
     # all-reduce of S = 16 MiB: S per GPU with NVSwitch reduction (H100), 2 x 7/8 x S without (A100)
     (TP_MLP, "8xH100-SXM", "0.06", (16 * MiB / 6e-5, 500 * GB, 0.0, 50 * GB, None)),
     (TP_MLP, "8xA100-SXM", "0.06", (28 * MiB / 6e-5, 325 * GB, 0.0, 25 * GB, "compute")),
+    # TP-8 Llama-2-70B decode, batch 8: 160 all-reduces of S = 8 x 8192 x 2 B (S per GPU through NVSwitch's
+    # reduction, 2 x 7/8 x S without) and the logits' all-gather of 8 x 32000 x 2 B (7/8 of it)
+    (DECODE, "8xH100-SXM", "6", ((160 * 131072 + 448000) / 0.006, 500 * GB, 0.0, 50 * GB, None)),
+    (DECODE, "8xA100-SXM", "6", ((160 * 229376 + 448000) / 0.006, 325 * GB, 0.0, 25 * GB, "DRAM")),
     # a pipeline of two stages, M = 2, each sending S = 16 MiB: 3 S / G = 36 ms; 1 ms is below the compute
     (PIPE, "8xH100-SXM", "36", (3 * 16 * MiB / 0.036, 500 * GB, 0.0, 50 * GB, None)),
     (PIPE, "8xH100-SXM", "1", (3 * 16 * MiB / 0.001, 500 * GB, 0.0, 50 * GB, "compute")),
