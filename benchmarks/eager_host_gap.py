@@ -37,7 +37,6 @@ in-context host time per call against the floor per call, largest shortfall firs
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import statistics
 import sys
@@ -49,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.measure_files import file_name  # noqa: E402
-from benchmarks.rows import error_line  # noqa: E402
+from benchmarks.rows import row_or_error  # noqa: E402
 
 CALL = "eager_host_gap.call"  # the record_function range around each profiled call
 HOSTS = {"H100": "h100-host", "H200": "h200-host"}  # GPU name -> the committed profile of its host
@@ -245,8 +244,7 @@ def host_floors(profile: Any, names: list[str]) -> dict:
 def measure_one(path: Path, device: str, reps: int, calls: int, host: Any, deadline: float) -> dict:
     import torch
 
-    model = inputs = None
-    try:
+    def measure() -> dict:
         model, inputs = build(path, device)
         call = lambda: model(*inputs)  # noqa: E731
         row: dict = {"measured": {"eager": eager_times(torch, call, device, reps)}}
@@ -256,13 +254,8 @@ def measure_one(path: Path, device: str, reps: int, calls: int, host: Any, deadl
         if host is not None:
             row["floors"] = host_floors(host, list(row["profile"]["by_op"]))
         return row
-    except Exception as exc:  # a model that does not fit or fails to build is a row
-        return {"error": error_line(exc)}
-    finally:
-        model = inputs = call = None  # noqa: F841
-        gc.collect()
-        if device == "cuda":
-            torch.cuda.empty_cache()
+
+    return row_or_error(measure, device)
 
 
 def environment(device: str) -> dict:

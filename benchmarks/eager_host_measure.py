@@ -13,7 +13,6 @@ cannot be captured gets `graphed_error` instead).
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import time
 from collections.abc import Callable
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.measure_files import build_on_gpu, file_name, write_rows  # noqa: E402
-from benchmarks.rows import error_line  # noqa: E402
+from benchmarks.rows import error_line, row_or_error  # noqa: E402
 
 
 def graph_of(torch: Any, call: Callable[[], object]) -> Any:
@@ -64,7 +63,7 @@ def measure_one(path: Path, reps: int, graphed: bool = False) -> dict:
     from solar.validate.run import to_device
     from solar.validate.timing import time_cuda
 
-    try:
+    def measure() -> dict:
         model, inputs = build_on_gpu(path)
         model = model.cuda()
         args = to_device(list(inputs), torch)
@@ -84,12 +83,8 @@ def measure_one(path: Path, reps: int, graphed: bool = False) -> dict:
             row["measured"].update({k: v for k, v in extra.items() if k == "graphed"})
             row.update({k: v for k, v in extra.items() if k != "graphed"})
         return row
-    except Exception as exc:  # a model that does not fit or fails to build is a row
-        return {"error": error_line(exc)}
-    finally:
-        model = inputs = args = None  # noqa: F841
-        gc.collect()
-        torch.cuda.empty_cache()
+
+    return row_or_error(measure)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,9 @@ the one-line error a row of a failed measurement holds."""
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,3 +38,18 @@ def error_line(exc: BaseException, limit: int = 300) -> str:
     """`Type: first line of the message`, cut at `limit` characters: a failed case's row."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:limit]
+
+
+def row_or_error(measure: Callable[[], dict], device: str = "cuda") -> dict:
+    """measure()'s row, or the row of its error (a model that does not fit or fails to build is a
+    row); either way the model measure() built is freed before the next one."""
+    try:
+        return measure()
+    except Exception as exc:  # noqa: BLE001  (any failure of the model is its row)
+        return {"error": error_line(exc)}
+    finally:
+        gc.collect()
+        if device == "cuda":
+            import torch
+
+            torch.cuda.empty_cache()

@@ -9,14 +9,14 @@ from typing import Any
 
 from solar.backends.assumptions import Assumptions
 from solar.backends.bounds import Analysis, analyze, analyze_graph
-from solar.backends.collectives import RankBound, slowest_rank
+from solar.backends.collectives import RankBound, link_need, slowest_rank
 from solar.backends.pipeline import PipelineBound, pipeline_bound, pipeline_need, stage_bound
 from solar.errors import UsageError
 from solar.hardware.systems import SystemSpec
 from solar.ir.collectives import Sharded, full_bytes, sharded_of, verify_sharded
 from solar.ir.nodes import Role
 
-__all__ = ["analyze_pipeline", "analyze_sharded", "pipeline_need", "verify_sharded"]
+__all__ = ["analyze_pipeline", "analyze_sharded", "link_need", "pipeline_need", "verify_sharded"]
 
 
 def analyze_sharded(

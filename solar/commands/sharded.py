@@ -1,11 +1,13 @@
 """`solar analyze FILE --system NAME ...`: a sharded program (torch.distributed collectives under a
 fake process group, an `hf:` step with --tp, a JAX shard_map, or sharded IR text) bounded per rank
-on multi-GPU systems, communication beside compute and DRAM."""
+on multi-GPU systems, communication beside compute and DRAM; the link bandwidth it needs for a
+target time (`--need-ms`, `solar provision --system`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 
 from solar.backends.assumptions import Assumptions
 from solar.commands.args import count
@@ -13,7 +15,9 @@ from solar.errors import UsageError
 from solar.report import render
 
 
-def add_flags(p: argparse.ArgumentParser) -> None:
+def add_flags(p: argparse.ArgumentParser, need: bool = True) -> None:
+    """The flags of a sharded program on systems; `need`: --need-ms too (a command with a target of
+    its own, `solar provision --target-ms`, has no need of it)."""
     g = p.add_argument_group("several GPUs (a sharded program on a system: GPUs and their links)")
     g.add_argument("--system", nargs="+", default=None, metavar="NAME",
                    help="system spec names (see `solar specs`): bound the program per rank on each")
@@ -33,8 +37,11 @@ def add_flags(p: argparse.ArgumentParser) -> None:
                    help="hf: pipeline stages (consecutive decoder layers; hidden states sent stage to stage)")
     g.add_argument("--microbatches", type=count(1), default=None, metavar="M",
                    help="hf: micro-batches through the pipeline (each batch / (dp x M) sequences; default 1)")
-    g.add_argument("--need-ms", type=float, default=None, metavar="MS",
-                   help="print the link bandwidth each system needs for the fused bound to fit MS milliseconds")
+    if need:
+        g.add_argument("--need-ms", type=float, default=None, metavar="MS",
+                       help="print the link bandwidth each system needs for the fused bound to fit MS milliseconds")
+    else:
+        p.set_defaults(need_ms=None)
 
 
 def check(args: argparse.Namespace) -> None:
@@ -67,47 +74,100 @@ def check(args: argparse.Namespace) -> None:
             _check_ep(args, _system(name, args.nodes, (args.tp or 1) * (args.pp or 1) * (args.dp or 1)))
 
 
-def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = False) -> int:
-    """The report of `solar analyze --system` (`compare`: `solar compare --system`, each system's
-    bound also as a ratio to the first system's)."""
+@dataclass(frozen=True)
+class Bounds:
+    """A sharded program on each system the flags name: `by_system` maps a system's shown name to
+    (its spec, the slowest rank's RankBound, or the PipelineBound of --pp / --microbatches)."""
+
+    ranks: int
+    collectives: int
+    pipeline: tuple  # the pipeline's stages (solar.frontends.torch.pp), empty without one
+    by_system: dict
+
+
+def bounds(args: argparse.Namespace, assumptions: Assumptions) -> Bounds:
+    """The program the flags name, bounded per rank on every system of --system."""
     from solar.backends.bounds import analyze_graph
-    from solar.multigpu import analyze_pipeline, analyze_sharded, pipeline_need, verify_sharded
-    from solar.report import sharded as table
+    from solar.multigpu import analyze_pipeline, analyze_sharded, verify_sharded
 
     if args.pp is not None or args.microbatches is not None:
         stages = _stages(args)
         tp, dp, m, pp = args.tp or 1, args.dp or 1, args.microbatches or 1, len(stages)
-        pipes, systems = {}, {}
+        by_system = {}
         for name in args.system:
             system = _system(name, args.nodes, tp * pp * dp)
-            systems[system.shown] = system
-            pipes[system.shown] = analyze_pipeline(stages, tp, dp, m, system, assumptions)
-        return _pipeline_out(args, stages, pipes, systems, table, pipeline_need)
+            by_system[system.shown] = (system, analyze_pipeline(stages, tp, dp, m, system, assumptions))
+        return Bounds(tp * pp * dp, 0, tuple(stages), by_system)
     loaded, sharded = _load(args)
     systems = [_system(name, args.nodes, sharded.world) for name in args.system]
     verify_sharded(sharded)
-    ranks = {}
+    by_system = {}
     for system in systems:
         analysis = analyze_graph(loaded.graph, system.gpu_spec, assumptions) if loaded else None
-        ranks[system.shown] = analyze_sharded(sharded, system, assumptions, analysis)
+        by_system[system.shown] = (system, analyze_sharded(sharded, system, assumptions, analysis))
+    return Bounds(sharded.world, len(sharded.collectives), (), by_system)
+
+
+def needs(b: Bounds, target_ms: float) -> dict:
+    """Per system (shown name -> (spec, LinkNeed)): the least per-GPU link and NIC bandwidths at
+    which the fused bound (a pipeline's: its schedule) fits `target_ms` milliseconds."""
+    from solar.multigpu import link_need, pipeline_need
+
+    need = pipeline_need if b.pipeline else link_need
+    return {name: (s, need(r, s.per_node, target_ms * 1e-3)) for name, (s, r) in b.by_system.items()}
+
+
+def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = False) -> int:
+    """The report of `solar analyze --system` (`compare`: `solar compare --system`, each system's
+    bound also as a ratio to the first system's)."""
+    table = _report()
+    b = bounds(args, assumptions)
+    if b.pipeline:
+        return _pipeline_out(args, b, table)
+    ranks = {name: r for name, (_, r) in b.by_system.items()}
     if args.json:
         print(json.dumps(table.to_json(ranks), indent=1))
         return 0
-    title = (
-        f"{args.file}: {sharded.world} ranks, {len(sharded.collectives)} collective(s) per rank; the slowest rank, "
+    out = render.console()
+    out.print(table.summary_table(_title(args, b), ranks, compare))
+    for name, r in ranks.items():
+        if r.collectives:
+            out.print(table.collectives_table(name, r))
+    if args.need_ms is not None:
+        out.print(table.need_table(args.need_ms, needs(b, args.need_ms)))
+    return 0
+
+
+def provision(args: argparse.Namespace, assumptions: Assumptions, target_ms: float) -> int:
+    """`solar provision --system`: the link and NIC bandwidth each system needs for the program's
+    fused bound to fit `target_ms` (the numbers of `solar analyze --system --need-ms`)."""
+    table = _report()
+    b = bounds(args, assumptions)
+    need = needs(b, target_ms)
+    if args.json:
+        print(json.dumps(table.need_json(need), indent=1))
+        return 0
+    out = render.console()
+    if b.pipeline:
+        out.print(table.pipeline_table(_pipeline_title(args, b), {n: p for n, (_, p) in b.by_system.items()}))
+    else:
+        out.print(table.summary_table(_title(args, b), {n: r for n, (_, r) in b.by_system.items()}))
+    out.print(table.need_table(target_ms, need))
+    return 0
+
+
+def _report():
+    """solar.report.sharded (rich and the bounds: imported by a command that prints)."""
+    from solar.report import sharded
+
+    return sharded
+
+
+def _title(args: argparse.Namespace, b: Bounds) -> str:
+    return (
+        f"{args.file}: {b.ranks} ranks, {b.collectives} collective(s) per rank; the slowest rank, "
         "µs (communication overlaps compute and DRAM at fused and cache-aware, adds at unfused)"
     )
-    out = render.console()
-    out.print(table.summary_table(title, ranks, compare))
-    for name, b in ranks.items():
-        if b.collectives:
-            out.print(table.collectives_table(name, b))
-    if args.need_ms is not None:
-        from solar.backends.collectives import link_need
-
-        needs = {s.shown: (s, link_need(ranks[s.shown], s.per_node, args.need_ms * 1e-3)) for s in systems}
-        out.print(table.need_table(args.need_ms, needs))
-    return 0
 
 
 def _stages(args: argparse.Namespace):
@@ -139,21 +199,24 @@ def _check_ep(args: argparse.Namespace, system) -> None:
         )
 
 
-def _pipeline_out(args: argparse.Namespace, stages, pipes: dict, systems: dict, table, pipeline_need) -> int:
-    if args.json:
-        print(json.dumps(table.pipeline_json(pipes), indent=1))
-        return 0
-    tp, dp, m = args.tp or 1, args.dp or 1, args.microbatches or 1
-    title = (
+def _pipeline_title(args: argparse.Namespace, b: Bounds) -> str:
+    tp, dp, m, stages = args.tp or 1, args.dp or 1, args.microbatches or 1, b.pipeline
+    return (
         f"{args.file}: {len(stages)} stage(s) of {', '.join(str(s.layers) for s in stages)} layers x tp {tp} x dp {dp} = "
         f"{tp * len(stages) * dp} ranks; each stage's slowest rank per micro-batch, µs; the schedule of M = {m} "
         "micro-batches: the stages' sum plus (M - 1) x the slowest"
     )
+
+
+def _pipeline_out(args: argparse.Namespace, b: Bounds, table) -> int:
+    pipes = {name: p for name, (_, p) in b.by_system.items()}
+    if args.json:
+        print(json.dumps(table.pipeline_json(pipes), indent=1))
+        return 0
     out = render.console()
-    out.print(table.pipeline_table(title, pipes))
+    out.print(table.pipeline_table(_pipeline_title(args, b), pipes))
     if args.need_ms is not None:
-        needs = {n: (s, pipeline_need(pipes[n], s.per_node, args.need_ms * 1e-3)) for n, s in systems.items()}
-        out.print(table.need_table(args.need_ms, needs))
+        out.print(table.need_table(args.need_ms, needs(b, args.need_ms)))
     return 0
 
 

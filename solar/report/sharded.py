@@ -65,6 +65,14 @@ def collectives_table(name: str, b: RankBound) -> Table:
     return table
 
 
+def _have(system) -> tuple[float, float]:
+    """(links, NIC): a system's bandwidth per GPU per direction, links counting the NIC too, as the
+    need does (solar.backends.collectives)."""
+    out = system.scale_out
+    nic = out.bandwidth_bytes_per_s_per_direction.value if out else 0.0
+    return system.scale_up.bandwidth_bytes_per_s_per_direction.value + nic, nic
+
+
 def need_table(target_ms: float, needs: dict) -> Table:
     """Per system (shown name -> (system spec, LinkNeed)): the link bandwidth per GPU per direction
     the fused bound needs to fit the target, beside what the system has."""
@@ -72,14 +80,25 @@ def need_table(target_ms: float, needs: dict) -> Table:
     for col in ("system", "links need", "links have", "NIC need", "NIC have", "reachable"):
         table.add_column(col, justify="left" if col in ("system", "reachable") else "right")
     for name, (system, need) in needs.items():
-        out = system.scale_out
-        nic = out.bandwidth_bytes_per_s_per_direction.value if out else 0.0
-        have = system.scale_up.bandwidth_bytes_per_s_per_direction.value + nic
+        have, nic = _have(system)
         table.add_row(
             name, f"{need.gpu_bytes_per_s / 1e9:,.1f}", f"{have / 1e9:,.1f}", f"{need.nic_bytes_per_s / 1e9:,.1f}",
             f"{nic / 1e9:,.1f}", f"no: {need.blocked_by} alone exceeds it" if need.blocked_by else "yes",
         )
     return table
+
+
+def need_json(needs: dict) -> list[dict]:
+    """need_table's rows as data, bytes/s per GPU per direction."""
+    rows = []
+    for name, (system, need) in needs.items():
+        have, nic = _have(system)
+        rows.append({
+            "system": name, "target_seconds": need.target_seconds, "links_need_bytes_per_s": need.gpu_bytes_per_s,
+            "links_have_bytes_per_s": have, "nic_need_bytes_per_s": need.nic_bytes_per_s, "nic_have_bytes_per_s": nic,
+            "blocked_by": need.blocked_by,
+        })
+    return rows
 
 
 def rank_json(name: str, b: RankBound) -> dict:

@@ -1,4 +1,4 @@
-"""`solar compare` and `solar provision`, and the comparison table and `--plot` of `solar analyze`
+"""`solar compare` and `solar provision` (one GPU, or the links of multi-GPU systems), and the comparison table and `--plot` of `solar analyze`
 with several GPUs."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from solar.report import render
 from solar.usecases import plots
 
 DEFAULT_ARCHS = ("L4", "A100-SXM4-80GB", "H100-SXM", "H200-SXM", "B200")
+DEFAULT_LIKE = "H100-SXM"
 COMPARE_EXAMPLES = """examples:
   solar compare examples/matmul.py --arch L4 A100-SXM4-80GB H100-SXM H200-SXM B200
   solar compare examples/attention.py --arch A100 H100 --json
@@ -37,6 +38,8 @@ PROVISION_EXAMPLES = """examples:
   solar provision examples/matmul.py --target-ms 0.5 --like H100-SXM
   solar provision examples/layernorm_softmax.py --target-ms 0.05 --like L4 --json
   solar provision examples/mlp.py --target-ms 0.1 --level fused --plot plane.svg
+  solar provision examples/distributed/tp_mlp.py --world-size 8 --system 8xH100-SXM 8xA100-SXM --target-ms 0.06
+  solar provision hf:meta-llama/Llama-2-70b-hf --scenario decode --context 4096 --tp 8 --system 8xH100-SXM --target-ms 20
 """
 
 
@@ -186,23 +189,39 @@ def _amount(x: float, unit: str) -> str:
     return render.fmt_count(x, unit.replace("bytes/s", "B/s"))
 
 
-def check_compare(args: argparse.Namespace) -> None:
-    """--system compares multi-GPU systems (a sharded program per rank, as `analyze --system`);
-    without it, --arch compares GPUs and the sharding and hf: flags do not apply."""
+def _check_system(args: argparse.Namespace, refused: str | None) -> None:
+    """--system takes a sharded program per rank (as `analyze --system`); without it, the sharding
+    and hf: flags do not apply. `refused`: the line for one-GPU flags given with --system."""
     hf = (args.scenario, args.batch, args.seq, args.context)
     if args.system is not None:
-        if args.arch is not None:
-            raise UsageError("give --arch (GPUs) or --system (multi-GPU systems), not both")
-        if args.plot or args.host is not None or args.train:
-            raise UsageError("--plot, --host and --train apply to --arch; drop them with --system")
+        if refused:
+            raise UsageError(refused)
         if not args.file.startswith("hf:") and any(f is not None for f in hf):
             raise UsageError("--scenario, --batch, --seq and --context apply to hf:<model id or config.json>")
     elif args.file.startswith("hf:") or any(f is not None for f in hf):
-        raise UsageError("solar compare takes hf: models with --system; for one GPU use solar analyze hf:... --arch")
-    if args.arch is None and args.system is None:
-        args.arch = list(DEFAULT_ARCHS)
+        raise UsageError(
+            f"solar {args.command} takes hf: models with --system; for one GPU use solar analyze hf:... --arch"
+        )
     sharded.check(args)
     check_program(args)
+
+
+def check_compare(args: argparse.Namespace) -> None:
+    """--system compares multi-GPU systems; without it, --arch compares GPUs."""
+    if args.system is not None and args.arch is not None:
+        raise UsageError("give --arch (GPUs) or --system (multi-GPU systems), not both")
+    one_gpu = args.plot or args.host is not None or args.train
+    _check_system(args, "--plot, --host and --train apply to --arch; drop them with --system" if one_gpu else None)
+    if args.arch is None and args.system is None:
+        args.arch = list(DEFAULT_ARCHS)
+
+
+def check_provision(args: argparse.Namespace) -> None:
+    """--system provisions the links of multi-GPU systems; without it, one GPU like --like."""
+    flags = (("--like", args.like), ("--level", args.level), ("--plot", args.plot), ("--train", args.train or None))
+    given = [f for f, v in flags if v is not None]
+    _check_system(args, f"{given[0]} provisions one GPU; with --system solar provisions the links for the fused "
+                  f"bound: drop {given[0]}" if given else None)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -223,10 +242,13 @@ def cmd_provision(args: argparse.Namespace) -> int:
     from solar import hardware
     from solar.usecases.provision import provision_loaded  # scipy.optimize
 
-    hardware.get_spec(args.like)
-    loaded = _load(args)
     assumptions = Assumptions(precision=args.precision, clock_mhz=args.clock_mhz)
-    prov = provision_loaded(loaded, args.target_ms / 1e3, args.like, args.level, assumptions)
+    if args.system:
+        return sharded.provision(args, assumptions, args.target_ms)
+    like, level = args.like or DEFAULT_LIKE, args.level or Level.CACHE_AWARE.value
+    hardware.get_spec(like)
+    loaded = _load(args)
+    prov = provision_loaded(loaded, args.target_ms / 1e3, like, level, assumptions)
     return _emit(args, prov, "provision_plane", print_provision)
 
 
@@ -328,12 +350,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="target time in milliseconds",
     )
     p.add_argument(
-        "--like", default="H100-SXM", metavar="NAME", help="the GPU whose other resources are kept"
+        "--like", default=None, metavar="NAME",
+        help=f"the GPU whose other resources are kept (default {DEFAULT_LIKE})",
     )
     p.add_argument(
         "--level",
         choices=sorted(lv.value for lv in SOL_LEVELS),
-        default=Level.CACHE_AWARE.value,
+        default=None,
         help="the bound to invert (default cache_aware; on-chip capacity always uses it)",
     )
-    p.set_defaults(fn=cmd_provision, check=check_program)
+    add_hf_flags(p)
+    add_share_flag(p)
+    sharded.add_flags(p, need=False)
+    p.set_defaults(fn=cmd_provision, check=check_provision)

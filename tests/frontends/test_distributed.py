@@ -5,6 +5,7 @@ an hf: step with --tp shards its contractions exactly (per-rank FLOPs x ranks = 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,35 +20,27 @@ from solar.hardware import get_spec
 from solar.ir.collectives import Kind, run_ranks, sharded_of, verify_sharded
 from solar.ir.interp import run
 
-TP_FILE = '''
-import torch
-import torch.distributed as dist
-import torch.distributed._functional_collectives as funcol
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sharded" / "tp_mlp.py"
+# the fixture's tensor-parallel MLP, its sum all-reduced, all-gathered and max-reduce-scattered back
+# (the same values: every rank's block of the stacked sums is the sum), returning the block's output
+EDITS = (
+    ("            partial = funcol.all_reduce(partial, REDUCTION, dist.group.WORLD)\n",
+     ("            partial = funcol.all_reduce(partial, REDUCTION, dist.group.WORLD)\n"
+      "            stacked = funcol.all_gather_tensor(partial, 0, dist.group.WORLD)\n"
+      '            partial = funcol.reduce_scatter_tensor(stacked, "max", 0, dist.group.WORLD)\n')),
+    ("        return x + partial, torch.relu(self.up(x))\n", "        return x + partial\n"),
+)
 
 
-class Model(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        ranks = dist.get_world_size() if dist.is_initialized() else 1
-        self.up = torch.nn.Linear(6, 8 // ranks, bias=False)
-        self.down = torch.nn.Linear(8 // ranks, 6, bias=False)
-
-    def forward(self, x):
-        partial = self.down(torch.relu(self.up(x)))
-        if dist.is_initialized() and dist.get_world_size() > 1:
-            partial = funcol.all_reduce(partial, "sum", dist.group.WORLD)
-            stacked = funcol.all_gather_tensor(partial, 0, dist.group.WORLD)
-            partial = funcol.reduce_scatter_tensor(stacked, "max", 0, dist.group.WORLD)
-        return x + partial
+def _tp_file() -> str:
+    text = FIXTURE.read_text()
+    for old, new in EDITS:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
 
 
-def get_inputs():
-    return [torch.randn(4, 6)]
-
-
-def get_init_inputs():
-    return []
-'''
+TP_FILE = _tp_file()
 
 
 def _params(program) -> dict[str, tuple[int, ...]]:

@@ -61,16 +61,22 @@ def test_ranks_reproduce_the_original(file, world, mesh, checks):
     assert all(c.error <= c.tolerance for c in result.checks)
 
 
-@pytest.mark.parametrize("file,world,wrong", [
-    ("tp_mlp_wrong.py", 2, {"out0"}),  # the partial sums max-reduced: out1 (before the reduction) still agrees
-    ("shard_map_wrong.py", None, {"out0"}),  # no psum
+@pytest.mark.parametrize("file,edit,world,wrong", [
+    # the partial sums max-reduced instead of added: out1 (before the reduction) still agrees
+    ("tp_mlp.py", ('REDUCTION = "sum"', 'REDUCTION = "max"'), 2, {"out0"}),
+    ("shard_map_wrong.py", None, None, {"out0"}),  # no psum
 ])
-def test_a_wrong_sharded_file_mismatches(file, world, wrong, capsys):
-    result = check_sharded(str(FIXTURES / file), world, None)
+def test_a_wrong_sharded_file_mismatches(file, edit, world, wrong, capsys, tmp_path):
+    if edit is not None:  # the fixture with one line made wrong, as a file of its own
+        text = (FIXTURES / file).read_text()
+        assert text.count(edit[0]) == 1
+        (tmp_path / file).write_text(text.replace(*edit))
+    file = str(tmp_path / file if edit else FIXTURES / file)
+    result = check_sharded(file, world, None)
     assert {c.what for c in result.bad} == wrong
     assert {c.rank for c in result.bad} == {0, 1}
     assert all(c.error > 10 * c.tolerance for c in result.bad)
-    argv = ["verify", str(FIXTURES / file)] + (["--world-size", str(world)] if world else ["--mesh", "2"])
+    argv = ["verify", file] + (["--world-size", str(world)] if world else ["--mesh", "2"])
     assert main(argv) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == f"{len(result.checks) - len(result.bad)} ok, {len(result.bad)} mismatched"

@@ -6,6 +6,7 @@ on simulated ranks against the file's single-device `reference`, shards cut as t
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,58 @@ def _find(jaxpr: Any, position: dict | None = None) -> tuple[Any, list[int | Non
     return None, []
 
 
+# XLA's partitioner picks the collectives of these constructs; solar does not run it (parameter of a
+# jit equation, or a primitive -> what the user wrote)
+PARTITIONED = (
+    ("in_shardings", "jax.jit with in_shardings"),
+    ("out_shardings", "jax.jit with out_shardings"),
+    ("sharding_constraint", "jax.lax.with_sharding_constraint"),
+)
+
+
+def _partitioned(jaxpr: Any) -> tuple[str, Any, Any] | None:
+    """(what the user wrote, its equation, the body of its jit) of the first construct of `jaxpr`
+    (looking into jit calls) that XLA's partitioner shards, or None."""
+    for eqn in jaxpr.eqns:
+        inner = eqn.params.get("jaxpr")
+        body = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
+        for key, construct in PARTITIONED:
+            given = eqn.params.get(key, ())
+            if eqn.primitive.name == key or any(isinstance(g, jax.sharding.Sharding) for g in given):
+                return construct, eqn, body
+        if eqn.primitive.name in ("jit", "pjit") and body is not None and (found := _partitioned(body)):
+            return found
+    return None
+
+
+def _user_line(eqn: Any, body: Any, source_file: str | None, key: str) -> str:
+    """`file.py:LINE: code` of the user's line that wrote `eqn`: its own frame, else (a jit called
+    from solar, as `forward`) the file's first line passing `key=`, else the jitted function's line."""
+    frames = convert.user_frames(eqn, source_file)
+    if not frames and source_file:
+        text = Path(source_file).read_text(errors="replace").splitlines()
+        at = next((k for k, line in enumerate(text, 1) if re.search(rf"\b{key}\s*=", line)), None)
+        if at is not None:
+            return f"{Path(source_file).name}:{at}: {text[at - 1].strip()}"
+    if not frames and body is not None:
+        frames = next((f for e in body.eqns if (f := convert.user_frames(e, source_file))), [])
+    return convert.source_text(frames[0]) if frames else ""
+
+
+def _no_shard_map(traced: Any, name: str) -> UsageError:
+    """The error of a traced function without a shard_map: naming what partitions it, if anything."""
+    found = _partitioned(traced.jaxpr.jaxpr)
+    if found is None:
+        return UsageError(f"{name}: no shard_map in the traced function; solar bounds JAX programs sharded with shard_map")
+    construct, eqn, body = found
+    key = construct.split()[-1].removeprefix("jax.lax.")
+    line = _user_line(eqn, body, traced.source_file, key)
+    return UsageError(
+        f"{name}: {construct}{f' ({line})' if line else ''}: XLA's partitioner would choose its collectives, and "
+        "solar does not run it; write the sharded part with jax.shard_map (its collectives are bounded per rank)"
+    )
+
+
 def _returns(jaxpr: Any, eqn: Any) -> bool:
     """Whether `jaxpr` returns exactly the results of the shard_map `eqn` (through jit calls)."""
     if list(jaxpr.outvars) == list(eqn.outvars):
@@ -66,7 +119,7 @@ def _rank_program(
     function input each operand is (see _find))."""
     eqn, inputs = _find(traced.jaxpr.jaxpr)
     if eqn is None:
-        raise UsageError(f"{name}: no shard_map in the traced function; solar bounds JAX programs sharded with shard_map")
+        raise _no_shard_map(traced, name)
     abstract = eqn.params["mesh"]
     names, sizes = tuple(abstract.axis_names), tuple(abstract.axis_sizes)
     count = math.prod(sizes)
