@@ -9,9 +9,11 @@ Every case runs --repeat times in a fresh process, alternated with the floor (fl
 case 2, ..., floor, case 1, ...), with cwd and PYTHONPATH set to each --root in turn (default: this
 checkout; give two trees, a "before" and an "after", to compare them in one alternated run). CPU
 seconds (user + system of the child, from getrusage(RUSAGE_CHILDREN)) are the steady number on a
-shared machine; wall seconds are recorded too. Each tree's `solar` is byte-compiled first (as an
-installed package is), so that no case pays for compiling solar's source. Reported: the median of
-each case and of the floor, and the case's median over the floor's median."""
+shared machine; wall seconds are recorded too. The "fake-tensor mode" case is the floor of any
+trace on fake tensors (making PyTorch's FakeTensorMode loads torch._dynamo). Each tree's `solar`
+is byte-compiled first (as an installed package is), so that no case pays for compiling solar's
+source. Reported: the median of each case and of the floor, and the case's median over the
+floor's median."""
 
 from __future__ import annotations
 
@@ -37,6 +39,10 @@ CASES: dict[str, tuple[str, ...]] = {
                             "--scenario", "decode", "--context", "2048", "--arch", "H100-SXM"),
 }
 FLOOR = ("-c", "import torch.export")
+# What any trace on fake tensors pays before it traces anything: PyTorch's FakeTensorMode imports
+# torch._dynamo when it is made (and every Python dispatch mode's first call does too).
+CASES["fake-tensor mode"] = ("-c", "import torch.export; from torch._subclasses.fake_tensor import "
+                             "FakeTensorMode; FakeTensorMode()")
 
 
 def run(args: tuple[str, ...], root: Path) -> tuple[float, float, int]:
