@@ -33,12 +33,15 @@ MAX_SHRUNK_NUMEL = 1 << 22
 SUITE = ROOT / "benchmarks" / "suite"
 EXAMPLES = ROOT / "examples"
 HUGE = [p for p in list_problems(SUITE) if "huge" in p.relative_to(SUITE).parts]
-# PyTorch model files only: examples/jax/ holds JAX programs, run by tests/frontends/jax, and the
+# PyTorch model files only: examples/jax/ holds JAX programs, run by tests/frontends/jax, the
 # study scripts of examples/studies/ (which analyse model files, and are no model files themselves)
-# run as scripts from docs/MANUAL.md.
+# run as scripts from docs/MANUAL.md, and the sharded programs of examples/distributed/ (rank
+# programs at a real model's dimensions, whose expert or stage weights stay above the size limit
+# shrunk) run on simulated ranks in tests/frontends/test_sharded_verify.py and are traced in
+# tests/frontends/test_distributed_examples.py.
 TORCH_EXAMPLES = [
     p for p in list_problems(EXAMPLES)
-    if "jax" not in p.relative_to(EXAMPLES).parts and framework_of(p) == "torch"
+    if not {"jax", "distributed"} & set(p.relative_to(EXAMPLES).parts) and framework_of(p) == "torch"
     and "def get_inputs" in p.read_text()
 ]
 RUNNABLE = TORCH_EXAMPLES + [p for p in list_problems(SUITE) if p not in HUGE]
