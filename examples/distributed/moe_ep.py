@@ -2,9 +2,12 @@
 experts; the router is expert choice (each expert takes its CAPACITY best tokens, so every expert
 gets exactly CAPACITY rows: static shapes, balanced by construction); the chosen rows go to the
 experts' ranks with one all-to-all and come back with another, then are summed into their tokens
-weighted by the router's scores.
+weighted by the router's scores. Without a process group the same file is the single-device
+original (every expert on one GPU); SHARDS cuts the experts' weights by rank, and every rank routes
+the same tokens, so each rank's output is the original's.
 
-    solar analyze examples/distributed/moe_ep.py --system 8xH100-SXM --world-size 8"""
+    solar analyze examples/distributed/moe_ep.py --system 8xH100-SXM --world-size 8
+    solar verify examples/distributed/moe_ep.py --world-size 8"""
 
 import torch
 import torch.distributed as dist
@@ -16,6 +19,7 @@ EXPERTS = 8
 TOKENS = 4096
 TOP_K = 2  # rows per token on average: CAPACITY = TOKENS * TOP_K / EXPERTS
 CAPACITY = TOKENS * TOP_K // EXPERTS
+SHARDS = {"w_gate": 0, "w_up": 0, "w_down": 0}
 
 
 class Model(torch.nn.Module):
@@ -31,17 +35,18 @@ class Model(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = x.shape[-1]
+        capacity = x.shape[0] * TOP_K // self.router.out_features  # CAPACITY at the file's sizes
         scores = torch.softmax(self.router(x).float(), dim=-1)  # [tokens, experts]
-        weight, chosen = torch.topk(scores.t(), CAPACITY, dim=-1)  # each expert's CAPACITY tokens
+        weight, chosen = torch.topk(scores.t(), capacity, dim=-1)  # each expert's CAPACITY tokens
         rows = x[chosen.reshape(-1)]  # [experts * CAPACITY, hidden], expert by expert
         if self.ranks > 1:  # chunk r (the experts of rank r) goes to rank r
             rows = funcol.all_to_all_single(rows, None, None, dist.group.WORLD)
         local = self.w_gate.shape[0]
         # [ranks (sources), local experts, CAPACITY, hidden] -> per local expert, every source's rows
-        rows = rows.view(self.ranks, local, CAPACITY, hidden).transpose(0, 1).reshape(local, -1, hidden)
+        rows = rows.view(self.ranks, local, capacity, hidden).transpose(0, 1).reshape(local, -1, hidden)
         h = torch.nn.functional.silu(torch.bmm(rows, self.w_gate)) * torch.bmm(rows, self.w_up)
         out = torch.bmm(h, self.w_down)  # [local, ranks * CAPACITY, hidden]
-        out = out.view(local, self.ranks, CAPACITY, hidden).transpose(0, 1).reshape(-1, hidden)
+        out = out.view(local, self.ranks, capacity, hidden).transpose(0, 1).reshape(-1, hidden)
         if self.ranks > 1:  # the results go back to the ranks whose tokens they are
             out = funcol.all_to_all_single(out.contiguous(), None, None, dist.group.WORLD)
         out = out * weight.reshape(-1, 1).to(out.dtype)
@@ -54,3 +59,11 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_verify_init_inputs():  # sizes the interpreter runs in seconds
+    return [16, 32, EXPERTS]
+
+
+def get_verify_inputs():
+    return [torch.randn(32, 16, dtype=torch.bfloat16)]
