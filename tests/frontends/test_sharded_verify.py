@@ -52,6 +52,7 @@ PASS = [  # (file, world size, mesh, [(rank, output, shape)] of the checks)
     ("../../../examples/distributed/pp_two_stage.py", 2, None, [(0, "out0", (4, 4, 16))]),  # the result is rank 0's
     # the experts cut by rank, every rank routing the same tokens: each rank's output is the original's
     ("../../../examples/distributed/moe_ep.py", 8, None, [(r, "out0", (32, 16)) for r in range(8)]),
+    ("../../../examples/distributed/tp_decoder_layer.py", 8, None, [(r, "out0", (1, 4, 32)) for r in range(8)]),
 ]
 
 
