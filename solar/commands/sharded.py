@@ -117,6 +117,15 @@ def needs(b: Bounds, target_ms: float) -> dict:
     return {name: (s, need(r, s.per_node, target_ms * 1e-3)) for name, (s, r) in b.by_system.items()}
 
 
+def _with_need(rows: list[dict], args: argparse.Namespace, b: Bounds, table) -> list[dict]:
+    """Each system's JSON row with, under --need-ms, the link bandwidth it needs (`solar provision
+    --system --json`'s row for that system)."""
+    if args.need_ms is None:
+        return rows
+    need = {r["system"]: r for r in table.need_json(needs(b, args.need_ms))}
+    return [{**row, "need": need[row["system"]]} for row in rows]
+
+
 def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = False) -> int:
     """The report of `solar analyze --system` (`compare`: `solar compare --system`, each system's
     bound also as a ratio to the first system's)."""
@@ -126,7 +135,7 @@ def run(args: argparse.Namespace, assumptions: Assumptions, compare: bool = Fals
         return _pipeline_out(args, b, table)
     ranks = {name: r for name, (_, r) in b.by_system.items()}
     if args.json:
-        print(json.dumps(table.to_json(ranks), indent=1))
+        print(json.dumps(_with_need(table.to_json(ranks), args, b, table), indent=1))
         return 0
     out = render.console()
     out.print(table.summary_table(_title(args, b), ranks, compare))
@@ -211,7 +220,7 @@ def _pipeline_title(args: argparse.Namespace, b: Bounds) -> str:
 def _pipeline_out(args: argparse.Namespace, b: Bounds, table) -> int:
     pipes = {name: p for name, (_, p) in b.by_system.items()}
     if args.json:
-        print(json.dumps(table.pipeline_json(pipes), indent=1))
+        print(json.dumps(_with_need(table.pipeline_json(pipes), args, b, table), indent=1))
         return 0
     out = render.console()
     out.print(table.pipeline_table(_pipeline_title(args, b), pipes))

@@ -70,3 +70,16 @@ def test_provision_json_gives_the_bandwidths_exactly(program, system, target_ms,
     links, *rest = (row[k] for k in keys)
     assert links == pytest.approx(want[0], rel=1e-12)  # bytes / target: exact up to the last ulp
     assert tuple(rest) == want[1:]
+
+
+@pytest.mark.parametrize("program,systems,target_ms", [
+    (TP_MLP, ("8xH100-SXM", "8xA100-SXM"), "0.06"),
+    (PIPE, ("8xH100-SXM",), "36"),
+])
+def test_analyze_json_carries_provisions_need(program, systems, target_ms):
+    prov = json.loads(_solar("provision", *program, "--system", *systems, "--target-ms", target_ms, "--json").stdout)
+    rows = json.loads(_solar("analyze", *program, "--system", *systems, "--need-ms", target_ms, "--json").stdout)
+    assert [r["system"] for r in rows] == list(systems)
+    assert [r["need"] for r in rows] == prov
+    plain = json.loads(_solar("analyze", *program, "--system", *systems, "--json").stdout)
+    assert [{k: v for k, v in r.items() if k != "need"} for r in rows] == plain
