@@ -221,27 +221,18 @@ def rank0_alone(args: argparse.Namespace) -> int:
 
 
 def _timed_alone(fn: Any, device: Any, warmup: int, iters: int) -> float:
-    """Median seconds of fn() on one device (CUDA events around each call)."""
-    import torch
+    """Median seconds of fn() on one device (CUDA events around each call; wall clock on a CPU)."""
+    if device.type == "cuda":
+        from solar.validate.timing import event_seconds
 
+        return statistics.median(event_seconds(fn, iters, warmup))
     for _ in range(warmup):
         fn()
-    if device.type != "cuda":
-        times = []
-        for _ in range(iters):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return statistics.median(times)
-    torch.cuda.synchronize(device)
     times = []
     for _ in range(iters):
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
+        start = time.perf_counter()
         fn()
-        end.record()
-        end.synchronize()
-        times.append(begin.elapsed_time(end) * 1e-3)
+        times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
