@@ -37,7 +37,7 @@ def _preload(path: str) -> None:
     framework = "torch" if path.startswith("hf:") else framework_of(path)
     with collection_paused():  # the imports allocate much and free little: no collection walks them
         if framework == "torch":
-            import torch.export._trace  # noqa: F401  - torch.export imports most of torch lazily
+            import torch.export  # noqa: F401
 
             import solar.frontends.torch.loader  # noqa: F401
         elif framework == "jax":

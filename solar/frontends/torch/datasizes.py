@@ -4,11 +4,11 @@ repeats): where each is made, the range the program admits, and the value the bo
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import torch
-from torch.utils._sympy.numbers import int_oo
 
 from solar.errors import UnsupportedOpError
 from solar.frontends import views
@@ -126,7 +126,10 @@ def checked_scalars(exported: torch.export.ExportedProgram) -> dict[str, int]:
 
 def _bound(value: Any) -> int | None:
     """An end of torch's value range as an int; None where it is unbounded (int_oo)."""
-    return None if value in (int_oo, -int_oo) else int(value)
+    numbers = sys.modules.get("torch.utils._sympy.numbers")  # loaded wherever a size is unbacked
+    if numbers is not None and value in (numbers.int_oo, -numbers.int_oo):
+        return None
+    return int(value)
 
 
 def data_sizes(exported: torch.export.ExportedProgram, source_file: str | None) -> tuple[DataSize, ...]:

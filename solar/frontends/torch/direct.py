@@ -33,10 +33,14 @@ changes a statement."""
 
 from __future__ import annotations
 
+import contextlib
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch.export.exported_program import _detect_fake_mode_from_gm
 from torch.export.graph_signature import (
     ExportGraphSignature,
     InputKind,
@@ -45,10 +49,16 @@ from torch.export.graph_signature import (
     OutputSpec,
     TensorArgument,
 )
-from torch._subclasses.fake_tensor import unset_fake_temporarily
-from torch.export.exported_program import _detect_fake_mode_from_gm
 
-from solar.frontends.torch.direct_graph import Emit, Unsupported, expand, is_view, mutated, reshape, value_of
+from solar.frontends.torch.direct_graph import (
+    Emit,
+    Unsupported,
+    expand,
+    is_view,
+    mutated,
+    reshape,
+    value_of,
+)
 from solar.frontends.torch.direct_masks import MASK_REWRITES
 from solar.frontends.torch.direct_ops import OP_REWRITES, linear_by_matmul
 from solar.frontends.torch.lowerings.norms import batch_norm as solar_batch_norm
@@ -297,6 +307,19 @@ def _functional(op: Any) -> bool:
     return schema is not None and not schema.is_mutable
 
 
+def values_mode(ep: torch.export.ExportedProgram) -> Any:
+    """The mode new values are computed in: the fake mode of the graph's values, as the re-trace
+    picks it; none for values on the meta device (solar.frontends.torch.meta_trace)."""
+    with unset_fake_temporarily():
+        fake = _detect_fake_mode_from_gm(ep.graph_module)
+    if fake is not None:
+        return fake
+    values = [n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"]
+    if values and all(isinstance(v, torch.Tensor) and v.is_meta for v in values):
+        return contextlib.nullcontext()
+    raise Unsupported("no fake mode in the graph's values")
+
+
 def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.ExportedProgram:
     """The decomposed form of a training-IR program built node by node (see the module
     docstring); raises Unsupported, saying why, where the program needs the full re-trace.
@@ -310,10 +333,7 @@ def direct(ep: torch.export.ExportedProgram, keep: frozenset) -> torch.export.Ex
     if sorted(getattr(s.arg, "name", "") for s in specs) != sorted(named):
         raise Unsupported("inputs that are not one placeholder each")
     holders = [named[s.arg.name] for s in specs]
-    with unset_fake_temporarily():  # the mode of the graph's values, as the re-trace picks it
-        fake = _detect_fake_mode_from_gm(ep.graph_module)
-    if fake is None:
-        raise Unsupported("no fake mode in the graph's values")
+    fake = values_mode(ep)
     e = Emit(graph, fake, {}, {}, keep)
     for node in holders:
         new = graph.placeholder(node.name)

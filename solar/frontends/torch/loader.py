@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode, unset_fake_temporarily
@@ -43,6 +44,8 @@ from solar.frontends.torch.known import (
     recorded_structure,
 )
 from solar.frontends.torch.lowerings import LOWERINGS, direct_only_ops, preserved_ops, redirects
+from solar.frontends.torch.meta_trace import device_independent, meta_training_ir
+from solar.frontends.torch.standins import standing_in
 from solar.frontends.torch.traced import (
     DEFAULT_OPTIONS,
     Decomposition,
@@ -331,8 +334,9 @@ def trace_file(
     mode: "train" or "eval" puts the module in that mode before tracing (None: as constructed).
     infer_structure: sample get_inputs() once for real and use the band structure found there.
     options: the route (its decomposition; the whole model is traced, see share.trace_file)."""
-    model, inputs, structure, spath = build_file(path, mode, infer_structure)
-    exported, calls, route = fake_export(model, inputs, spath, options)
+    with standing_in():  # the whole trace (building the model runs ops on the meta device too)
+        model, inputs, structure, spath = build_file(path, mode, infer_structure)
+        exported, calls, route = fake_export(model, inputs, spath, options)
     return Traced(exported, Path(path).stem, spath, framework_flags(), mode, structure, calls, route,
                   mode_layers(model))
 
@@ -367,11 +371,40 @@ def fake_export(
     where = Path(path).name if path else type(model).__name__
     _check_inputs(inputs, where)
     _check_state(model, where)
+    if options.decomposition is Decomposition.DIRECT:
+        on_meta = meta_export(model, inputs, path)
+        if on_meta is not None:
+            return on_meta
     with FakeTensorMode(allow_non_fake_inputs=True) as fake:
         model, inputs = fakeify_program(model, inputs, fake, where)
         calls: list = []
         exported, route = _export(model, inputs, path, options.decomposition, calls)
     return exported, tuple(calls), route
+
+
+def meta_export(
+    model: torch.nn.Module, inputs: tuple, path: str | None
+) -> tuple[torch.export.ExportedProgram, tuple, Route] | None:
+    """What fake_export gives, from the training IR recorded on meta tensors
+    (solar.frontends.torch.meta_trace) and the direct decomposition, without torch.export or fake
+    tensors; None where either refuses the program (fake_export then traces it as it does every
+    other). The functions export_decomposed redirects to custom ops are redirected here too, and
+    a program that holds one of them is left to fake_export (which decides whether to trace again
+    without them)."""
+    where = Path(path).name if path else type(model).__name__
+    modes = lambda: (Redirect(True), CpuFunctions(copy=False))  # noqa: E731  (inside forward() only)
+    with standing_in():
+        with torch.no_grad(), warnings.catch_warnings(), modes_in_forward(model, modes):
+            warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
+            with usercode.running(path, "tracing forward()"):
+                ep = meta_training_ir(model, inputs)
+            if ep is None or not direct_only_ops().isdisjoint(n.target for n in ep.graph.nodes):
+                return None
+            done, route = decompose(ep, Decomposition.DIRECT, retrace=False)
+    if done is None or device_independent(done.graph) is not None:
+        return None
+    _check_outputs(done, where)
+    return done, pre_decomposition_calls(ep.graph), route
 
 
 def trace_module(
@@ -387,7 +420,8 @@ def trace_module(
     same shape and dtype before tracing, so tracing allocates nothing more. With `mode` the module
     is put in that mode (and left so). `options`: as for trace_file."""
     structure = module_structure(model, inputs, mode, infer_structure)
-    exported, calls, route = fake_export(model, as_tuple(inputs), None, options)
+    with standing_in():
+        exported, calls, route = fake_export(model, as_tuple(inputs), None, options)
     return Traced(
         exported, name or type(model).__name__, None, framework_flags(), mode, structure, calls, route,
         mode_layers(model),
@@ -433,7 +467,7 @@ def export_decomposed(
     eager_host level)."""
     attempts = (True, False) if decomposition is Decomposition.DIRECT else (False,)
     for redirect in attempts:
-        modes = lambda: (Redirect(redirect), CpuFunctions(copy=False))  # noqa: E731  (inside forward() only)
+        modes = lambda: (Redirect(redirect), CpuFunctions(copy=False))
         with torch.no_grad(), warnings.catch_warnings(), modes_in_forward(model, modes), cheap_stack_traces():
             warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
             ep = torch.export.export(model, inputs, strict=False)

@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import contextlib
 from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import torch
 
 from solar.errors import AnalysisTimeout, message_line
 from solar.frontends.torch import loader
 from solar.frontends.torch.signature import layer_signature
+from solar.frontends.torch.standins import standing_in
 from solar.frontends.torch.stitch import TRACED, NotShareable, Stitched, lower_shared
 from solar.frontends.torch.traced import DEFAULT_OPTIONS, Traced, TraceOptions, mode_layers
 from solar.ir.nodes import Program
@@ -295,7 +297,8 @@ def trace_file(
     """loader.trace_file, layers shared where they can be (unless `options` say not to)."""
     if not options.share_layers:
         return Outcome(None, loader.trace_file(path, mode, infer_structure, options=options), None)
-    return finish(start_file(path, mode, infer_structure, options))
+    with standing_in():  # building, tracing and stitching run ops on the meta device
+        return finish(start_file(path, mode, infer_structure, options))
 
 
 def trace_module(
