@@ -120,7 +120,7 @@ def _load_hf(args: argparse.Namespace):
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from solar import api  # the analysis (islpy, networkx, lark): not paid by --help or a bad flag
+    from solar import api  # the analysis (islpy, lark): not paid by --help or a bad flag
     from solar.hardware import get_host, get_spec
 
     for arch in args.arch:  # a bad GPU name or spec file is reported before the program is traced

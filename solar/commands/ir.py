@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_ir(args: argparse.Namespace) -> int:
-    from solar.api import ir_text  # the analysis (islpy, networkx, lark): not paid by --help
+    from solar.api import ir_text  # the analysis (islpy, lark): not paid by --help
 
     text = ir_text(
         args.file, mode=args.mode, infer_structure=args.infer_structure,

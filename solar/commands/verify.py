@@ -34,7 +34,7 @@ def check_verify(args: argparse.Namespace) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    # the analysis (islpy, networkx, lark): not paid by --help
+    # the analysis (islpy, lark): not paid by --help
     from solar.api import check_file, check_sharded
 
     if args.world_size is not None or args.mesh is not None:

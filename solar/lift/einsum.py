@@ -5,10 +5,8 @@ costs from these nodes; nothing here knows a FLOP formula."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-
-import networkx as nx
 
 from solar.heap import settled
 from solar.ir.affine import Constraint
@@ -91,30 +89,35 @@ class InOrderLoop:
     node_ids: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class Edge:
+    """A def-use edge writer -> reader: the tensors an earlier statement writes and a later one
+    reads (`tensor`: the first of them)."""
+
+    tensor: str
+    tensors: tuple[str, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class EinsumGraph:
-    """A networkx.DiGraph keyed by statement index (attribute "node" = EinsumNode) with an edge
-    writer -> reader for every tensor an earlier statement writes and a later one reads (attribute
-    "tensor" = the first such tensor, "tensors" = all of them)."""
+    """The nodes by statement index (node ids are statement positions) and an edge writer ->
+    reader for every pair joined by a tensor, keyed (writer, reader) in order of first use."""
 
     program: Program
-    graph: nx.DiGraph
+    node_list: tuple[EinsumNode, ...]
+    edges: Mapping[tuple[int, int], Edge]
 
     def nodes(self) -> tuple[EinsumNode, ...]:
-        return self._nodes
-
-    @functools.cached_property
-    def _nodes(self) -> tuple[EinsumNode, ...]:
-        return tuple(self.graph.nodes[i]["node"] for i in sorted(self.graph.nodes))
+        return self.node_list
 
     def node(self, node_id: int) -> EinsumNode:
-        return self.graph.nodes[node_id]["node"]
+        return self.node_list[node_id]
 
     def __iter__(self) -> Iterator[EinsumNode]:
         return iter(self.nodes())
 
     def __len__(self) -> int:
-        return self.graph.number_of_nodes()
+        return len(self.node_list)
 
     @property
     def tensors(self) -> tuple[TensorDecl, ...]:
@@ -181,16 +184,14 @@ def lift(program: Program) -> EinsumGraph:
 
     A statement inside in-order loops lifts in its flattened form (the in-order loops in front of
     its own, see Program.stmts): its node counts extent x body; `in_order` names those loops."""
-    graph = nx.DiGraph()
     du = defuse(program)
-    # the edges in order of first use, with the tensors each carries (the first one as `tensor`),
-    # added at once: the same graph as adding them one by one, without networkx's per-call cost
-    edges: dict[tuple[int, int], list[str]] = {}
+    nodes = []
+    edges: dict[tuple[int, int], list[str]] = {}  # in order of first use, with the tensors each carries
     for i, ((seqs, _), stmt) in enumerate(zip(program.nested(), program.stmts)):
         node = lift_stmt(program, i, stmt)
         if seqs:
             node = replace(node, in_order=tuple(s.var for s in seqs))
-        graph.add_node(i, node=node)
+        nodes.append(node)
         for tensor in du.uses(i):
             for w in du.writers.get(tensor, ()):
                 if w >= i:
@@ -198,10 +199,7 @@ def lift(program: Program) -> EinsumGraph:
                 carried = edges.setdefault((w, i), [])
                 if tensor not in carried:
                     carried.append(tensor)
-    graph.add_edges_from(
-        (w, i, {"tensor": carried[0], "tensors": tuple(carried)}) for (w, i), carried in edges.items()
-    )
-    return EinsumGraph(program, graph)
+    return EinsumGraph(program, tuple(nodes), {k: Edge(c[0], tuple(c)) for k, c in edges.items()})
 
 
 def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:

@@ -137,7 +137,7 @@ def op_floor_bytes(graph, op_node_ids, traffic) -> list[float]:
     program inputs only it reads, less what a warm L2 may hold, and the outputs only it writes,
     less what the write-back L2 may keep; disjoint between ops, so they add to at most the
     compulsory bytes."""
-    from solar.backends.memory import compulsory_by_tensor  # islpy, networkx
+    from solar.backends.memory import compulsory_by_tensor  # islpy
 
     if traffic is None:
         return []

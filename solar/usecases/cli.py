@@ -264,7 +264,7 @@ def _emit(args: argparse.Namespace, result: Any, plot: str, show: Any) -> int:
 
 
 def _load(args: argparse.Namespace) -> Any:
-    from solar import api, hardware  # the analysis (islpy, networkx, lark): not paid by --help
+    from solar import api, hardware  # the analysis (islpy, lark): not paid by --help
 
     if getattr(args, "arch", None):
         for arch in args.arch:

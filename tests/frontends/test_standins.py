@@ -27,7 +27,7 @@ CASES = {
             torch._check(y.shape[0] == 2)
             assert stood_in("torch._dynamo") and stood_in("torch.fx.experimental.symbolic_shapes")
         assert "torch._dynamo" not in sys.modules and "_dynamo" not in vars(torch)
-        assert "torch.fx.experimental.symbolic_shapes" not in sys.modules
+        assert "torch.fx.experimental.symbolic_shapes" not in sys.modules and "sympy" not in sys.modules
         print(tuple(y.shape))
     """,
     "a submodule import brings the real package": """
@@ -53,6 +53,15 @@ CASES = {
             assert not stood_in("torch.fx.experimental.symbolic_shapes")
             print(symbolic_shapes.expect_true(True))
     """,
+    "sympy.Basic is sympy's once sympy is imported": """
+        with standing_in():
+            import sympy
+            Basic = sympy.Basic
+            assert not isinstance(1, Basic) and stood_in("sympy")
+            x = sympy.Symbol("x")
+            assert not stood_in("sympy") and isinstance(x, Basic) and isinstance(x + 1, sympy.Basic)
+        print(isinstance(x, Basic), issubclass(sympy.Add, Basic))
+    """,
     "blocks nest": """
         with standing_in():
             with standing_in():
@@ -69,6 +78,7 @@ EXPECTED = {
     "dynamo works after the block": "0.9093",
     "a symbolic value asks the real symbolic_shapes": "True",
     "blocks nest": "ok",
+    "sympy.Basic is sympy's once sympy is imported": "True True",
 }
 
 

@@ -94,8 +94,8 @@ def test_def_use_edges() -> None:
     )
     g = lift(x)
     # the accumulating statement uses the initialised C; the exp reads C written by both.
-    assert set(g.graph.edges) == {(0, 1), (0, 2), (1, 2)}
-    assert g.graph.edges[1, 2]["tensor"] == "C"
+    assert set(g.edges) == {(0, 1), (0, 2), (1, 2)}
+    assert g.edges[1, 2].tensor == "C"
     assert g.program is x and len(g) == 3
 
 

@@ -43,12 +43,15 @@ def _is_constant_op(target: Any) -> bool:
 def _small(node: torch.fx.Node) -> bool:
     vals = node.meta.get("val")
     leaves = vals if isinstance(vals, (tuple, list)) else (vals,)
+    return all(not isinstance(v, torch.Tensor) or _known_small(v.numel()) for v in leaves)
+
+
+def _known_small(numel: Any) -> bool:
+    if isinstance(numel, int):
+        return numel <= REPLAY_LIMIT
     from torch.fx.experimental.symbolic_shapes import guard_or_false
 
-    # a data-dependent size (bincount, nonzero) is not known to be small
-    return all(
-        not isinstance(v, torch.Tensor) or guard_or_false(v.numel() <= REPLAY_LIMIT) for v in leaves
-    )
+    return guard_or_false(numel <= REPLAY_LIMIT)  # a data-dependent size (bincount, nonzero): not known small
 
 
 def _lifted(ep: torch.export.ExportedProgram) -> dict[str, torch.Tensor]:

@@ -1,20 +1,20 @@
-"""Stand-ins for two torch modules that analysing a program touches but never needs: `torch._dynamo`
-and `torch.fx.experimental.symbolic_shapes`, which together cost about as much CPU as importing
-torch itself.
+"""Stand-ins for three modules that analysing a program touches but never needs: `torch._dynamo`,
+`torch.fx.experimental.symbolic_shapes` and `sympy`, which together cost about as much CPU as
+importing torch itself.
 
 Running an op on meta tensors goes through torch's Python reference kernels, each wrapped by
 `torch._disable_dynamo`, whose first call imports all of dynamo (and with it inductor, FSDP, ONNX,
-sympy) only to wrap the kernel in `torch._dynamo.disable`; and `torch._check` imports
-symbolic_shapes (and sympy) for `expect_true` of a plain bool, as broadcasting does for
-`guard_or_false` and the hints of plain ints. Nothing solar's analysis runs is compiled, so
-`disable(fn)` is `fn` itself, and symbolic_shapes' answers for plain values are the values
-(PLAIN_SYMBOLIC). `standing_in()` installs a
-module in place of each that answers those calls so, and that turns into the real module the
-moment anything else is asked of it (any other attribute or submodule, a symbolic value): the
-real package is imported (in its own order), and every function the stand-in let through is handed
-back to torch's lazy wrapper (its cached `__dynamo_disable` removed), so that from then on torch
-behaves exactly as without the stand-ins. Leaving the block does the same for what is still
-standing in."""
+sympy) only to wrap the kernel in `torch._dynamo.disable`; `torch._check` imports symbolic_shapes
+for `expect_true` of a plain bool, as broadcasting does for `guard_or_false` and the hints of plain
+ints; and type promotion imports sympy to ask whether a value is a sympy expression. Nothing
+solar's analysis runs is compiled, so `disable(fn)` is `fn` itself; symbolic_shapes' answers for
+plain values are the values (PLAIN_SYMBOLIC); and nothing is a sympy expression before sympy is
+imported (SympyBasic). `standing_in()` installs a module in place of each that answers so, and that
+turns into the real module the moment anything else is asked of it (any other attribute or
+submodule, a symbolic value): the real package is imported (in its own order), and every function
+the dynamo stand-in let through is handed back to torch's lazy wrapper (its cached
+`__dynamo_disable` removed), so that from then on torch behaves exactly as without the stand-ins.
+Leaving the block does the same for what is still standing in."""
 
 from __future__ import annotations
 
@@ -28,8 +28,11 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import torch
+
 DYNAMO = "torch._dynamo"
 SYMBOLIC_SHAPES = "torch.fx.experimental.symbolic_shapes"
+SYMPY = "sympy"
 
 
 class _Real(Exception):
@@ -37,25 +40,30 @@ class _Real(Exception):
 
 
 class StandIn(types.ModuleType):
-    """A module standing in for `name`: answers `calls`, loads its submodules as they are, and
-    becomes the real module for anything else (see the module docstring)."""
+    """A module standing in for `name`: answers `calls` (functions that raise _Real where the
+    real module must answer) and holds `values`; the real module for anything else."""
 
-    def __init__(self, name: str, calls: dict[str, Callable[..., Any]], on_real: Callable[[], None]) -> None:
+    def __init__(
+        self, name: str, calls: dict[str, Callable[..., Any]], on_real: Callable[[], None], values: dict[str, Any]
+    ) -> None:
         super().__init__(name)
-        self._calls = calls
         self._on_real = on_real
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.submodule_search_locations:
             self.__path__ = list(spec.submodule_search_locations)
         for attr, fn in calls.items():
             setattr(self, attr, self._answer(fn))
+        for attr, value in values.items():
+            setattr(self, attr, value)
 
     def _answer(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except _Real:
-                return getattr(self._real(), fn.__name__)(*args, **kwargs)
+            if sys.modules.get(self.__name__) is self:  # (a reference kept past the stand-in asks the real one)
+                try:
+                    return fn(*args, **kwargs)
+                except _Real:
+                    pass
+            return getattr(self._real(), fn.__name__)(*args, **kwargs)
 
         call.__name__ = fn.__name__
         return call
@@ -107,7 +115,7 @@ def _remove(stand_in: StandIn) -> None:
     if sys.modules.get(name) is stand_in:
         del sys.modules[name]
     parent, _, child = name.rpartition(".")
-    holder = sys.modules.get(parent)
+    holder = sys.modules.get(parent) if parent else None
     if holder is not None and vars(holder).get(child) is stand_in:
         delattr(holder, child)
 
@@ -117,9 +125,10 @@ def _install(stand_in: StandIn) -> bool:
     if name in sys.modules:
         return False
     parent, _, child = name.rpartition(".")
-    importlib.import_module(parent)
     sys.modules[name] = stand_in
-    setattr(sys.modules[parent], child, stand_in)
+    if parent:
+        importlib.import_module(parent)
+        setattr(sys.modules[parent], child, stand_in)
     return True
 
 
@@ -159,11 +168,11 @@ def _itself(a: Any) -> Any:
 
 
 def _plain_args(name: str, kinds: tuple[type, ...], answer: Callable[..., Any]) -> Callable[..., Any]:
-    """symbolic_shapes' `name` where every argument is a plain value of `kinds` (or a tuple or
-    list of them)."""
+    """symbolic_shapes' `name` where every argument is a plain value of `kinds` (or a tuple, list
+    or torch.Size of them)."""
 
     def plain(a: Any) -> bool:
-        return type(a) in kinds or (type(a) in (tuple, list) and all(type(x) in kinds for x in a))
+        return type(a) in kinds or (type(a) in (tuple, list, torch.Size) and all(type(x) in kinds for x in a))
 
     def call(*args: Any) -> Any:
         if not all(plain(a) for a in args):
@@ -188,6 +197,7 @@ PLAIN_SYMBOLIC: tuple[tuple[str, tuple[type, ...], Callable[[Any], Any]], ...] =
     ("has_guarding_hint", (bool, int, float), lambda a: True),
     ("is_nested_int", (int, float), lambda a: False),
     ("guard_size_oblivious", (bool,), _itself),
+    ("cast_symbool_to_symint_guardless", (bool,), int),
     ("has_free_symbols", (bool, int, float), lambda a: False),
 )
 # ... and of functions of several plain values.
@@ -198,18 +208,38 @@ PLAIN_SYMBOLIC_ARGS: tuple[tuple[str, tuple[type, ...], Callable[..., Any]], ...
 )
 
 
+class _RealBasic(type):
+    """isinstance and issubclass against sympy.Basic where sympy is imported; else False (no
+    sympy object can exist before sympy is imported)."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        real = sys.modules.get(SYMPY)
+        return real is not None and not isinstance(real, StandIn) and isinstance(obj, real.Basic)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        real = sys.modules.get(SYMPY)
+        return real is not None and not isinstance(real, StandIn) and issubclass(sub, real.Basic)
+
+
+class SympyBasic(metaclass=_RealBasic):
+    """What the sympy stand-in answers for `sympy.Basic`: torch's type promotion imports sympy
+    only to ask whether a value is a sympy expression."""
+
+
 @contextlib.contextmanager
 def standing_in() -> Iterator[None]:
-    """torch._dynamo and symbolic_shapes stood in for (where not already imported) while the
-    block runs; see the module docstring."""
+    """torch._dynamo, symbolic_shapes and sympy stood in for (where not already imported) while
+    the block runs; see the module docstring."""
     disabled = _Disabled()
     calls = {
-        DYNAMO: ({"disable": disabled.disable}, disabled.hand_back),
+        DYNAMO: ({"disable": disabled.disable}, disabled.hand_back, {}),
         SYMBOLIC_SHAPES: (
             {name: _on_plain(name, kinds, answer) for name, kinds, answer in PLAIN_SYMBOLIC}
             | {name: _plain_args(name, kinds, answer) for name, kinds, answer in PLAIN_SYMBOLIC_ARGS},
             lambda: None,
+            {name: getattr(torch, name) for name in ("SymBool", "SymFloat", "SymInt")},  # (torch's own, re-exported)
         ),
+        SYMPY: ({}, lambda: None, {"Basic": SympyBasic}),
     }
     installed = [s for s in (StandIn(name, *c) for name, c in calls.items() if name not in sys.modules) if _install(s)]
     finder = bool(installed) and _SUBMODULES not in sys.meta_path
