@@ -247,6 +247,16 @@ class HalfNorm(nn.Module):
         return self.norm(x.to(torch.bfloat16))
 
 
+class Sdpa(nn.Module):
+    """The CPU's attention kernel keeps its inputs' (B, T, H, D) layout; the meta kernel's output
+    is contiguous, so `.contiguous()` after it would dispatch only on the meta device."""
+
+    def forward(self, x):
+        q = x.view(2, 8, 4, 16).transpose(1, 2)
+        y = nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        return y.transpose(1, 2).contiguous().view(2, 8, 64)
+
+
 class AttributeTensor(nn.Module):
     def __init__(self):
         super().__init__()
@@ -272,6 +282,7 @@ REFUSED = {
     "a reduced-precision value": (HalfNorm, lambda: (torch.randn(2, 4),)),
     "an op whose meta kernel consults the device": (lambda: nn.ReflectionPad2d(1), lambda: (torch.randn(1, 2, 4, 4),)),
     "a padding other than constant": (lambda: nn.ReplicationPad1d(2), lambda: (torch.randn(1, 2, 4),)),
+    "scaled dot-product attention (its output layout)": (Sdpa, lambda: (torch.randn(2, 8, 64),)),
     "a function held as an attribute (export lifts what it reaches)": (FunctionAttribute, lambda: (torch.randn(2, 4),)),
 }
 

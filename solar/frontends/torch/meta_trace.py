@@ -272,7 +272,8 @@ class Recorder(SchemaCheckMode):
 # Ops whose meta kernel or decomposition gives another result on the meta device than on the CPU
 # (they consult the device: `device_hint` in torch._meta_registrations, `device.type` in
 # torch._decomp and torch._refs): FFTs, eig/SVD, reflection and replication padding (memory
-# format), nonzero_static, embedding bags, median/mode, flash attention, scaled matmuls,
+# format), nonzero_static, embedding bags, median/mode, scaled dot-product attention (the CPU's
+# kernel keeps its inputs' layout, the meta kernel's output is contiguous), scaled matmuls,
 # pixel_shuffle, histc, tensor_split by a tensor, the LSTM decomposition, bicubic upsampling; and
 # `pad`, the composite that reaches the paddings, in any mode but "constant". Each with the
 # condition on its node under which it does. The norms (layer, group, batch) differ only in the
@@ -292,6 +293,8 @@ DEVICE_DEPENDENT: dict[str, Callable[[torch.fx.Node], bool]] = {
         "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "nonzero_static",
         "_embedding_bag", "_embedding_bag_forward_only", "median", "mode", "_scaled_dot_product_flash_attention",
         "_scaled_mm", "pixel_shuffle", "histc", "tensor_split", "lstm", "upsample_bicubic2d",
+        "scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
     ), _always),
     "pad": _not_constant_pad,
 }
