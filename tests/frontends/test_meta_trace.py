@@ -117,6 +117,15 @@ class Factories(nn.Module):
         return x + pos, ones, head.t(), x[..., :2], tail.cpu(), x.new_zeros(2)
 
 
+class DeviceBranch(nn.Module):
+    """Code that reads the device sees the CPU, as on export's fake CPU tensors."""
+
+    def forward(self, x):
+        if x.device.type == "cpu" and x.is_cpu and not x.is_meta:
+            return x * 2
+        return x + 1
+
+
 class InPlace(nn.Module):
     def forward(self, x):
         y = x * 2
@@ -132,6 +141,7 @@ TAKEN = {
     "conv net, two outputs": (lambda: ConvNet().eval(), lambda: (torch.randn(2, 3, 8, 8),)),
     "factories, views, a split": (Factories, lambda: (torch.randn(4, 8),)),
     "in-place ops on an intermediate": (InPlace, lambda: (torch.randn(4, 8),)),
+    "a branch on the device": (DeviceBranch, lambda: (torch.randn(4, 8),)),
     "scaled dot-product attention": (
         lambda: nn.MultiheadAttention(8, 2, batch_first=True).eval(),
         lambda: (torch.randn(2, 5, 8), torch.randn(2, 5, 8), torch.randn(2, 5, 8)),

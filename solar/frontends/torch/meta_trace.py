@@ -134,11 +134,28 @@ _SWITCHES = frozenset({
 })
 
 
+# What a tensor's device reads give the program's code: the CPU's answers, as for the fake CPU
+# tensors torch.export traces on (torch's kernels, in KERNEL_FOLDERS, see the meta device).
+_AS_ON_CPU = {
+    torch.Tensor.device.__get__: CPU,
+    torch.Tensor.is_cpu.__get__: True,
+    torch.Tensor.is_meta.__get__: False,
+}
+_NOT_READ = object()
+KERNEL_FOLDERS = tuple(_TORCH_DIR + folder for folder in (
+    "_refs", "_decomp", "_prims", "_meta_registrations.py", "_subclasses", "_ops.py", "_library",
+))
+
+
 class Guard(TorchFunctionMode):
-    """Refuses the calls non-strict export records or rewrites otherwise: grad and autocast
-    switches, indexing with a tensor scalar, distributed collectives."""
+    """Answers the program's reads of a tensor's device as on the CPU, and refuses the calls
+    non-strict export records or rewrites otherwise: grad and autocast switches, indexing with a
+    tensor scalar, distributed collectives."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        answer = _AS_ON_CPU.get(func, _NOT_READ)
+        if answer is not _NOT_READ and not sys._getframe(1).f_code.co_filename.startswith(KERNEL_FOLDERS):
+            return answer
         if func in _SWITCHES:
             raise Ineligible("a grad-mode or autocast switch")
         if getattr(func, "__name__", "") == "__getitem__" and args and isinstance(args[0], torch.Tensor):
