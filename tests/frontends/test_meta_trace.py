@@ -126,6 +126,27 @@ class DeviceBranch(nn.Module):
         return x + 1
 
 
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return 2 * grad
+
+
+class CustomFunction(nn.Module):
+    """A custom autograd Function and an activation checkpoint: both traced through (no grad)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.utils.checkpoint.checkpoint(self.lin, Square.apply(x), use_reentrant=False) + 1
+
+
 class InPlace(nn.Module):
     def forward(self, x):
         y = x * 2
@@ -142,6 +163,7 @@ TAKEN = {
     "factories, views, a split": (Factories, lambda: (torch.randn(4, 8),)),
     "in-place ops on an intermediate": (InPlace, lambda: (torch.randn(4, 8),)),
     "a branch on the device": (DeviceBranch, lambda: (torch.randn(4, 8),)),
+    "a custom autograd Function, a checkpoint": (CustomFunction, lambda: (torch.randn(4, 8),)),
     "scaled dot-product attention": (
         lambda: nn.MultiheadAttention(8, 2, batch_first=True).eval(),
         lambda: (torch.randn(2, 5, 8), torch.randn(2, 5, 8), torch.randn(2, 5, 8)),
@@ -267,6 +289,12 @@ class Sdpa(nn.Module):
         return y.transpose(1, 2).contiguous().view(2, 8, 64)
 
 
+class Autocast(nn.Module):
+    def forward(self, x):
+        with torch.autocast("cpu", enabled=False):
+            return x @ x.t()
+
+
 class AttributeTensor(nn.Module):
     def __init__(self):
         super().__init__()
@@ -293,6 +321,7 @@ REFUSED = {
     "an op whose meta kernel consults the device": (lambda: nn.ReflectionPad2d(1), lambda: (torch.randn(1, 2, 4, 4),)),
     "a padding other than constant": (lambda: nn.ReplicationPad1d(2), lambda: (torch.randn(1, 2, 4),)),
     "scaled dot-product attention (its output layout)": (Sdpa, lambda: (torch.randn(2, 8, 64),)),
+    "an autocast region": (Autocast, lambda: (torch.randn(2, 4),)),
     "a function held as an attribute (export lifts what it reaches)": (FunctionAttribute, lambda: (torch.randn(2, 4),)),
 }
 

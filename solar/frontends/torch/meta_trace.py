@@ -15,7 +15,7 @@ It answers None — the caller traces with torch.export — for anything export 
 or that this trace cannot see: a module that is an fx GraphModule, has hooks, holds a tensor under
 two names or a tensor or Python function as a plain attribute, or whose forward() is not its
 class's; inputs other than tensors; a forward() that sets module state, switches grad mode or
-autocast, calls a torch.distributed function, indexes with a tensor scalar, uses a tensor it did
+enters an autocast region, calls a torch.distributed function, indexes with a tensor scalar, uses a tensor it did
 not make or receive (a constant), reads a tensor's value, returns anything but a flat tuple of
 tensors it computed, or fails on meta tensors; and a program whose result on the meta device may
 differ from the CPU's (`device_independent`: an op that consults the device, a float of less than
@@ -374,6 +374,22 @@ def _check_module(model: torch.nn.Module, inputs: tuple) -> tuple[dict, dict]:
     return params, buffers
 
 
+def _refuse_autocast(self: Any) -> None:
+    raise Ineligible("an autocast region")  # export records it as a higher-order op
+
+
+@contextlib.contextmanager
+def _no_autocast() -> Iterator[None]:
+    """Refuses an autocast region entered in forward() (export wraps it in a higher-order op;
+    autocast tells only export's own torch-function mode that it is entered)."""
+    enter = torch.amp.autocast_mode.autocast.__enter__
+    torch.amp.autocast_mode.autocast.__enter__ = _refuse_autocast  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        torch.amp.autocast_mode.autocast.__enter__ = enter  # type: ignore[method-assign]
+
+
 def _refuse_registration(module: torch.nn.Module, name: str, value: Any) -> None:
     raise Ineligible(f"forward() assigns {name}")  # export copies a buffer's new value into it
 
@@ -474,8 +490,8 @@ def _trace(model: torch.nn.Module, inputs: tuple) -> torch.export.ExportedProgra
         recorder.bind(t, graph.placeholder(f"arg{i}_1"), t)  # (its own value: export keeps requires_grad)
     with stateless._reparametrize_module(model, dict(zip(names, metas[: len(names)]))):
         before = _attributes(model)
-        with (as_export_traces(), _no_registration(), modules.hooked(), Guard(), enable_python_dispatcher(),
-              recorder):
+        with (as_export_traces(), _no_registration(), _no_autocast(), modules.hooked(), Guard(),
+              enable_python_dispatcher(), recorder):
             out = model(*metas[len(names):])
         if _attributes(model) != before:  # checked before the context puts the state back
             raise Ineligible("forward() assigned a module attribute")
