@@ -200,7 +200,7 @@ def lower_node(
             return t
         shape = tuple(int(s) for s in t.shape)
         name = b.declare(f"in{len(feed)}", shape, dtype_of(t.dtype), Role.INPUT)
-        feed[name] = None if isinstance(t, torch._subclasses.fake_tensor.FakeTensor) else to_numpy(t)
+        feed[name] = None if isinstance(t, torch._subclasses.fake_tensor.FakeTensor) or t.is_meta else to_numpy(t)
         return views.tensor(name, shape, dtype_of(t.dtype))
 
     ir_args = _map_tensors(args, declare)

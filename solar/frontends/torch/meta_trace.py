@@ -470,11 +470,12 @@ def _impure(node: torch.fx.Node) -> bool:
 def meta_training_ir(model: torch.nn.Module, inputs: tuple) -> torch.export.ExportedProgram | None:
     """torch.export.export(model, inputs, strict=False)'s training IR, recorded on meta tensors
     where that is provably the same program (see the module docstring); else None. Runs inside
-    whatever torch-function modes the caller has entered around forward()."""
+    whatever torch-function modes the caller has entered around forward(). Anything that stops
+    the recording is a refusal: torch.export then traces the program and reports what is wrong."""
     try:
         with standing_in():
             return _trace(model, inputs)
-    except Ineligible:
+    except Exception:  # noqa: BLE001  (Ineligible, or a torch this recording does not know)
         return None
 
 
@@ -492,7 +493,12 @@ def _trace(model: torch.nn.Module, inputs: tuple) -> torch.export.ExportedProgra
         before = _attributes(model)
         with (as_export_traces(), _no_registration(), _no_autocast(), modules.hooked(), Guard(),
               enable_python_dispatcher(), recorder):
-            out = model(*metas[len(names):])
+            try:
+                out = model(*metas[len(names):])
+            except Ineligible:
+                raise
+            except Exception as exc:  # noqa: BLE001  (torch.export traces it again, and says what is wrong)
+                raise Ineligible(f"forward() failed on meta tensors ({type(exc).__name__})") from None
         if _attributes(model) != before:  # checked before the context puts the state back
             raise Ineligible("forward() assigned a module attribute")
     leaves, out_spec = tree_flatten(out)
