@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import sys
 import threading
@@ -90,10 +91,17 @@ def finish(code: int) -> None:
     """End the `solar` process with `code` once its command line has run (its result written).
     Threads the user's code started and left running would keep the interpreter alive after
     its last line: with any non-daemon thread left, stdout and stderr are flushed and the
-    process ends at once (os._exit); otherwise it exits as usual."""
+    process ends at once (os._exit); otherwise it exits as usual (atexit functions run, files are
+    closed). Where no code of a user's file ran (an hf: model, IR text), every object alive is first
+    moved out of the cyclic collector's reach (`gc.freeze`): the interpreter's shutdown runs full
+    collections over torch's modules, the model and the program, which the end of the process
+    frees anyway (a second or more for an hf: model). A user's file keeps them: what its objects
+    do when collected at shutdown (a file it left open is flushed) is done."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
         os._exit(code)
+    if not usercode.files_run():
+        gc.freeze()
     sys.exit(code)
