@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import importlib
 import os
 import sys
 import threading
@@ -20,7 +21,7 @@ from solar.commands.args import Parser
 from solar.errors import SolarError, message_line
 from solar.frontends import usercode
 from solar.frontends.detect import framework_of
-from solar.heap import collection_paused
+from solar.heap import collection_paused, promote_all
 
 
 def parser(commands: Iterable[ModuleType], **kwargs: Any) -> Parser:
@@ -32,17 +33,30 @@ def parser(commands: Iterable[ModuleType], **kwargs: Any) -> Parser:
     return p
 
 
+# What an hf: model needs beyond torch, imported with it: transformers' model base and auto classes
+# (the config's own modeling module is imported when the model is built).
+HF_MODULES = ("transformers.modeling_utils", "transformers.models.auto")
+
+
 def _preload(path: str) -> None:
     """Import the frontend a file needs before the --timeout clock starts: the limit is on the
-    analysis, not on solar's own start-up (importing torch or jax takes seconds on a busy machine)."""
+    analysis, not on solar's own start-up (importing torch or jax takes seconds on a busy machine).
+    No collection runs during the imports (they allocate much and free little), and what they made
+    goes to the oldest generation unscanned (`promote_all`): otherwise the first young collection
+    after them walks every object of torch (and of transformers)."""
     framework = "torch" if path.startswith("hf:") else framework_of(path)
-    with collection_paused():  # the imports allocate much and free little: no collection walks them
+    with collection_paused():
         if framework == "torch":
             import torch.export._trace  # noqa: F401  - torch.export imports most of torch lazily
 
             import solar.frontends.torch.loader  # noqa: F401
+
+            for name in HF_MODULES if path.startswith("hf:") else ():
+                with contextlib.suppress(ImportError):  # transformers is an optional dependency
+                    importlib.import_module(name)
         elif framework == "jax":
             import solar.frontends.jax.loader  # noqa: F401
+        promote_all()
 
 
 def _memory_limit(args: argparse.Namespace) -> contextlib.AbstractContextManager:
