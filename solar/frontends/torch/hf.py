@@ -286,7 +286,7 @@ def outline(spec: str, step: Scenario) -> Built | None:
     attention other than plain (`plain_attention`: the rows each layer caches come from a forward
     step), or a construction that fails on the meta device (`build` then says what fails, if it does)."""
     config, shard, dtype = _config(spec, step, None)
-    if shard is not None:
+    if shard is not None or not plain_attention(config):  # (checked again on the built model's config)
         return None
     layers = config.num_hidden_layers
     try:
