@@ -1,6 +1,6 @@
 """CPU seconds per stage of an `hf:` serving step as `solar.api.load_hf` + `analyze_loaded` run it
-with structure sharing (solar.frontends.torch.stitch): imports, building the full and the
-shortened model, the layer check (the config's modeling module, which transformers imports
+with structure sharing (solar.frontends.torch.stitch): imports, the full model's outline (built on
+the meta device, hf.outline) and the shortened model built for real, the layer check (the config's modeling module, which transformers imports
 lazily on the first build, counts as an import), tracing TRACED layers, lowering + passes, stitching to N layers
 (and to TRACED, TRACED + 1 for the per-layer bound), lifting, and the backends on one GPU; and the
 peak RSS.
@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
         return out
 
     c1 = time.process_time()
-    full = timed("build N layers", hf.build, spec, step)
+    full = timed("outline of N layers", lambda: hf.outline(spec, step) or hf.build(spec, step))
     small = timed(f"build {TRACED}", hf.build, spec, step, TRACED)
     why = timed("layer check", hf.unshared, full, small)
     if why is not None:

@@ -8,7 +8,8 @@ quarter of the time after tracing. `settled()` moves the objects alive on entry 
 generation (`gc.freeze`) and back on exit (`gc.unfreeze`): they are still freed by reference
 counting, and are scanned again after the scope, so nothing is kept alive longer. Nested scopes
 freeze once; a process that froze objects itself (a forking server) is left as it is.
-`collection_paused()` stops the collector for a block that builds one large acyclic structure."""
+`collection_paused()` stops the collector for a block that builds one large acyclic structure;
+`promote_all()` moves what such a block made to the oldest generation without a scan."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import gc
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
-__all__ = ["collection_paused", "settled", "settled_heap"]
+__all__ = ["collection_paused", "promote_all", "settled", "settled_heap"]
 
 F = TypeVar("F", bound=Callable)
 _depth = 0
@@ -62,3 +63,13 @@ def collection_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def promote_all() -> None:
+    """Move every object alive to the oldest generation without scanning it (`gc.freeze`, then
+    `gc.unfreeze`): for the end of a block run with the collector paused that made many objects
+    which live on (the imports of torch), which the first young collection after it would otherwise
+    walk all at once. A process that froze objects itself is left as it is."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()

@@ -1,5 +1,6 @@
 """solar.heap.settled_heap: objects alive on entry leave the collector's scans for the scope and
-come back after it, once for nested scopes; a process that froze objects itself is left alone."""
+come back after it, once for nested scopes; a process that froze objects itself is left alone.
+promote_all: what a paused block made goes to the oldest generation, unscanned."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import gc
 
 import pytest
 
-from solar.heap import collection_paused, settled, settled_heap
+from solar.heap import collection_paused, promote_all, settled, settled_heap
 
 
 @pytest.fixture(autouse=True)
@@ -91,3 +92,26 @@ def test_ir_text_is_parsed_with_the_collector_paused(monkeypatch):
     monkeypatch.setattr(parser, "parse_tree", parse_tree)
     parser.parse_program("program p {\n  input x: f32[4]\n  output y: f32[4]\n  for i in 0..4:\n    y[i] = x[i]\n}\n")
     assert seen == [False] and gc.isenabled()
+
+
+class _Made:
+    """A tracked object whose generation a test looks up."""
+
+
+def _in(generation: int) -> set[int]:
+    return {id(o) for o in gc.get_objects(generation=generation)}
+
+
+@pytest.mark.parametrize("frozen_before,then", [(False, 2), (True, 0)])
+def test_promote_all_moves_what_a_paused_block_made_to_the_oldest_generation(frozen_before, then):
+    if frozen_before:
+        gc.freeze()
+    try:
+        with collection_paused():
+            made = [_Made() for _ in range(1000)]
+            assert {id(m) for m in made} <= _in(0)
+            promote_all()
+            assert (gc.get_freeze_count() > 0) is frozen_before  # a process that froze objects: left as it is
+            assert {id(m) for m in made} <= _in(then)
+    finally:
+        gc.unfreeze()

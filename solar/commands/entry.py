@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
+import importlib
 import os
 import sys
 import threading
@@ -19,7 +21,7 @@ from solar.commands.args import Parser
 from solar.errors import SolarError, message_line
 from solar.frontends import usercode
 from solar.frontends.detect import framework_of
-from solar.heap import collection_paused
+from solar.heap import collection_paused, promote_all
 
 
 def parser(commands: Iterable[ModuleType], **kwargs: Any) -> Parser:
@@ -31,17 +33,30 @@ def parser(commands: Iterable[ModuleType], **kwargs: Any) -> Parser:
     return p
 
 
+# What an hf: model needs beyond torch, imported with it: transformers' model base and auto classes
+# (the config's own modeling module is imported when the model is built).
+HF_MODULES = ("transformers.modeling_utils", "transformers.models.auto")
+
+
 def _preload(path: str) -> None:
     """Import the frontend a file needs before the --timeout clock starts: the limit is on the
-    analysis, not on solar's own start-up (importing torch or jax takes seconds on a busy machine)."""
+    analysis, not on solar's own start-up (importing torch or jax takes seconds on a busy machine).
+    No collection runs during the imports (they allocate much and free little), and what they made
+    goes to the oldest generation unscanned (`promote_all`): otherwise the first young collection
+    after them walks every object of torch (and of transformers)."""
     framework = "torch" if path.startswith("hf:") else framework_of(path)
-    with collection_paused():  # the imports allocate much and free little: no collection walks them
+    with collection_paused():
         if framework == "torch":
             import torch.export  # noqa: F401
 
             import solar.frontends.torch.loader  # noqa: F401
+
+            for name in HF_MODULES if path.startswith("hf:") else ():
+                with contextlib.suppress(ImportError):  # transformers is an optional dependency
+                    importlib.import_module(name)
         elif framework == "jax":
             import solar.frontends.jax.loader  # noqa: F401
+        promote_all()
 
 
 def _memory_limit(args: argparse.Namespace) -> contextlib.AbstractContextManager:
@@ -90,10 +105,17 @@ def finish(code: int) -> None:
     """End the `solar` process with `code` once its command line has run (its result written).
     Threads the user's code started and left running would keep the interpreter alive after
     its last line: with any non-daemon thread left, stdout and stderr are flushed and the
-    process ends at once (os._exit); otherwise it exits as usual."""
+    process ends at once (os._exit); otherwise it exits as usual (atexit functions run, files are
+    closed). Where no code of a user's file ran (an hf: model, IR text), every object alive is first
+    moved out of the cyclic collector's reach (`gc.freeze`): the interpreter's shutdown runs full
+    collections over torch's modules, the model and the program, which the end of the process
+    frees anyway (a second or more for an hf: model). A user's file keeps them: what its objects
+    do when collected at shutdown (a file it left open is flushed) is done."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
         os._exit(code)
+    if not usercode.files_run():
+        gc.freeze()
     sys.exit(code)

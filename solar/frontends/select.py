@@ -184,16 +184,21 @@ def _load_hf(spec: str, step: Any) -> Loaded:
     hf, stitch = _frontend("torch.hf"), _frontend("torch.stitch")
     layers_traced = stitch.TRACED
     spec = spec[3:] if spec.startswith("hf:") else spec
-    built = hf.build(spec, step)
+    built = hf.outline(spec, step) or hf.build(spec, step)  # the full model is traced only if not shared
     why = f"{built.layers} layers (sharing needs {layers_traced})"
     if built.layers >= layers_traced:
         small = hf.build(spec, step, layers=layers_traced)
         why = hf.unshared(built, small)
+        if why is not None and built.outline:  # the model built for real decides
+            built = hf.build(spec, step)
+            why = hf.unshared(built, small)
         if why is None:
             try:
                 return _load_hf_shared(built, small)
             except stitch.NotShareable as exc:
                 why = str(exc)
+    if built.outline:
+        built = hf.build(spec, step)
     loaded = load_module(built.module, built.inputs, "eval", False)
     zero, one = (hf.build(spec, step, layers=n) for n in (0, 1))
     parts = (load_module(zero.module, zero.inputs, "eval", False), load_module(one.module, one.inputs, "eval", False))

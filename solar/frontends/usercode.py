@@ -55,6 +55,8 @@ _real_exit = os._exit
 _real_abort = os.abort
 #: the process that runs the outermost guard now (a fork of it is the user's process, not solar)
 _owner = {"pid": os.getpid()}
+#: the user's files (resolved paths) whose code this process ran
+_files_run: set[str] = set()
 # Seconds the watchdog waits after the alarm before it ends the process itself.
 WATCHDOG_GRACE = 5.0
 # Seconds between repeats of the alarm once the limit has passed.
@@ -261,6 +263,8 @@ def running(path: str | Path | None, what: str) -> Iterator[None]:
     """Guard user code (see the module docstring). `path`: the user's file (resolved), for the
     line in messages; `what`: what solar is doing, e.g. "get_inputs()"."""
     spath = None if path is None else str(Path(path).resolve())
+    if spath is not None:
+        _files_run.add(spath)
     depth = getattr(_state, "depth", 0)
     _state.depth = depth + 1
     outer = (_owner["pid"], _stage["now"])
@@ -303,6 +307,11 @@ def running(path: str | Path | None, what: str) -> Iterator[None]:
             if os.getpid() != _owner["pid"]:  # the user's code forked and this is the child
                 _real_exit(0)
             _owner["pid"], _stage["now"] = outer
+
+
+def files_run() -> frozenset[str]:
+    """The user's files (resolved paths) whose code ran in this process, under `running`."""
+    return frozenset(_files_run)
 
 
 def call(fn: Callable[..., Any], what: str, path: str | Path | None, *args: Any) -> Any:

@@ -5,6 +5,7 @@ itself. The model files are those of the bad-input corpus (tests/badinput/model)
 
 from __future__ import annotations
 
+import gc
 import json
 import signal
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from solar.commands.args import memory_size
-from solar.commands.entry import parser, run
+from solar.commands.entry import finish, parser, run
 from solar.errors import ModelFileError
 from solar.frontends import usercode
 
@@ -42,6 +43,50 @@ def test_the_process_ends_with_one_report_and_nothing_on_stderr(model):
     out = _analyze(model)  # the pipes close once every process holding them has ended
     assert (out.returncode, out.stderr) == (0, "")
     assert json.loads(out.stdout)["arch"] == "H100-SXM"  # one report: a forked child printed none
+
+
+AT_EXIT = """import atexit
+import torch
+
+log = open({log!r}, "w")  # left open: the end of the process closes it
+log.write("written at import\\n")
+atexit.register(lambda: open({mark!r}, "w").write("atexit ran\\n"))
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+"""
+
+
+def test_without_threads_left_the_process_exits_as_usual(tmp_path):
+    log, mark = tmp_path / "log.txt", tmp_path / "mark.txt"
+    model = tmp_path / "at_exit.py"
+    model.write_text(AT_EXIT.format(log=str(log), mark=str(mark)))
+    out = _solar("analyze", str(model), "--arch", "H100-SXM", "--json")
+    assert (out.returncode, out.stderr) == (0, "")
+    assert json.loads(out.stdout)["arch"] == "H100-SXM"
+    assert (log.read_text(), mark.read_text()) == ("written at import\n", "atexit ran\n")
+
+
+@pytest.mark.parametrize("user_file,frozen", [(False, True), (True, False)])
+def test_finish_leaves_the_objects_alive_to_the_end_unless_a_user_file_ran(monkeypatch, tmp_path, user_file, frozen):
+    monkeypatch.setattr(usercode, "_files_run", set())
+    if user_file:
+        usercode.call(lambda: None, "get_inputs()", tmp_path / "m.py")
+    assert usercode.files_run() == ({str((tmp_path / "m.py").resolve())} if user_file else set())
+    assert gc.get_freeze_count() == 0
+    try:
+        with pytest.raises(SystemExit) as ended:
+            finish(3)
+        assert ended.value.code == 3
+        assert (gc.get_freeze_count() > 0) == frozen  # frozen: no collection at shutdown walks them
+    finally:
+        gc.unfreeze()
 
 
 #: (model file, --max-memory, the limit as the line says it): one allocation that returns (the guard's

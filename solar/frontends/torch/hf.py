@@ -17,7 +17,7 @@ module and the config."""
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,7 @@ class Built:
     kv_cache_bytes: int
     layers: int
     config: Any = None
+    outline: bool = False  # built on the meta device (`outline`): its facts, not a module to trace
 
     def notes(self) -> tuple[str, ...]:
         return (
@@ -266,6 +267,43 @@ def _cache_rows(lm: torch.nn.Module, heads: int, head_dim: int) -> tuple:
 def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
     """The step module and its inputs for `hf:<spec>`, built with nothing large allocated;
     `layers` overrides the config's num_hidden_layers (the per-layer bound builds 0 and 1)."""
+    config, shard, dtype = _config(spec, step, layers)
+    layers = config.num_hidden_layers
+    with building():
+        lm = _from_config(spec, config, dtype).eval()
+        if shard is not None:
+            lm = shard.module(lm)
+    rows = _cache_rows(lm, *_kv_shape(config))
+    with building():
+        return _built(spec, step, config, layers, lm, rows, dtype)
+
+
+def outline(spec: str, step: Scenario) -> Built | None:
+    """The step of `hf:<spec>` with its model built on the meta device: what `unshared` reads of the
+    full model and the facts `build` states (layers, weight and KV-cache bytes), all of them
+    shapes and dtypes, at a fraction of the cost of `build`; not a module to trace (`Built.outline`).
+    None where those facts need more than shapes: a sharded model (its ranks edit the built model),
+    attention other than plain (`plain_attention`: the rows each layer caches come from a forward
+    step), or a construction that fails on the meta device (`build` then says what fails, if it does)."""
+    config, shard, dtype = _config(spec, step, None)
+    if shard is not None or not plain_attention(config):  # (checked again on the built model's config)
+        return None
+    layers = config.num_hidden_layers
+    try:
+        with torch.device("meta"):
+            lm = _from_config(spec, config, dtype).eval()
+    except Exception:  # noqa: BLE001  (a construction that reads a value, or no causal LM at all)
+        return None
+    if not plain_attention(lm.config):
+        return None
+    rows = _cache_rows(lm, *_kv_shape(config))  # plain: the config's rows, no forward step
+    with torch.device("meta"):
+        return replace(_built(spec, step, config, layers, lm, rows, dtype), outline=True)
+
+
+def _config(spec: str, step: Scenario, layers: int | None) -> tuple[Any, Any, torch.dtype]:
+    """The config `build` builds (its layer count and the sharding's edits applied), the sharding
+    (None: one GPU) and the model's dtype; a sliding window shorter than the cache is a usage error."""
     config = read_config(spec)
     shard = SHARDING.get()
     first = getattr(shard, "first_layer", 0)  # a pipeline stage's decoder layers: first, and how many
@@ -283,23 +321,27 @@ def build(spec: str, step: Scenario, layers: int | None = None) -> Built:
             f"hf:{spec}: sliding-window attention (window {window} < {step.cache_rows} cache rows) is not "
             "supported by hf: steps yet; use a context that fits the window"
         )
-    dtype = _dtype(config)
-    layers = config.num_hidden_layers
+    return config, shard, _dtype(config)
+
+
+def _kv_shape(config: Any) -> tuple[int, int]:
+    """K/V heads and head dim as the config states them."""
     heads = config.num_attention_heads
     kv_heads = getattr(config, "num_key_value_heads", None) or heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-    with building():
-        lm = _from_config(spec, config, dtype).eval()
-        if shard is not None:
-            lm = shard.module(lm)
-    rows = _cache_rows(lm, kv_heads, head_dim)
-    with building():
-        kv = tuple(
-            torch.zeros((step.batch, heads_, step.cache_rows, dim), dtype=dtype)
-            for layer in rows
-            for heads_, dim in layer
-        )
-        input_ids = torch.zeros((step.batch, step.seq), dtype=torch.long)
+    return kv_heads, getattr(config, "head_dim", None) or config.hidden_size // heads
+
+
+def _built(
+    spec: str, step: Scenario, config: Any, layers: int, lm: torch.nn.Module, rows: tuple, dtype: torch.dtype
+) -> Built:
+    """The Built of model `lm` of `layers` decoder layers with per-layer cache `rows` (its KV cache
+    and input ids are made in the caller's construction mode)."""
+    kv = tuple(
+        torch.zeros((step.batch, heads_, step.cache_rows, dim), dtype=dtype)
+        for layer in rows
+        for heads_, dim in layer
+    )
+    input_ids = torch.zeros((step.batch, step.seq), dtype=torch.long)
     unique = {id(p): p for p in lm.parameters()}.values()  # tied weights once
     weight_bytes = sum(p.numel() * p.element_size() for p in unique)
     kv_bytes = sum(t.numel() * t.element_size() for t in kv)
