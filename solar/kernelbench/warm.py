@@ -1,6 +1,8 @@
 """Imported only by the kernelbench fork server (solar.kernelbench.zygote.PRELOAD): importing it runs
-`solar analyze` once on a tiny program so that the lazy imports of tracing and analysis are done
-before the server forks per-problem workers. It goes through the workers' own entry
+`solar analyze` on two tiny programs so that the lazy imports of tracing and analysis are done
+before the server forks per-problem workers: one the meta trace takes, one in bfloat16 that it
+leaves to torch.export (so that torch._dynamo, fake tensors and sympy are imported once here, not
+in every worker whose problem needs them). It goes through the workers' own entry
 (solar.kernelbench.zygote.run_cli), and never raises: a failed warm-up only makes the workers slower.
 
 It also hides the GPUs from the server and its children (CUDA_VISIBLE_DEVICES=""), before torch is
@@ -59,7 +61,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(8, 8), torch.randn(8, 8)]
+    return [torch.randn(8, 8, dtype=DTYPE), torch.randn(8, 8, dtype=DTYPE)]
 
 
 def get_init_inputs():
@@ -85,11 +87,12 @@ def warm_up() -> None:
     try:
         prefix = f"solar-kb-warm-{os.getpid()}@{socket.gethostname()}-"
         with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-            path = Path(tmp, "warm.py")
-            path.write_text(TINY_PROGRAM)
-            sink = io.StringIO()
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                run_cli(["analyze", str(path), "--arch", "H100-SXM", "--json"])
+            for dtype in ("float32", "bfloat16"):  # the meta trace's route, then torch.export's
+                path = Path(tmp, f"warm_{dtype}.py")
+                path.write_text(TINY_PROGRAM.replace("import torch\n", f"import torch\nDTYPE = torch.{dtype}\n", 1))
+                sink = io.StringIO()
+                with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                    run_cli(["analyze", str(path), "--arch", "H100-SXM", "--json"])
     except BaseException:  # noqa: BLE001, S110 - see the module docstring
         pass
     finally:
