@@ -42,6 +42,7 @@ ALLOWED = {
     ("backends/__init__.py", "import importlib"): "lazy import of solar.backends submodules (a fixed table)",
     ("frontends/select.py", "import importlib"): "lazy import of the torch / jax / llm frontends (a fixed table)",
     ("cli.py", "import importlib"): "lazy import of the deferred command modules (a fixed table)",
+    ("commands/entry.py", "import importlib"): "preloads transformers' modeling modules for hf: (a fixed table)",
     ("frontends/torch/standins.py", "import importlib"): (
         "imports the real torch._dynamo / symbolic_shapes / sympy (a fixed table) and submodules torch asks of them"
     ),
