@@ -33,6 +33,7 @@ import traceback
 import types
 import weakref
 from collections.abc import Callable, Iterator
+from types import CodeType
 from typing import Any
 
 import torch
@@ -56,6 +57,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 from solar.frontends.torch.standins import standing_in
+from solar.frontends.torch.tracing import live_frames
 
 
 class Ineligible(Exception):
@@ -94,18 +96,15 @@ def dropped(filename: str) -> bool:
     return relative in DROPPED_FILES or relative.startswith(DROPPED_FOLDERS)
 
 
+def _kept(code: CodeType) -> bool:
+    anchors = torch.fx.proxy._STACK_TRACE_ANCHORS
+    return (code.co_name == "forward" or (code.co_filename, code.co_name) in anchors) and not dropped(code.co_filename)
+
+
 def stack_trace() -> str:
     """The stack trace torch's tracer records for a node made now, with forward frames only:
     `forward` frames and registered anchors, less the files torch's filter drops, outermost first."""
-    anchors = torch.fx.proxy._STACK_TRACE_ANCHORS
-    kept = []
-    f = sys._getframe(1)
-    while f is not None:
-        code = f.f_code
-        if (code.co_name == "forward" or (code.co_filename, code.co_name) in anchors) and not dropped(code.co_filename):
-            kept.append(traceback.FrameSummary(code.co_filename, f.f_lineno, code.co_name))
-        f = f.f_back
-    return "".join(traceback.StackSummary.from_list(kept[::-1]).format()).strip()
+    return "".join(traceback.StackSummary.from_list(live_frames(_kept)).format()).strip()
 
 
 # ---- what export sets around its trace -----------------------------------------------------------
@@ -222,6 +221,11 @@ def _as_cpu(x: Any) -> Any:
     return CPU if isinstance(x, torch.device) and x.type == "meta" else x
 
 
+@functools.cache
+def _takes_device(op: torch._ops.OpOverload) -> bool:
+    return any(a.name == "device" for a in op._schema.arguments)
+
+
 class Recorder(SchemaCheckMode):
     """Records each op as it reaches the pre-dispatch key (the key's mode slot takes only torch's
     own modes: this is one by class, with its own `__torch_dispatch__`)."""
@@ -252,7 +256,7 @@ class Recorder(SchemaCheckMode):
             raise Ineligible(f"a call of {func}")
         node_args, node_kwargs = tree_map(self.node_of, args), tree_map(self.node_of, kwargs)
         run_kwargs = {k: _on_meta(v) for k, v in kwargs.items()}
-        if "device" not in run_kwargs and any(a.name == "device" for a in func._schema.arguments):
+        if "device" not in run_kwargs and _takes_device(func):
             run_kwargs["device"] = META  # a factory on the default device
         try:
             out = func(*tree_map(_on_meta, args), **run_kwargs)

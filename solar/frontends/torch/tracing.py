@@ -82,21 +82,28 @@ def _forward_frame(code: CodeType) -> bool:
     )
 
 
+def live_frames(keep: Callable[[CodeType], bool]) -> list[traceback.FrameSummary]:
+    """The live frames whose code `keep` accepts, outermost first, summarised without reading
+    their source lines (formatting reads them)."""
+    frames = []
+    f = sys._getframe(1)
+    while f is not None:
+        code = f.f_code
+        if keep(code):
+            frames.append(traceback.FrameSummary(code.co_filename, f.f_lineno, code.co_name, lookup_line=False))
+        f = f.f_back
+    return frames[::-1]
+
+
 def stack_trace(tracer: TracerBase) -> str:
     """The stack trace torch's TracerBase.create_node records for a node made now, from the live
     frames (outermost first, source lines read only for the frames the filter keeps). Under
     torch's own filter, only the frames it keeps are summarised before it runs (on those alone)."""
     own_filter = type(tracer)._filter_traceback_frames is _TORCH_FILTER
-    frames = []
-    f = sys._getframe(1)
-    while f is not None:
-        code = f.f_code
-        if not own_filter or _forward_frame(code):
-            frames.append(traceback.FrameSummary(code.co_filename, f.f_lineno, code.co_name, lookup_line=False))
-        f = f.f_back
+    frames = live_frames(_forward_frame if own_filter else lambda code: True)
     if not frames:
         return ""
-    kept = tracer._filter_traceback_frames(traceback.StackSummary.from_list(frames[::-1]))
+    kept = tracer._filter_traceback_frames(traceback.StackSummary.from_list(frames))
     return "".join(kept.format()).strip() if kept else ""
 
 
