@@ -6,7 +6,7 @@
 #   calibration files (default 1)
 #   rank0: each sharded example's rank-0 program alone (benchmarks/multigpu_measure.py --rank0 8)
 #   floors: shortest kernel spans (benchmarks/device_floors.py); graphed: eager (sync start) and CUDA-graph
-#   replay times of $GRAPHED (default: benchmarks/dispatch/*.py, the batch-1 variants of benchmarks/variants.py,
+#   replay times of $GRAPHED (files or timed steps FAMILY:SCENARIO; default: benchmarks/dispatch/*.py, the batch-1 variants of benchmarks/variants.py,
 #   .kb/level3/*.py), ten files a process,
 #   $GRAPHED_S seconds in all (default 300)
 #   files_c: eager + torch.compile of the files in $FILES (or timed transformers steps: FAMILY:SCENARIO,
@@ -47,7 +47,7 @@ for step in "$@"; do
     floors) timeout 120 python3 benchmarks/device_floors.py --out $OUT/floors_run$RUN.json ;;
     graphed) end=$((SECONDS + ${GRAPHED_S:-300}))
              python3 benchmarks/variants.py /tmp/variants > /dev/null
-             ls ${GRAPHED:-benchmarks/dispatch/*.py /tmp/variants/dispatch/*.py .kb/level3/*.py} > /tmp/graphed.txt
+             printf '%s\n' ${GRAPHED:-benchmarks/dispatch/*.py /tmp/variants/dispatch/*.py .kb/level3/*.py} > /tmp/graphed.txt
              while read -r chunk; do left=$((end - SECONDS)); [ $left -lt 20 ] && break
                timeout $left python3 benchmarks/eager_host_measure.py $chunk --graphed --reps 20 --budget-s $((left - 15)) --out $OUT/graphed.jsonl
              done < <(xargs -n 10 < /tmp/graphed.txt) ;;

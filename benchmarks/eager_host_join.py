@@ -134,11 +134,15 @@ def join(rows_path: Path = ROWS, measured_path: Path = MEASURED, host: str | Non
                 if execution == "eager":
                     protocol[r["problem"]] = r.get("protocol", "")
     synced = replace(floors, lead_seconds=0.0)  # the host issues nothing before the start event
+    by_file: dict[str, list[str]] = {}  # a timing named folder/file found by its file alone, if unique
+    for name in measured:
+        by_file.setdefault(name.rsplit("/", 1)[-1], []).append(name)
     out = []
     for row in read_rows(rows_path):
         row = with_min_kernel(row, None if min_kernel_us is None else min_kernel_us * 1e-6)
         key = f"{row['level']}/{row['problem']}"  # measured rows are named level/file
-        key = key if key in measured else row["problem"]
+        only = by_file.get(row["problem"], [])
+        key = key if key in measured else row["problem"] if row["problem"] in measured or len(only) != 1 else only[0]
         if "error" in row or "eager" not in measured.get(key, {}):
             continue
         m = measured[key]

@@ -173,3 +173,15 @@ def test_graphed_join_catches_a_replay_below_its_bound(tmp_path):
     joined = join(rows_path=tmp_path / "rows.jsonl", measured_path=tmp_path / "t.jsonl")
     got = [(j.problem, v.level, v.execution) for j in joined for v in j.violations()]
     assert got == [(first[0].problem, "graphed", "graphed")]  # eager 10x above: no eager violation
+
+
+def test_join_finds_a_timing_by_its_file_when_the_folder_differs(tmp_path):
+    """Corpus rows (level "corpus") against timings named folder/file (models/x.py): joined by the
+    file's name when exactly one timing has it; two such timings: not joined."""
+    rows = [{**r, "level": "corpus"} for r in read_rows(ROWS) if r["level"] == "level1"][:1]
+    (tmp_path / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    timing = {"measured": {"eager": {"min_seconds": 1.0}}}
+    (tmp_path / "one.jsonl").write_text(json.dumps({"problem": f"models/{rows[0]['problem']}", **timing}))
+    assert [j.problem for j in join(rows_path=tmp_path / "rows.jsonl", measured_path=tmp_path / "one.jsonl")] == [rows[0]["problem"]]
+    (tmp_path / "two.jsonl").write_text("\n".join(json.dumps({"problem": f"{d}/{rows[0]['problem']}", **timing}) for d in ("a", "b")))
+    assert join(rows_path=tmp_path / "rows.jsonl", measured_path=tmp_path / "two.jsonl") == []
