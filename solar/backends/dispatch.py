@@ -186,10 +186,12 @@ class EagerHost:
     source: str
     lead_seconds: float
     modules: int = 0  # nn.Module calls charged
+    host: str = ""  # the host profile of the floors ("": given by --dispatch-us)
 
     def describe(self) -> str:
+        whose = f"host profile {self.host}" if self.host else "dispatch floor given"
         return (
-            f"eager_host: {self.ops} eager ops as PyTorch runs them ({self.views} without a kernel) in "
+            f"eager_host: {whose}, {self.ops} eager op{'' if self.ops == 1 else 's'} as PyTorch runs them ({self.views} without a kernel) in "
             f"{self.modules} nn.Module calls; host head start {self.lead_seconds * 1e6:.1f} us; {self.source}"
         )
 
@@ -266,4 +268,5 @@ def eager_host(
         binding_unit=u.binding_unit,
     )
     modules = len({key for c in stages.calls for key, _ in c.modules})
-    return EagerHost(bound, len(host) - 1, views, sum(host), device_total, floors.source, floors.lead_seconds, modules)
+    return EagerHost(bound, len(host) - 1, views, sum(host), device_total, floors.source, floors.lead_seconds, modules,
+                     floors.host)
