@@ -11,6 +11,7 @@ busy time. One JSON line per file:
                  "device_busy_us", "device_end_us", "by_op": {name: [count, host_us, device_us]},
                  "seq": [[name, host_us, gap_before_us, device_us], ...]},
      "modules": {"calls", "wall_us", "ops_us", "module_us", "by_class": {cls: [count, module_us]}},
+     "module_calls": {"calls", "wall_us", "direct_us", "module_us", "rounds"},
      "floors": {"host", "by_op": {name: [count, floor_us]}, "kernel_us", "any_us", "empty_module_us"},
      "environment"}
 
@@ -18,7 +19,10 @@ busy time. One JSON line per file:
 idle GPU, L2 flushed); `seq` lists its top-level ops in program order (host_us inclusive, the
 Python gap before each, its kernels' device time), for a join with the committed eager_host rows.
 `modules` is one call under the Python tracer, which inflates every Python frame: read its shares,
-not its absolute times. `floors` prices each op name as the host profile of this GPU's host does
+not its absolute times. `module_calls` measures the same without a profiler: the host wall time of
+one call (least of `rounds`, each started on an idle device) as PyTorch runs it and with
+`nn.Module.__call__` replaced by a direct call of `forward` (no hook machinery; the two alternate),
+their difference the module calls' own host time in context. `floors` prices each op name as the host profile of this GPU's host does
 (the least floor of the op's overloads; none: the kernel or any-op floor applies).
 
     python benchmarks/eager_host_gap.py FILE... --out OUT.jsonl [--budget-s 240] [--reps 10] [--calls 3]
@@ -226,6 +230,40 @@ def module_breakdown(events: Any) -> dict:
     }
 
 
+def module_calls(torch: Any, call: Any, device: str, rounds: int) -> dict:
+    """The host wall time of one call (least of `rounds`, started on an idle device) as PyTorch runs
+    it and with every nn.Module call made a direct call of its `forward`, alternating (µs)."""
+    module = torch.nn.Module
+    original, count = module.__call__, [0]
+
+    def direct(self: Any, *args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return self.forward(*args, **kwargs)
+
+    def wall() -> float:
+        sync(torch, device)
+        t0 = time.perf_counter()
+        call()
+        t = time.perf_counter() - t0
+        sync(torch, device)
+        return t
+
+    best = {"wall": float("inf"), "direct": float("inf")}
+    with torch.no_grad():
+        for _ in range(rounds):
+            best["wall"] = min(best["wall"], wall())
+            module.__call__ = direct
+            try:
+                count[0] = 0
+                best["direct"] = min(best["direct"], wall())
+            finally:
+                module.__call__ = original
+    return {
+        "calls": count[0], "wall_us": round(best["wall"] * 1e6, 3), "direct_us": round(best["direct"] * 1e6, 3),
+        "module_us": round((best["wall"] - best["direct"]) * 1e6, 3), "rounds": rounds,
+    }
+
+
 def host_floors(profile: Any, names: list[str]) -> dict:
     """Each op name priced as the host profile prices it (µs): the least floor of its overloads."""
     f = profile.floors
@@ -249,6 +287,7 @@ def measure_one(path: Path, device: str, reps: int, calls: int, host: Any, deadl
         call = lambda: model(*inputs)  # noqa: E731
         row: dict = {"measured": {"eager": eager_times(torch, call, device, reps)}}
         row["profile"] = breakdown(profiled(torch, call, device, calls, stack=False))
+        row["module_calls"] = module_calls(torch, call, device, max(reps, 10))
         if time.time() < deadline:  # the Python tracer is the slowest part: only with time left
             row["modules"] = module_breakdown(profiled(torch, call, device, 1, stack=True))
         if host is not None:
@@ -305,13 +344,14 @@ def joined(gap: dict, row: dict, floors: Any) -> dict:
         entry[3] += t * 1e6
     per_call = {k: [n, m, h / n if n else 0.0, f / m if m else 0.0] for k, (n, m, h, f) in by.items()}
     short = lambda kv: kv[1][0] * (kv[1][2] - kv[1][3])  # noqa: E731  in-context time the floors miss
-    mods = gap.get("modules", {})
+    mods, direct = gap.get("modules", {}), gap.get("module_calls", {})
     return {
         "problem": gap["problem"],
         "eager_us": gap["measured"]["eager"]["min_seconds"] * 1e6,
         "host_us": gap["measured"]["eager"]["host_seconds"] * 1e6,
         "wall_us": prof["wall_us"], "ops_us": prof["ops_us"], "outside_us": prof["outside_us"],
         "module_share": mods["module_us"] / mods["wall_us"] if mods.get("wall_us") else None,
+        "module_calls": (direct["calls"], direct["module_us"]) if direct else None,
         "device_busy_us": prof["device_busy_us"],
         "floors_us": sum(own) * 1e6, "op_floors_us": sum(bare) * 1e6, "ops": (prof["ops"], len(calls)),
         "by_op": dict(sorted(per_call.items(), key=short, reverse=True)),
@@ -337,6 +377,9 @@ def join_main(gap_path: Path, rows_path: Path, host: str | None) -> int:
         j = joined(g, row, floors)
         worst = ", ".join(f"{k}: {n} x ({h:.1f} - {f:.1f})" for k, (n, m, h, f) in list(j["by_op"].items())[:3])
         share = "" if j["module_share"] is None else f"{j['module_share']:.0%} of tracer wall"
+        if j["module_calls"]:
+            n, us = j["module_calls"]
+            share = f"{n} calls, {us:.0f} µs ({us / n if n else 0:.2f}/call)" + (f"; {share}" if share else "")
         print(f"| {j['problem']} | {j['eager_us']:.0f} | {j['host_us']:.0f} | {j['wall_us']:.0f} | {j['ops_us']:.0f} | "
               f"{j['outside_us']:.0f} | {share} | {j['floors_us']:.0f} | {j['floors_us'] / j['host_us']:.2f} | "
               f"{j['device_busy_us']:.0f} | {j['ops'][0]} / {j['ops'][1]} | {worst} |")

@@ -48,6 +48,9 @@ def test_cpu_row(tmp_path) -> None:
     assert prof["outside_us"] == pytest.approx(prof["wall_us"] - prof["ops_us"], abs=1e-2)
     assert row["modules"]["calls"] == 4  # Model, Sequential, Linear, ReLU
     assert sorted(row["modules"]["by_class"]) == ["Linear", "Model", "ReLU", "Sequential"]
+    direct = row["module_calls"]  # the same calls counted without a profiler
+    assert (direct["calls"], direct["rounds"]) == (4, 10)
+    assert direct["module_us"] == pytest.approx(direct["wall_us"] - direct["direct_us"], abs=1e-2)
     floors = get_host("h100-host").floors.torch_eager_op_seconds
     assert row["floors"]["by_op"]["aten::linear"] == round(floors["aten.linear.default"] * 1e6, 4)
     assert row["floors"]["host"] == "h100-host"
@@ -76,3 +79,14 @@ def test_join_with_the_eager_host_row():
     assert j["by_op"] == {"relu": [2, 2, 12.0, pytest.approx(4.0)], "view": [1, 1, 6.0, pytest.approx(0.5)]}
     assert list(j["by_op"]) == ["relu", "view"]  # 2 x 8 us missed before 1 x 5.5
     assert (j["module_share"], j["ops"], j["eager_us"]) == (0.25, (3, 3), pytest.approx(50.0))
+
+
+def test_module_calls_restores_module_call_after_a_failure() -> None:
+    import torch
+
+    original = torch.nn.Module.__call__
+    layer = torch.nn.Linear(2, 2)
+    with pytest.raises(RuntimeError):
+        gap.module_calls(torch, lambda: layer(torch.ones(3)), "cpu", 2)
+    assert torch.nn.Module.__call__ is original
+    assert gap.module_calls(torch, lambda: layer(torch.ones(2)), "cpu", 3)["calls"] == 1
