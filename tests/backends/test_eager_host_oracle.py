@@ -46,7 +46,7 @@ H100_SUITES = {  # suite rows -> their timings (synchronised start, with CUDA-gr
 
 
 def _h100(suite, run=""):
-    """(rows, timings, level) of an H100 suite; run "_run2", "_run3": the timings of the second, third machine start."""
+    """(rows, timings, level) of an H100 suite; run "_run2", "_run3", ...: the timings of a later machine start."""
     timings, level = H100_SUITES[suite]
     return H100 / f"{suite}_eager_host_rows.jsonl", H100 / timings.replace(".jsonl", f"{run}.jsonl"), level
 
@@ -93,21 +93,29 @@ TIGHTNESS = [
     (*_h100("kernelbench"), "h100-host", "H100-SXM", 50, 0.4316, 1.3020, 26, 1.4016),
     (*_h100("kernelbench", "_run2"), "h100-host", "H100-SXM", 50, 0.4253, 1.3046, 26, 1.3713),
     (*_h100("kernelbench", "_run3"), "h100-host", "H100-SXM", 50, 0.4888, 1.1938, 26, 1.1938),
+    (*_h100("kernelbench", "_run4"), "h100-host", "H100-SXM", 50, 0.3753, 1.3024, 26, 1.6392),
     (*_h100("dispatch"), "h100-host", "H100-SXM", 7, 0.3528, 1.8021, 7, 1.8021),
     (*_h100("dispatch", "_run2"), "h100-host", "H100-SXM", 7, 0.3469, 2.3238, 7, 2.3238),
     (*_h100("dispatch", "_run3"), "h100-host", "H100-SXM", 7, 0.3827, 1.5266, 7, 1.5266),
+    (*_h100("dispatch", "_run4"), "h100-host", "H100-SXM", 7, 0.3241, 1.7670, 7, 1.7670),
     (*_h100("models"), "h100-host", "H100-SXM", 7, 0.2985, 2.1454, 4, 2.7729),
     (*_h100("models", "_run2"), "h100-host", "H100-SXM", 7, 0.2905, 2.1477, 4, 3.0455),
     (*_h100("hf_timed"), "h100-host", "H100-SXM", 10, 0.3050, 2.3007, 6, 2.4830),
+    (*_h100("models", "_run3"), "h100-host", "H100-SXM", 7, 0.2888, 2.1793, 4, 3.1040),
+    (*_h100("hf_timed", "_run2"), "h100-host", "H100-SXM", 10, 0.2400, 2.5639, 6, 3.7898),
     (*_h100("kernelbench"), "default", "H100-SXM", 50, 0.2981, 1.3020, 21, 2.4918),
     (*_h100("kernelbench", "_run2"), "default", "H100-SXM", 50, 0.2870, 1.3046, 21, 2.4379),
     (*_h100("kernelbench", "_run3"), "default", "H100-SXM", 50, 0.3323, 1.3012, 21, 2.1224),
+    (*_h100("kernelbench", "_run4"), "default", "H100-SXM", 50, 0.2673, 1.3024, 21, 2.9141),
     (*_h100("dispatch"), "default", "H100-SXM", 7, 0.1985, 3.2037, 5, 3.2037),
     (*_h100("dispatch", "_run2"), "default", "H100-SXM", 7, 0.1951, 3.2599, 5, 4.8515),
     (*_h100("dispatch", "_run3"), "default", "H100-SXM", 7, 0.2156, 2.6007, 5, 2.7139),
+    (*_h100("dispatch", "_run4"), "default", "H100-SXM", 7, 0.1823, 3.1413, 5, 3.1413),
     (*_h100("models"), "default", "H100-SXM", 7, 0.1734, 2.1468, 3, 4.9298),
     (*_h100("models", "_run2"), "default", "H100-SXM", 7, 0.1735, 2.1491, 3, 5.4144),
     (*_h100("hf_timed"), "default", "H100-SXM", 10, 0.2103, 2.7406, 3, 5.0255),
+    (*_h100("models", "_run3"), "default", "H100-SXM", 7, 0.1712, 2.1807, 3, 5.5184),
+    (*_h100("hf_timed", "_run2"), "default", "H100-SXM", 10, 0.1750, 3.0541, 3, 6.4840),
 ]
 
 
@@ -130,12 +138,16 @@ GRAPH_TIGHTNESS = [
     ("kernelbench", "", 49, 0.1666, 1.2963),  # 30_SwinTransformerV2: no replay recorded
     ("kernelbench", "_run2", 49, 0.1666, 1.2975),
     ("kernelbench", "_run3", 49, 0.1660, 1.3067),
+    ("kernelbench", "_run4", 49, 0.1657, 1.2973),
     ("dispatch", "", 7, 0.1968, 1.6948),
     ("dispatch", "_run2", 7, 0.1961, 1.6843),
     ("dispatch", "_run3", 7, 0.1962, 1.6923),
+    ("dispatch", "_run4", 7, 0.1959, 1.7012),
     ("models", "", 7, 0.1816, 2.5045),
     ("models", "_run2", 7, 0.1827, 2.4957),
+    ("models", "_run3", 7, 0.1828, 2.5050),
     ("hf_timed", "", 8, 0.3621, 2.0918),  # gemma2_9b prefill, decode: graph capture failed, no replay recorded
+    ("hf_timed", "_run2", 8, 0.3626, 2.0907),
 ]
 
 
