@@ -241,7 +241,7 @@ def validation() -> str:
         *_eager_host(None, "committed (λ calibrated)"),
         *_eager_host(SYNCED, "synchronised start (λ = 0)"),
         "",
-        "On the H100 (machine starts of 2026-12-07, `_run2` and `_run3` the second and third; torch 2.11.0+cu130, CUDA 13.0): KernelBench level 3,",
+        "On the H100 (machine starts of 2026-12-07, `_run2`, `_run3`, `_run4` the second to fourth; torch 2.11.0+cu130, CUDA 13.0): KernelBench level 3,",
         "the dispatch-bound programs (`benchmarks/dispatch/` and the batch-1 variants of",
         "`benchmarks/variants.py`), seven corpus models and ten transformers steps with a KV cache",
         "(`benchmarks/hf_timed.py`: suite hf_timed, transformers 5.17), eager with a synchronised start and",
