@@ -72,13 +72,17 @@ def test_join_with_the_eager_host_row():
     g = {"problem": "level3/x.py", "measured": {"eager": {"min_seconds": 50e-6, "host_seconds": 40e-6}},
          "profile": {"wall_us": 42.0, "ops_us": 30.0, "outside_us": 12.0, "device_busy_us": 3.0, "ops": 3,
                      "by_op": {"aten::relu": [2, 24.0, 2.0], "aten::view": [1, 6.0, 0.0]}},
-         "modules": {"wall_us": 100.0, "module_us": 25.0}}
+         "modules": {"calls": 1, "wall_us": 100.0, "module_us": 25.0},
+         "module_calls": {"calls": 1, "wall_us": 40.0, "direct_us": 38.0, "module_us": 2.0, "rounds": 10}}
     floors = Floors("t", kernel_seconds=5e-6, any_seconds=0.5e-6, by_op={"aten.relu.default": 4e-6}, empty_module_seconds=1e-6)
     j = gap.joined(g, row, floors)
     assert j["floors_us"] == pytest.approx(4 + 0.5 + 4 + 1) and j["op_floors_us"] == pytest.approx(8.5)
     assert j["by_op"] == {"relu": [2, 2, 12.0, pytest.approx(4.0)], "view": [1, 1, 6.0, pytest.approx(0.5)]}
     assert list(j["by_op"]) == ["relu", "view"]  # 2 x 8 us missed before 1 x 5.5
     assert (j["module_share"], j["ops"], j["eager_us"]) == (0.25, (3, 3), pytest.approx(50.0))
+    assert j["module_calls"] == (1, 2.0)
+    empty = gap.joined({**g, "modules": {"calls": 0, "wall_us": 100.0, "module_us": 0.0}}, row, floors)
+    assert empty["module_share"] is None  # a tracer that saw no module call gives no share
 
 
 def test_module_calls_restores_module_call_after_a_failure() -> None:
