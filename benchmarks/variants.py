@@ -28,6 +28,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dispatch/tv_regnet_y_400mf_b1.py": ("benchmarks/models/tv_regnet_y_400mf_fp16.py", {"BATCH": 1}),
     "dispatch/tv_resnet18_b1.py": ("benchmarks/models/tv_resnet18_fp32.py", {"BATCH": 1, "DTYPE": "float16"}),
     "dispatch/llama_decode_b1.py": ("examples/studies/llama_decode_step.py", {"BATCH": 1}),
+    "dispatch/timm_resnet50d_b1.py": ("benchmarks/models/timm_resnet50d_fp16.py", {"BATCH": 1}),
+    "dispatch/timm_convnext_small_b1.py": ("benchmarks/models/timm_convnext_small_fp16.py", {"BATCH": 1}),
 }
 
 
