@@ -6,9 +6,10 @@
 #   calibration files (default 1)
 #   rank0: each sharded example's rank-0 program alone (benchmarks/multigpu_measure.py --rank0 8)
 #   floors: shortest kernel spans (benchmarks/device_floors.py); graphed: eager (sync start) and CUDA-graph
-#   replay times of $GRAPHED (files or timed steps FAMILY:SCENARIO; default: benchmarks/dispatch/*.py, the batch-1 variants of benchmarks/variants.py,
-#   .kb/level3/*.py), ten files a process,
-#   $GRAPHED_S seconds in all (default 300)
+#   replay times of $GRAPHED (files or timed steps FAMILY:SCENARIO; default, the eager-class validation set:
+#   benchmarks/dispatch/*.py, the batch-1 variants of benchmarks/variants.py, the transformers steps of
+#   benchmarks/hf_timed.py, the corpus models $VALIDATION_MODELS, .kb/level3/*.py), ten a process,
+#   $GRAPHED_S seconds in all (default 300; the whole set took 200 s on an H100)
 #   files_c: eager + torch.compile of the files in $FILES (or timed transformers steps: FAMILY:SCENARIO,
 #   benchmarks/hf_timed.py), compiled first in $WARM_JOBS parallel untimed subprocesses
 #   train: solar validate --train of $TRAIN (default examples/train/*.py), $TRAIN_S seconds each (default 90)
@@ -21,6 +22,7 @@ case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
   *H200*) DETECTED=H200-SXM ;; *) DETECTED=H100-SXM ;;
 esac
 ARCH=${ARCH:-$DETECTED}
+VALIDATION_MODELS="einops_mlp_mixer_fp16 hf_bert_base_fp16 hf_clip_vit_b32_fp16 hf_distilbert_fp16 hf_gpt2_fp16 hf_llama2_7b_bf16 hf_llama3_8b_bf16"
 RUN=${RUN:-1}
 export PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
@@ -47,7 +49,9 @@ for step in "$@"; do
     floors) timeout 120 python3 benchmarks/device_floors.py --out $OUT/floors_run$RUN.json ;;
     graphed) end=$((SECONDS + ${GRAPHED_S:-300}))
              python3 benchmarks/variants.py /tmp/variants > /dev/null
-             printf '%s\n' ${GRAPHED:-benchmarks/dispatch/*.py /tmp/variants/dispatch/*.py .kb/level3/*.py} > /tmp/graphed.txt
+             steps=$(python3 -c 'from benchmarks.hf_timed import NAMES; print(*NAMES)')
+             models=$(printf 'benchmarks/models/%s.py ' $VALIDATION_MODELS)
+             printf '%s\n' ${GRAPHED:-benchmarks/dispatch/*.py /tmp/variants/dispatch/*.py $steps $models .kb/level3/*.py} > /tmp/graphed.txt
              while read -r chunk; do left=$((end - SECONDS)); [ $left -lt 20 ] && break
                timeout $left python3 benchmarks/eager_host_measure.py $chunk --graphed --reps 20 --budget-s $((left - 15)) --out $OUT/graphed.jsonl
              done < <(xargs -n 10 < /tmp/graphed.txt) ;;
