@@ -22,8 +22,9 @@ Python gap before each, its kernels' device time), for a join with the committed
 not its absolute times. `module_calls` measures the same without a profiler: the host wall time of
 one call (least of `rounds`, each started on an idle device) as PyTorch runs it and with
 `nn.Module.__call__` replaced by a direct call of `forward` (no hook machinery; the two alternate),
-their difference the module calls' own host time in context. `floors` prices each op name as the host profile of this GPU's host does
-(the least floor of the op's overloads; none: the kernel or any-op floor applies).
+their difference the module calls' own host time in context (measured before the profiles). `floors`
+prices each op name as the host profile of this GPU's host does (the least floor of the op's
+overloads; none: the kernel or any-op floor applies). Each file is measured in its own process.
 
     python benchmarks/eager_host_gap.py FILE... --out OUT.jsonl [--budget-s 240] [--reps 10] [--calls 3]
         [--device cuda|cpu] [--host NAME]
@@ -286,8 +287,8 @@ def measure_one(path: Path, device: str, reps: int, calls: int, host: Any, deadl
         model, inputs = build(path, device)
         call = lambda: model(*inputs)  # noqa: E731
         row: dict = {"measured": {"eager": eager_times(torch, call, device, reps)}}
+        row["module_calls"] = module_calls(torch, call, device, max(reps, 10))  # before any profiler runs
         row["profile"] = breakdown(profiled(torch, call, device, calls, stack=False))
-        row["module_calls"] = module_calls(torch, call, device, max(reps, 10))
         if time.time() < deadline:  # the Python tracer is the slowest part: only with time left
             row["modules"] = module_breakdown(profiled(torch, call, device, 1, stack=True))
         if host is not None:
@@ -430,15 +431,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def in_own_process(path: Path, args: argparse.Namespace, until: float) -> dict:
-    """One file's row, measured in a fresh interpreter: a profiler session (CUPTI stays attached)
-    and the module-call swap (type changes undo the interpreter's specialisations) leave a process
-    slower to dispatch, by up to 2.6x on an H100 host, so no file is timed after another's profile."""
+    """One file's row, measured in a fresh interpreter: a process that has run a profiler session
+    and the module-call swap dispatches slower afterwards (the next programs' host time up to 2.6x
+    a clean process's on an H100 host; which of the two, and why, not isolated), so no file is timed
+    after another's profile."""
     import subprocess
 
     cmd = [sys.executable, __file__, str(path), "--out", "-", "--reps", str(args.reps), "--calls", str(args.calls),
            "--until", repr(until)] + [a for k, v in (("--device", args.device), ("--host", args.host)) if v
                                       for a in (k, v)]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
