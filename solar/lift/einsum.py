@@ -92,10 +92,14 @@ class InOrderLoop:
 @dataclass(frozen=True)
 class Edge:
     """A def-use edge writer -> reader: the tensors an earlier statement writes and a later one
-    reads (`tensor`: the first of them)."""
+    reads, in order of first use."""
 
-    tensor: str
     tensors: tuple[str, ...]
+
+    @property
+    def tensor(self) -> str:
+        """The first tensor the edge carries."""
+        return self.tensors[0]
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,7 +203,7 @@ def lift(program: Program) -> EinsumGraph:
                 carried = edges.setdefault((w, i), [])
                 if tensor not in carried:
                     carried.append(tensor)
-    return EinsumGraph(program, tuple(nodes), {k: Edge(c[0], tuple(c)) for k, c in edges.items()})
+    return EinsumGraph(program, tuple(nodes), {k: Edge(tuple(c)) for k, c in edges.items()})
 
 
 def lift_stmt(program: Program, node_id: int, stmt: Stmt) -> EinsumNode:

@@ -392,15 +392,12 @@ def meta_export(
     a program that holds one of them is left to fake_export (which decides whether to trace again
     without them)."""
     where = Path(path).name if path else type(model).__name__
-    modes = lambda: (Redirect(True), CpuFunctions(copy=False))  # noqa: E731  (inside forward() only)
-    with standing_in():
-        with torch.no_grad(), warnings.catch_warnings(), modes_in_forward(model, modes):
-            warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
-            with usercode.running(path, "tracing forward()"):
-                ep = meta_training_ir(model, inputs)
-            if ep is None or not direct_only_ops().isdisjoint(n.target for n in ep.graph.nodes):
-                return None
-            done, route = decompose(ep, Decomposition.DIRECT, retrace=False)
+    with standing_in(), forward_traced(model, redirect=True):
+        with usercode.running(path, "tracing forward()"):
+            ep = meta_training_ir(model, inputs)
+        if ep is None or not direct_only_ops().isdisjoint(n.target for n in ep.graph.nodes):
+            return None
+        done, route = decompose(ep, Decomposition.DIRECT, retrace=False)
     if done is None or device_independent(done.graph) is not None:
         return None
     _check_outputs(done, where)
@@ -456,6 +453,17 @@ def _export(
     return ep, route
 
 
+@contextlib.contextmanager
+def forward_traced(model: torch.nn.Module, redirect: bool) -> Iterator[None]:
+    """What every trace of forward() runs under: no autograd, torch's warnings silenced, and inside
+    forward() only, the REDIRECT_DIRECT functions routed to their custom ops (`redirect`) and the
+    CPU-side functions."""
+    modes = lambda: (Redirect(redirect), CpuFunctions(copy=False))  # noqa: E731
+    with torch.no_grad(), warnings.catch_warnings(), modes_in_forward(model, modes):
+        warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
+        yield
+
+
 def export_decomposed(
     model: torch.nn.Module, inputs: tuple, decomposition: Decomposition, calls: list
 ) -> tuple[torch.export.ExportedProgram, Route]:
@@ -467,9 +475,7 @@ def export_decomposed(
     eager_host level)."""
     attempts = (True, False) if decomposition is Decomposition.DIRECT else (False,)
     for redirect in attempts:
-        modes = lambda: (Redirect(redirect), CpuFunctions(copy=False))
-        with torch.no_grad(), warnings.catch_warnings(), modes_in_forward(model, modes), cheap_stack_traces():
-            warnings.simplefilter("ignore")  # torch's own deprecation chatter, not the user's problem
+        with forward_traced(model, redirect), cheap_stack_traces():
             ep = torch.export.export(model, inputs, strict=False)
             redirected = redirect and not direct_only_ops().isdisjoint(n.target for n in ep.graph.nodes)
             done, route = decompose(ep, decomposition, retrace=not redirected)

@@ -303,6 +303,10 @@ def _always(node: torch.fx.Node) -> bool:
     return True
 
 
+def _never(node: torch.fx.Node) -> bool:
+    return False
+
+
 def _not_constant_pad(node: torch.fx.Node) -> bool:
     mode = node.args[2] if len(node.args) > 2 else node.kwargs.get("mode", "constant")
     return mode != "constant"
@@ -339,11 +343,6 @@ def device_independent(graph: torch.fx.Graph) -> str | None:
         if reduced:
             return f"a {reduced[0]} value"
     return None
-
-
-def _never(node: torch.fx.Node) -> bool:
-    return False
-
 
 
 def _check_module(model: torch.nn.Module, inputs: tuple) -> tuple[dict, dict]:
