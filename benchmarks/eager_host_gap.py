@@ -432,9 +432,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def in_own_process(path: Path, args: argparse.Namespace, until: float) -> dict:
     """One file's row, measured in a fresh interpreter: a process that has run a profiler session
-    and the module-call swap dispatches slower afterwards (the next programs' host time up to 2.6x
-    a clean process's on an H100 host; which of the two, and why, not isolated), so no file is timed
-    after another's profile."""
+    dispatches slower afterwards (the next programs' host time up to 2.6x a clean process's on an
+    H100 host; the module-call swap alone does not: benchmarks/eager_host_aftereffect.py), so no
+    file is timed after another's profile."""
     import subprocess
 
     cmd = [sys.executable, __file__, str(path), "--out", "-", "--reps", str(args.reps), "--calls", str(args.calls),

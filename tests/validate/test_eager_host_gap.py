@@ -94,3 +94,19 @@ def test_module_calls_restores_module_call_after_a_failure() -> None:
         gap.module_calls(torch, lambda: layer(torch.ones(3)), "cpu", 2)
     assert torch.nn.Module.__call__ is original
     assert gap.module_calls(torch, lambda: layer(torch.ones(2)), "cpu", 3)["calls"] == 1
+
+
+def test_aftereffect_rows(tmp_path) -> None:
+    """benchmarks/eager_host_aftereffect.py: per file, [before, after] for every disturbance, each kind
+    in its own process; a file that is not there gets one error line."""
+    from benchmarks import eager_host_aftereffect as ae
+
+    src = tmp_path / "small.py"
+    src.write_text(MODEL)
+    out = tmp_path / "ae.jsonl"
+    assert ae.main([str(src), str(tmp_path / "missing.py"), "--out", str(out), "--reps", "2"]) == 0
+    row, missing = (json.loads(line) for line in out.read_text().splitlines())
+    assert row["problem"].endswith("small.py") and row["arch"] == "none (cpu)"
+    assert list(row["host_us"]) == list(ae.KINDS) == ["none", "swap", "profile", "tracer"]
+    assert all(len(v) == 2 and min(v) > 0 for v in row["host_us"].values())
+    assert missing["host_us"] == {} and missing["error"].endswith("missing.py: no such file")
