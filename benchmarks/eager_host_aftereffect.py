@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.eager_host_gap import build, environment, module_calls, profiled, sync  # noqa: E402
 from benchmarks.measure_files import file_name  # noqa: E402
+from benchmarks.rows import in_fresh_process  # noqa: E402
 
 KINDS = ("none", "swap", "profile", "tracer")
 
@@ -91,11 +91,8 @@ def main(argv: list[str] | None = None) -> int:
             if not path.is_file():
                 row["error"] = f"{path}: no such file"
             for kind in KINDS if path.is_file() else ():
-                cmd = [sys.executable, __file__, str(path), "--out", "-", "--reps", str(args.reps), "--one", kind]
-                done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
-                lines = [x for x in done.stdout.splitlines() if x.startswith("[")]
-                row["host_us"][kind] = json.loads(lines[-1]) if done.returncode == 0 and lines else (
-                    (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1])
+                row["host_us"][kind] = in_fresh_process(__file__, [str(path), "--out", "-", "--reps", str(args.reps),
+                                                                   "--one", kind])
             out.write(json.dumps({**row, "environment": env}) + "\n")
             out.flush()
             print(path.name, row.get("error", row["host_us"]), flush=True)

@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.measure_files import file_name  # noqa: E402
-from benchmarks.rows import row_or_error  # noqa: E402
+from benchmarks.rows import in_fresh_process, row_or_error  # noqa: E402
 
 CALL = "eager_host_gap.call"  # the record_function range around each profiled call
 HOSTS = {"H100": "h100-host", "H200": "h200-host"}  # GPU name -> the committed profile of its host
@@ -435,17 +435,10 @@ def in_own_process(path: Path, args: argparse.Namespace, until: float) -> dict:
     dispatches slower afterwards (the next programs' host time up to 2.6x a clean process's on an
     H100 host; the module-call swap alone does not: benchmarks/eager_host_aftereffect.py), so no
     file is timed after another's profile."""
-    import subprocess
-
-    cmd = [sys.executable, __file__, str(path), "--out", "-", "--reps", str(args.reps), "--calls", str(args.calls),
-           "--until", repr(until)] + [a for k, v in (("--device", args.device), ("--host", args.host)) if v
-                                      for a in (k, v)]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        return {"error": f"measuring process failed: {tail}"}
-    return json.loads(lines[-1])
+    cmd = [str(path), "--out", "-", "--reps", str(args.reps), "--calls", str(args.calls), "--until", repr(until)]
+    cmd += [a for k, v in (("--device", args.device), ("--host", args.host)) if v for a in (k, v)]
+    row = in_fresh_process(__file__, cmd)
+    return row if isinstance(row, dict) else {"error": f"measuring process failed: {row}"}
 
 
 def one_file(args: argparse.Namespace) -> int:

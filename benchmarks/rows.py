@@ -53,3 +53,17 @@ def row_or_error(measure: Callable[[], dict], device: str = "cuda") -> dict:
             import torch
 
             torch.cuda.empty_cache()
+
+
+def in_fresh_process(script: str | Path, args: list[str]) -> object:
+    """The last JSON line (an object or a list) `python script ARGS` prints, run in a fresh
+    interpreter from the repository root; the last line of its error output (a string) when it fails
+    or prints none."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, cwd=ROOT, check=False)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("{", "["))]
+    if done.returncode != 0 or not lines:
+        return (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    return json.loads(lines[-1])

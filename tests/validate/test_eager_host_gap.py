@@ -110,3 +110,33 @@ def test_aftereffect_rows(tmp_path) -> None:
     assert list(row["host_us"]) == list(ae.KINDS) == ["none", "swap", "profile", "tracer"]
     assert all(len(v) == 2 and min(v) > 0 for v in row["host_us"].values())
     assert missing["host_us"] == {} and missing["error"].endswith("missing.py: no such file")
+
+
+def test_replay_rows(tmp_path) -> None:
+    """benchmarks/eager_host_replay.py on the CPU: the model's Python-level torch calls recorded in
+    order, replayed straight and each timed alone; a file that does not build is one error line."""
+    from benchmarks import eager_host_replay as rp
+
+    src = tmp_path / "small.py"
+    src.write_text(MODEL)
+    out = tmp_path / "rp.jsonl"
+    assert rp.main([str(src), str(tmp_path / "missing.py"), "--out", str(out), "--reps", "2", "--device", "cpu"]) == 0
+    row, missing = (json.loads(line) for line in out.read_text().splitlines())
+    # the Sequential's Linear and ReLU call F.linear and F.relu; the forward adds 1
+    assert {k: n for k, (n, _) in row["by_name"].items()} == {
+        "torch.nn.functional.linear": 1, "torch.nn.functional.relu": 1, "torch.Tensor.add": 1}
+    assert row["calls"] == 3 and row["tight_us"] == pytest.approx(sum(t for _, t in row["by_name"].values()), abs=1e-2)
+    assert min(row["model_us"], row["replay_us"]) > 0
+    assert missing["error"].startswith("ModelFileError") and "missing.py" in missing["error"]
+
+
+def test_dispatch_shapes_rows(tmp_path) -> None:
+    """benchmarks/dispatch_shapes.py on the CPU: one row per (op, argument class); the classes span
+    the calibration's tiny instance to a batch-8 stage in both dtypes."""
+    from benchmarks import dispatch_shapes as ds
+
+    out = tmp_path / "ds.jsonl"
+    assert ds.main(["--out", str(out), "--device", "cpu", "--only", "relu"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["case"] for r in rows] == [f"{d} {s}" for d in ds.DTYPES for s in ds.SIZES]
+    assert all(r["op"] == "relu" and r["host_us"] > 0 and r["device_us"] is None for r in rows)

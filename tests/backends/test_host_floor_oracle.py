@@ -1,0 +1,62 @@
+"""The host floors of the committed profiles against host times measured without a profiler on an
+H100's host (docs/BOUNDS.md §17 *What remains*): every op call of an argument-class sweep
+(benchmarks/dispatch_shapes.py) takes at least its op's floor, and every program's host floors (the
+eager_host level's host stage, from the committed rows) are at most the host wall time of the
+program's own call (benchmarks/eager_host_replay.py) — the host stage claims no more than the host
+spent, whatever the device did."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from benchmarks.eager_host_join import detail
+from benchmarks.rows import ROOT, read_rows
+from solar.backends.dispatch import floors_from_host
+from solar.hardware.host import get_host
+
+H100 = ROOT / "benchmarks" / "results" / "h100"
+SHAPES = read_rows(H100 / "dispatch_shapes_start6.jsonl")
+REPLAY = read_rows(H100 / "replay_start6.jsonl")
+OP_KEY = {"conv2d": "aten.conv2d.default", "batch_norm": "aten.batch_norm.default", "linear": "aten.linear.default",
+          "relu": "aten.relu.default", "add_": "aten.add_.Tensor"}
+
+
+def rows_by_problem() -> dict[str, dict]:
+    """The committed eager_host rows of the replayed programs, keyed as the replay names them."""
+    out = {}
+    for suite in ("kernelbench", "dispatch"):
+        for row in read_rows(H100 / f"{suite}_eager_host_rows.jsonl"):
+            out[f"{row['level']}/{row['problem']}"] = row
+    return out
+
+
+# per host profile: the least measured / floor over the sweep's 132 cases, and over the 22 replayed
+# programs the least host wall time / host floors and the median host floors / the calls timed alone
+CASES = [("h100-host", 1.3762, 1.8934, 0.4668), ("default", 2.4465, 3.3660, 0.2625), ("h200-host", 1.1935, 1.6716, 0.5084)]
+
+
+@pytest.mark.parametrize("host,sweep_margin,program_margin,floors_of_tight", CASES)
+def test_host_floors_below_every_measured_call(host, sweep_margin, program_margin, floors_of_tight):
+    profile = get_host(host)
+    by_op = profile.floors.torch_eager_op_seconds
+    assert len(SHAPES) == 132 and all("error" not in r for r in SHAPES)
+    ratios = [r["host_us"] / (by_op[OP_KEY[r["op"]]] * 1e6) for r in SHAPES]
+    assert min(ratios) == pytest.approx(sweep_margin, abs=5e-5)
+    assert min(ratios) > 1.05
+
+    rows, floors = rows_by_problem(), floors_from_host(profile)
+    replayed = [(r, detail(rows[r["problem"]], floors)["host"] * 1e6) for r in REPLAY]
+    assert len(replayed) == 22
+    assert min(r["model_us"] / h for r, h in replayed) == pytest.approx(program_margin, abs=5e-5)
+    assert min(r["model_us"] / h for r, h in replayed) > 1.05
+    assert statistics.median(h / r["tight_us"] for r, h in replayed) == pytest.approx(floors_of_tight, abs=5e-5)
+
+
+def test_replay_splits_the_host_time():
+    """The straight replay of the recorded calls takes no longer than the model's own call (it
+    leaves out the user's Python and the module machinery), and the split the docs quote holds."""
+    assert statistics.median(r["replay_us"] / r["model_us"] for r in REPLAY) == pytest.approx(0.8013, abs=5e-5)
+    assert statistics.median(r["tight_us"] / r["replay_us"] for r in REPLAY) == pytest.approx(0.8556, abs=5e-5)
+    assert all(r["replay_us"] < r["model_us"] for r in REPLAY)
