@@ -17,10 +17,17 @@ from solar.backends.dispatch import floors_from_host
 from solar.hardware.host import get_host
 
 H100 = ROOT / "benchmarks" / "results" / "h100"
-SHAPES = read_rows(H100 / "dispatch_shapes_start6.jsonl")
-REPLAY = read_rows(H100 / "replay_start6.jsonl")
+STARTS = (6, 7)  # the H100 host's machine starts that ran both scripts
 OP_KEY = {"conv2d": "aten.conv2d.default", "batch_norm": "aten.batch_norm.default", "linear": "aten.linear.default",
           "relu": "aten.relu.default", "add_": "aten.add_.Tensor"}
+
+
+def shapes(start: int) -> list[dict]:
+    return read_rows(H100 / f"dispatch_shapes_start{start}.jsonl")
+
+
+def replay(start: int) -> list[dict]:
+    return read_rows(H100 / f"replay_start{start}.jsonl")
 
 
 def rows_by_problem() -> dict[str, dict]:
@@ -32,31 +39,38 @@ def rows_by_problem() -> dict[str, dict]:
     return out
 
 
-# per host profile: the least measured / floor over the sweep's 132 cases, and over the 22 replayed
-# programs the least host wall time / host floors and the median host floors / the calls timed alone
-CASES = [("h100-host", 1.3762, 1.8934, 0.4668), ("default", 2.4465, 3.3660, 0.2625), ("h200-host", 1.1935, 1.6716, 0.5084)]
+# per (start, host profile): the least measured / floor over the sweep's 132 cases, and over the 22
+# replayed programs the least host wall time / host floors and the median host floors / the calls
+# timed alone
+CASES = [
+    (6, "h100-host", 1.3762, 1.8934, 0.4668), (6, "default", 2.4465, 3.3660, 0.2625), (6, "h200-host", 1.1935, 1.6716, 0.5084),
+    (7, "h100-host", 1.3266, 1.7174, 0.5373), (7, "default", 2.3585, 3.0532, 0.3022), (7, "h200-host", 1.1506, 1.5223, 0.5874),
+]
 
 
-@pytest.mark.parametrize("host,sweep_margin,program_margin,floors_of_tight", CASES)
-def test_host_floors_below_every_measured_call(host, sweep_margin, program_margin, floors_of_tight):
+@pytest.mark.parametrize("start,host,sweep_margin,program_margin,floors_of_tight", CASES)
+def test_host_floors_below_every_measured_call(start, host, sweep_margin, program_margin, floors_of_tight):
     profile = get_host(host)
     by_op = profile.floors.torch_eager_op_seconds
-    assert len(SHAPES) == 132 and all("error" not in r for r in SHAPES)
-    ratios = [r["host_us"] / (by_op[OP_KEY[r["op"]]] * 1e6) for r in SHAPES]
+    sweep = shapes(start)
+    assert len(sweep) == 132 and all("error" not in r for r in sweep)
+    ratios = [r["host_us"] / (by_op[OP_KEY[r["op"]]] * 1e6) for r in sweep]
     assert min(ratios) == pytest.approx(sweep_margin, abs=5e-5)
     assert min(ratios) > 1.05
 
     rows, floors = rows_by_problem(), floors_from_host(profile)
-    replayed = [(r, detail(rows[r["problem"]], floors)["host"] * 1e6) for r in REPLAY]
+    replayed = [(r, detail(rows[r["problem"]], floors)["host"] * 1e6) for r in replay(start)]
     assert len(replayed) == 22
     assert min(r["model_us"] / h for r, h in replayed) == pytest.approx(program_margin, abs=5e-5)
     assert min(r["model_us"] / h for r, h in replayed) > 1.05
     assert statistics.median(h / r["tight_us"] for r, h in replayed) == pytest.approx(floors_of_tight, abs=5e-5)
 
 
-def test_replay_splits_the_host_time():
+@pytest.mark.parametrize("start,replay_of_model,tight_of_replay", [(6, 0.8013, 0.8556), (7, 0.7953, 0.8629)])
+def test_replay_splits_the_host_time(start, replay_of_model, tight_of_replay):
     """The straight replay of the recorded calls takes no longer than the model's own call (it
     leaves out the user's Python and the module machinery), and the split the docs quote holds."""
-    assert statistics.median(r["replay_us"] / r["model_us"] for r in REPLAY) == pytest.approx(0.8013, abs=5e-5)
-    assert statistics.median(r["tight_us"] / r["replay_us"] for r in REPLAY) == pytest.approx(0.8556, abs=5e-5)
-    assert all(r["replay_us"] < r["model_us"] for r in REPLAY)
+    rows = replay(start)
+    assert statistics.median(r["replay_us"] / r["model_us"] for r in rows) == pytest.approx(replay_of_model, abs=5e-5)
+    assert statistics.median(r["tight_us"] / r["replay_us"] for r in rows) == pytest.approx(tight_of_replay, abs=5e-5)
+    assert all(r["replay_us"] < r["model_us"] for r in rows)
