@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.eager_host_gap import build, environment, module_calls, profiled, sync  # noqa: E402
+from benchmarks.eager_host_gap import build, environment, least_host_us, module_calls, profiled  # noqa: E402
 from benchmarks.measure_files import file_name  # noqa: E402
 from benchmarks.rows import in_fresh_process  # noqa: E402
 
@@ -34,16 +34,9 @@ KINDS = ("none", "swap", "profile", "tracer")
 
 
 def host_us(torch: Any, call: Any, device: str, reps: int) -> float:
-    """The least host wall time of one call started on an idle device (µs)."""
-    best = float("inf")
+    """The least host wall time of one call started on an idle device, autograd off (µs)."""
     with torch.no_grad():
-        for _ in range(reps):
-            sync(torch, device)
-            t0 = time.perf_counter()
-            call()
-            best = min(best, time.perf_counter() - t0)
-            sync(torch, device)
-    return round(best * 1e6, 3)
+        return round(least_host_us(torch, device, call, reps), 3)
 
 
 DISTURB = {

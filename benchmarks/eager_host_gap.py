@@ -105,6 +105,18 @@ def sync(torch: Any, device: str) -> None:
         torch.cuda.synchronize()
 
 
+def least_host_us(torch: Any, device: str, work: Any, reps: int) -> float:
+    """The least host wall time of `work()` started on an idle device (µs)."""
+    best = float("inf")
+    for _ in range(reps):
+        sync(torch, device)
+        t0 = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - t0)
+        sync(torch, device)
+    return best * 1e6
+
+
 def profiled(torch: Any, call: Any, device: str, calls: int, stack: bool) -> Any:
     """The profiler's events of `calls` calls, each in a CALL range, started on an idle device."""
     from torch.profiler import ProfilerActivity, profile, record_function

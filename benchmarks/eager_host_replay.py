@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.eager_host_gap import build, environment, sync  # noqa: E402
+from benchmarks.eager_host_gap import build, environment, least_host_us, sync  # noqa: E402
 from benchmarks.measure_files import file_name  # noqa: E402
 from benchmarks.rows import in_fresh_process, row_or_error  # noqa: E402
 
@@ -56,18 +56,6 @@ def recorded(torch: Any, call: Any) -> list[tuple[Any, tuple, dict]]:
     return calls
 
 
-def least_us(torch: Any, device: str, work: Any, reps: int) -> float:
-    """The least host wall time of `work()` started on an idle device (µs)."""
-    best = float("inf")
-    for _ in range(reps):
-        sync(torch, device)
-        t0 = time.perf_counter()
-        work()
-        best = min(best, time.perf_counter() - t0)
-        sync(torch, device)
-    return best * 1e6
-
-
 def name_of(func: Any) -> str:
     from torch.overrides import resolve_name
 
@@ -86,15 +74,15 @@ def measure_one(path: Path, device: str, reps: int) -> dict:
         model, inputs = build(path, device)
         call = lambda: model(*inputs)  # noqa: E731
         with torch.no_grad():
-            least_us(torch, device, call, 3)  # warm-up: kernels loaded, plans made
-            model_us = least_us(torch, device, call, reps)
+            least_host_us(torch, device, call, 3)  # warm-up: kernels loaded, plans made
+            model_us = least_host_us(torch, device, call, reps)
             calls = recorded(torch, call)
 
             def replay() -> None:
                 for func, args, kwargs in calls:
                     func(*args, **kwargs)
 
-            replay_us = least_us(torch, device, replay, reps)
+            replay_us = least_host_us(torch, device, replay, reps)
             by_name: dict[str, list] = {}
             for func, args, kwargs in calls:
                 t = host_slope(lambda: func(*args, **kwargs), lambda: sync(torch, device), runs=5) * 1e6  # noqa: B023
