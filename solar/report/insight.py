@@ -6,7 +6,6 @@ contributes parts through PARTS, and every `*_seconds` term of its bound is comp
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -65,6 +64,9 @@ TOP_PARTS = 5
 # Levels whose time is more than the terms of their bound: the rest has this name (eager_host: the
 # host's dispatch, docs/BOUNDS.md §17, which its bound carries in no `*_seconds` term).
 UNTERMED: dict[str, str] = {Level.EAGER_HOST: "host dispatch"}
+# Levels whose bound does not build on another's, though it may be the larger: a CUDA-graph replay
+# pays no host dispatch, so its gap is never measured from eager_host.
+NOT_BELOW: dict[str, frozenset[str]] = {Level.GRAPHED: frozenset({Level.EAGER_HOST})}
 TOP_OPPORTUNITIES = 10
 TF32_CAVEAT = (
     "fp32 contractions on TF32/BF16 tensor cores round their inputs: results differ beyond fp32 "
@@ -176,10 +178,13 @@ def _terms(bound) -> dict[str, float]:
 
 
 def gaps(report) -> list[Gap]:
-    """Neighbouring levels in ascending order of time (ties in the report's order)."""
+    """Neighbouring levels in ascending order of time (ties in the report's order); a level whose
+    bound is not built on the one below it measures from the next one down that it is (a graph
+    replay's bound above the eager host's: from unfused)."""
     levels = sorted(report.bounds, key=lambda name: report.bounds[name].seconds)
     out = []
-    for lo, hi in itertools.pairwise(levels):
+    for k, hi in enumerate(levels[1:], 1):
+        lo = next((lv for lv in reversed(levels[:k]) if lv not in NOT_BELOW.get(hi, ())), levels[k - 1])
         a, b = report.bounds[lo], report.bounds[hi]
         ta, tb = _terms(a), _terms(b)
         by_term = {t: tb.get(t, 0.0) - ta.get(t, 0.0) for t in dict.fromkeys([*tb, *ta])}
