@@ -11,7 +11,7 @@ process, measured before and after one disturbance, each disturbance in its own 
 One JSON line per file: {"problem", "arch", "host_us": {kind: [before, after] or the error's last
 line}, "environment"} ("error" instead of "host_us" entries for a file that is not there).
 
-    python benchmarks/eager_host_aftereffect.py FILE... --out OUT.jsonl [--reps 20] [--budget-s 120]
+    python benchmarks/eager_host_aftereffect.py FILE... --out OUT.jsonl [--reps 20] [--budget-s 120] [--kinds KIND...]
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--budget-s", type=float, default=120.0, help="stop starting files after this many seconds")
+    p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="disturbances to measure (default: all)")
     p.add_argument("--one", choices=KINDS, default=None, help=argparse.SUPPRESS)  # one file, one kind, here
     args = p.parse_args(argv)
     if args.one:
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             row: dict = {"problem": name(path), "arch": env["gpu"], "host_us": {}}
             if not path.is_file():
                 row["error"] = f"{path}: no such file"
-            for kind in KINDS if path.is_file() else ():
+            for kind in args.kinds if path.is_file() else ():
                 row["host_us"][kind] = in_fresh_process(__file__, [str(path), "--out", "-", "--reps", str(args.reps),
                                                                    "--one", kind])
             out.write(json.dumps({**row, "environment": env}) + "\n")
