@@ -71,6 +71,18 @@ def chained(torch: Any, fn: Callable[[], object], chain: int, rounds: int = 5) -
                        for _ in range(rounds)])
 
 
+def queued(torch: Any, fn: Callable[[], object], chain: int, rounds: int = 5) -> dict:
+    """Kernels an eager host queued behind a long one (a spin of ~50 ms, long enough for the host to
+    issue all `chain` calls before the device reaches them): the same statistics as `chained`, of the
+    queued kernels only — how close eager launches can follow one another when the host is ahead."""
+    def body() -> None:
+        torch.cuda._sleep(100_000_000)
+        for _ in range(chain):
+            fn()
+
+    return span_stats([kernel_spans(torch, body, 1, sync_each=False)[1:] for _ in range(rounds)])
+
+
 def graphed(torch: Any, body: Callable[[], object], kernels: int, rounds: int = 5) -> dict:
     """`kernels` calls of `body` captured in one CUDA graph and replayed: kernel durations,
     start-to-start intervals and span per kernel from the profiler, and replay time per kernel
@@ -113,6 +125,7 @@ def measure(samples: int, chain: int) -> dict:
         out[name] = {
             "alone": alone(torch, fn, samples),
             "back_to_back": chained(torch, fn, chain),
+            "queued": queued(torch, fn, chain),
             "graph": graphed(torch, fn, chain),
             "events_alone": events_alone(torch, fn, samples),
         }
