@@ -113,13 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         print(json.dumps({**measure_one(args.files[0], device, args.reps), "environment": environment(device)}))
         return 0
-    end, name = time.time() + args.budget_s, file_name(2)
+    end, name, arch = time.time() + args.budget_s, file_name(2), environment(device)["gpu"]
     with args.out.open("a") as out:
         for path in args.files:
             if time.time() > end:
                 break
             got = in_fresh_process(__file__, [str(path), "--out", "-", "--reps", str(args.reps), "--device", device, "--one"])
-            row = {"problem": name(path), "arch": environment(device)["gpu"],
+            row = {"problem": name(path), "arch": arch,
                    **(got if isinstance(got, dict) else {"error": f"measuring process failed: {got}"})}
             out.write(json.dumps(row) + "\n")
             out.flush()
