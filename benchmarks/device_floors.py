@@ -1,7 +1,7 @@
 """The shortest kernel spans a GPU shows, measured from the device's own kernel timestamps
 (torch.profiler's CUDA activity records, CUPTI): an empty kernel and a one-element kernel each
 alone on an idle GPU, the same back to back in one stream (the interval from one start to the
-next), and replayed from a CUDA graph (per kernel). Also what CUDA events around one such call
+next), queued by the host behind a long kernel (with and without the profiler), and replayed from a CUDA graph (per kernel). Also what CUDA events around one such call
 read, the time the validator's own protocol would report for the smallest possible program. One
 JSON file with the environment; every figure the least of its samples, with the median beside it.
 
@@ -71,16 +71,37 @@ def chained(torch: Any, fn: Callable[[], object], chain: int, rounds: int = 5) -
                        for _ in range(rounds)])
 
 
+SPIN_CYCLES = 100_000_000  # the long kernel the queued calls wait behind: ~50 ms at the H100's clock
+
+
 def queued(torch: Any, fn: Callable[[], object], chain: int, rounds: int = 5) -> dict:
     """Kernels an eager host queued behind a long one (a spin of ~50 ms, long enough for the host to
     issue all `chain` calls before the device reaches them): the same statistics as `chained`, of the
     queued kernels only — how close eager launches can follow one another when the host is ahead."""
     def body() -> None:
-        torch.cuda._sleep(100_000_000)
+        torch.cuda._sleep(SPIN_CYCLES)
         for _ in range(chain):
             fn()
 
     return span_stats([kernel_spans(torch, body, 1, sync_each=False)[1:] for _ in range(rounds)])
+
+
+def queued_events(torch: Any, fn: Callable[[], object], chain: int, rounds: int = 10) -> dict:
+    """The `queued` interval without a profiler: CUDA events recorded after the spin and after the
+    `chain` queued kernels, (end - start) / chain per round (CUPTI off, so its per-launch
+    bookkeeping cannot lengthen the interval)."""
+    per_kernel = []
+    for _ in range(rounds):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        torch.cuda._sleep(SPIN_CYCLES)
+        start.record()
+        for _ in range(chain):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        per_kernel.append(start.elapsed_time(end) * 1e-3 / chain)
+    return stats(per_kernel)
 
 
 def graphed(torch: Any, body: Callable[[], object], kernels: int, rounds: int = 5) -> dict:
@@ -126,6 +147,7 @@ def measure(samples: int, chain: int) -> dict:
             "alone": alone(torch, fn, samples),
             "back_to_back": chained(torch, fn, chain),
             "queued": queued(torch, fn, chain),
+            "queued_events": queued_events(torch, fn, chain),
             "graph": graphed(torch, fn, chain),
             "events_alone": events_alone(torch, fn, samples),
         }
@@ -133,7 +155,8 @@ def measure(samples: int, chain: int) -> dict:
     out["method"] = (
         "kernel start/end timestamps from torch.profiler CUDA activity (CUPTI); alone: one call then "
         f"cudaDeviceSynchronize, {samples} samples; back_to_back: {chain} calls queued in one stream, 5 rounds; "
-        f"graph: {chain} calls captured in one CUDA graph, 5 replays; events_alone: CUDA events around one call "
+        f"queued: {chain} calls queued behind a ~50 ms spin kernel, 5 rounds (queued_events: the same timed by CUDA "
+        f"events from the spin's end to the last kernel's, no profiler, 10 rounds); graph: {chain} calls captured in one CUDA graph, 5 replays; events_alone: CUDA events around one call "
         f"on an idle GPU, {samples} samples (benchmarks/device_floors.py)"
     )
     return out

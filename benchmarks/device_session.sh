@@ -43,7 +43,7 @@ for step in "$@"; do
             timeout 360 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models.jsonl --compile --reps 20 --budget-s 320 ;;
     corpus_eager) ls benchmarks/models/*.py | grep -v -e 70b -e mixtral | grep -v -f <(sed -n 's/.*"problem": "\([^"]*\)".*/\1/p' ${MEASURED:-/dev/null}) > /tmp/corpus.txt
             timeout 150 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models_eager.jsonl --reps 20 --budget-s 120 ;;
-    dispatch) XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 230 python3 -m solar.cli calibrate --dispatch-only --arch $ARCH \
+    dispatch) XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 330 python3 -m solar.cli calibrate --dispatch-only --arch $ARCH \
                 --out $OUT/$ARCH.yaml --raw $OUT/dispatch_run$RUN.json
               timeout 200 python3 benchmarks/eager_host_calibrate.py --out $OUT/eager_host_cal$RUN.json ;;
     floors) timeout 120 python3 benchmarks/device_floors.py --out $OUT/floors_run$RUN.json ;;

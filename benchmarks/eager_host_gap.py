@@ -344,7 +344,7 @@ def joined(gap: dict, row: dict, floors: Any) -> dict:
 
     calls = host_calls(row)
     own = host_floors(calls, floors)
-    bare = [floors.floor(c.op, c.launches, c.rnn) for c in calls]
+    bare = [floors.floor(c.op, c.launches, c.rnn, c.features) for c in calls]
     prof = gap["profile"]
     by: dict[str, list[float]] = {}
     for name, (count, host_us, _) in prof["by_op"].items():

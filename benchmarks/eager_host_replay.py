@@ -15,7 +15,11 @@ than each alone, hot; and tight against the host profile's floors (the ops' chea
 shape) what an op's real arguments cost. One JSON line per file:
 
     {"problem", "arch", "calls", "model_us", "replay_us", "tight_us",
-     "by_name": {name: [count, tight_us]}, "environment"}
+     "by_name": {name: [count, tight_us]},
+     "by_class": {"name | argument class": [count, tight_us, least_us]}, "environment"}
+
+(by_class: the calls with an argument class, solar.frontends.argclass, each class's least
+call too: what a class floor must stay below)
 
     python benchmarks/eager_host_replay.py FILE... --out OUT.jsonl [--reps 10] [--budget-s 240]
 
@@ -68,6 +72,7 @@ def name_of(func: Any) -> str:
 def measure_one(path: Path, device: str, reps: int) -> dict:
     import torch
 
+    from solar.frontends.argclass import features, text
     from solar.validate.dispatch import host_slope
 
     def measure() -> dict:
@@ -84,15 +89,22 @@ def measure_one(path: Path, device: str, reps: int) -> dict:
 
             replay_us = least_host_us(torch, device, replay, reps)
             by_name: dict[str, list] = {}
+            by_class: dict[str, list] = {}
             for func, args, kwargs in calls:
                 t = host_slope(lambda: func(*args, **kwargs), lambda: sync(torch, device), runs=5) * 1e6  # noqa: B023
-                entry = by_name.setdefault(name_of(func), [0, 0.0])
+                name = name_of(func)
+                entry = by_name.setdefault(name, [0, 0.0])
                 entry[0] += 1
                 entry[1] += t
+                tokens = features(name, args, kwargs)
+                if tokens:
+                    entry = by_class.setdefault(f"{name} | {text(tokens)}", [0, 0.0, t])
+                    entry[0], entry[1], entry[2] = entry[0] + 1, entry[1] + t, min(entry[2], t)
         return {
             "calls": len(calls), "model_us": round(model_us, 3), "replay_us": round(replay_us, 3),
             "tight_us": round(sum(t for _, t in by_name.values()), 3),
             "by_name": {k: [n, round(t, 3)] for k, (n, t) in sorted(by_name.items(), key=lambda kv: -kv[1][1])},
+            "by_class": {k: [n, round(t, 3), round(least, 3)] for k, (n, t, least) in sorted(by_class.items())},
         }
 
     return row_or_error(measure, device)

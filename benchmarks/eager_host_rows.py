@@ -7,7 +7,8 @@ the committed GPU timings (tests/backends/test_eager_host_oracle.py). One JSON l
      "front": device seconds no eager call accounts for,
      "calls": [[op, launches a kernel, unfused device seconds, chain index or -1,
                 [indexes into "modules": the nn.Module calls it runs inside, outermost first],
-                a recurrent op's [steps x layers x directions, hidden, batch] or []], ...],
+                a recurrent op's [steps x layers x directions, hidden, batch] or [],
+                its argument class (solar.frontends.argclass tokens, space-separated)], ...],
      "modules": [[nn_module_stack key, module class], ...],
      "chains": [[steps, step seconds on the whole GPU, [chains feeding it]], ...], "sms"}
 
@@ -90,7 +91,8 @@ def row(path: Path, arch: str) -> dict:
         launches = op is not None and op.launch_seconds > 0
         stack = [modules.setdefault(m, len(modules)) for m in call.modules]
         calls.append([call.op, launches, 0.0 if op is None else op.seconds,
-                      chain_of.get(call.instance, -1) if op is not None else -1, stack, list(call.rnn)])
+                      chain_of.get(call.instance, -1) if op is not None else -1, stack, list(call.rnn),
+                      " ".join(sorted(call.features))])
     rest = [op.seconds for op in analysis.ops if op.instance is None or op.instance not in used]
     front = sum(rest) + analysis.unfused.seconds - sum(op.seconds for op in analysis.ops)
     return {

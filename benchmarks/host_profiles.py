@@ -2,7 +2,8 @@
 benchmarks/results/<host>/ (docs/BOUNDS.md §17, §19): per host folder, the dispatch runs
 (`dispatch*.json`: `solar calibrate --dispatch-only --raw`), the module / recurrent runs
 (`eager_host_cal*.json`: benchmarks/eager_host_calibrate.py) and the kernel-span runs
-(`floors*.json`: benchmarks/device_floors.py). Writes
+(`floors*.json`: benchmarks/device_floors.py) and the argument-class sweeps (`dispatch_shapes*.jsonl`:
+benchmarks/dispatch_shapes.py, one file per machine start). Writes
 
   hardware_specs/hosts/<host>-host.yaml  every floor HOST margin x the least measured on that host,
                                          the margin from the run-to-run spread of that host's runs;
@@ -33,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from solar.hardware.host import DEFAULT_HOST, HOST_DIR
 from solar.hardware.spec import CALIBRATED_DIR, SPEC_DIR, calibrated_spec, get_spec
+from solar.validate.argsweep import class_floors, with_classes
 from solar.validate.dispatch import calibration_run, merge
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -43,6 +45,8 @@ STEP = 0.05  # margins are rounded down to a multiple of this
 # Margin below the least measured device floor (the in-graph kernel interval, the shortest kernel
 # span): the device clock's own granularity and a faster part of the same model.
 DEVICE_MARGIN = 0.9
+# A host takes an argument class (solar.validate.argsweep.CLASSES) that this many machine starts swept.
+CLASS_STARTS = 2
 HOST_FLOOR_KEYS = ("torch_eager_op_seconds", "torch_eager_kernel_seconds", "torch_eager_any_seconds",
                    "torch_empty_module_seconds", "torch_module_seconds", "torch_module_ops_seconds", "torch_rnn_seconds",
                    "jax_dispatch_seconds")
@@ -93,6 +97,8 @@ class Host:
         self.dispatch_runs = [json.loads(p.read_text()) for p in self.dispatch_files]
         self.cal_runs = [json.loads(p.read_text()) for p in self.cal_files]
         self.floor_runs = [json.loads(p.read_text()) for p in self.floor_files]
+        self.shape_files = sorted(folder.glob("dispatch_shapes*.jsonl"))
+        self.shape_rows = [[json.loads(line) for line in p.read_text().splitlines() if line.strip()] for p in self.shape_files]
         self.least = merge(self.dispatch_runs + [calibration_run(c) for c in self.cal_runs])
         op_runs = [r["torch_eager_op_seconds"] for r in self.dispatch_runs + self.cal_runs]
         module_runs = [r["module_seconds"] for r in self.cal_runs]
@@ -110,6 +116,12 @@ class Host:
     def op_floor(self, op: str) -> float | None:
         """The least measured floor of `op` on this host (None: it measured none)."""
         return self.least["torch_eager_op_seconds"].get(op)
+
+    def class_floors(self) -> dict[str, dict[str, float]]:
+        """Per op and argument class swept on at least CLASS_STARTS starts: the least host seconds of
+        a member call less an empty call's (the row's, else the largest the host's calibrations saw)."""
+        empty = max([c.get("empty_call_seconds", 0.0) for c in self.cal_runs] or [0.0])
+        return class_floors(self.shape_rows, empty, CLASS_STARTS)
 
     def leaf_floor(self, cls: str, ops: str) -> float | None:
         """The least measured call of a leaf module of class `cls` that runs exactly `ops` on this
@@ -147,9 +159,16 @@ def host_profile(h: Host, hosts: list[Host]) -> dict[str, Any]:
     m, capped = host_margin(h, hosts)
     files = ", ".join(h.files)
     floors = {k: scaled(h.least.get(k), m) for k in HOST_FLOOR_KEYS if h.least.get(k) not in (None, {})}
+    floors = with_classes(floors, scaled(h.class_floors(), m))
+    classes = "torch_eager_class_seconds" in floors
     floors["timing_lead_seconds"] = h.least["timing_lead_seconds"]
     rule = f"{m:g} x the least of the runs in {files}"
     sources = {k: rule for k in floors if k != "timing_lead_seconds"}
+    if classes:
+        sources["torch_eager_class_seconds"] = (
+            f"{m:g} x the least host time of a swept call of the class (its argument tokens include the class's) less an "
+            f"empty call's, over {', '.join(rel(p) for p in h.shape_files)}; a class swept on {CLASS_STARTS} or more machine "
+            "starts and above the op's own floor")
     sources["timing_lead_seconds"] = f"the largest head start seen in {', '.join(rel(p) for p in h.dispatch_files)} (not scaled: a larger head start lowers the bound)"
     return {
         "name": h.name,
@@ -168,7 +187,7 @@ def host_profile(h: Host, hosts: list[Host]) -> dict[str, Any]:
             f"({h.factor_key or 'no pair'}); rounded down to {STEP:g}: a faster rerun of this host beating the least "
             "by as much as the fastest run beat the next stays above these floors" + capped
         ),
-        "derived_from": h.files,
+        "derived_from": h.files + [rel(p) for p in h.shape_files],
         "sources": sources,
         "floors": floors,
     }
@@ -203,6 +222,10 @@ def default_profile(hosts: list[Host]) -> dict[str, Any]:
             c: {k: m * min(h.leaf_floor(c, k) for h in hosts) for cc, k in variants if cc == c}
             for c in dict.fromkeys(c for c, _ in variants)
         }
+    swept = [h.class_floors() for h in hosts]
+    floors = with_classes(floors, {op: {c: m * min(s[op][c] for s in swept) for c in by if all(c in s.get(op, {}) for s in swept)}
+                                   for op, by in swept[0].items()})
+    classes = "torch_eager_class_seconds" in floors
     rnn: dict[str, list[dict[str, Any]]] = {}
     for op in sorted({op for h in hosts for op in h.least.get("torch_rnn_seconds", {})}):
         shapes = {(f["hidden"], f["batch"]) for h in hosts for f in h.least.get("torch_rnn_seconds", {}).get(op, [])}
@@ -245,7 +268,7 @@ def default_profile(hosts: list[Host]) -> dict[str, Any]:
             f"run-to-run factor {run:.3f} (the least over the hosts, see each host's margin_source) x "
             f"{host_rule}; the product rounded down to {STEP:g}"
         ),
-        "derived_from": [f for h in hosts for f in h.files],
+        "derived_from": [f for h in hosts for f in h.files + ([rel(p) for p in h.shape_files] if classes else [])],
         "sources": sources,
         "floors": floors,
     }

@@ -31,30 +31,34 @@ Modules = tuple[tuple[str, str], ...]
 class EagerCall(Protocol):
     """One op as eager PyTorch runs it (before decomposition): its ATen name, the op instance its
     statements form in the unfused bound (None: it became no statement), whether it is a view, the
-    nn.Module calls it runs inside and, for a recurrent op, its steps x layers x directions."""
+    nn.Module calls it runs inside, for a recurrent op its steps x layers x directions, and its
+    argument class (tokens, solar.frontends.argclass)."""
 
     op: str
     instance: int | None
     view: bool
     modules: Modules
     rnn: tuple[int, int, int]
+    features: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
 class HostCall:
     """What the host floor of one eager op depends on: a recurrent op's (steps x layers x
-    directions, hidden, batch) too."""
+    directions, hidden, batch) and its argument class's tokens too."""
 
     op: str
     launches: bool
     modules: Modules = ()
     rnn: tuple[int, int, int] = ()
+    features: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
 class Floors:
     """Host dispatch floors: per op where measured, else `kernel_seconds` for an op that launches a
-    kernel and `any_seconds` for one that launches none; a recurrent op at least `call + step x
+    kernel and `any_seconds` for one that launches none, raised to the largest floor of the op's
+    argument classes (`by_class`: op -> {tokens: floor}) whose tokens the call has; a recurrent op at least `call + step x
     layer-steps` (`rnn`: op -> {(hidden, batch): (call, step)}, measured through its nn.Module at
     that shape; (0, 0): any shape); per nn.Module call at
     least `empty_module_seconds` besides its ops, a leaf module of a measured class (`modules`) at
@@ -66,6 +70,7 @@ class Floors:
     kernel_seconds: float
     any_seconds: float = 0.0
     by_op: Mapping[str, float] = field(default_factory=dict)
+    by_class: Mapping[str, Mapping[frozenset[str], float]] = field(default_factory=dict)
     lead_seconds: float = 0.0
     empty_module_seconds: float = 0.0
     modules: Mapping[str, float] = field(default_factory=dict)
@@ -78,14 +83,16 @@ class Floors:
         return replace(
             self, source=f"{self.source}, x{k:.6g}", kernel_seconds=self.kernel_seconds * k,
             any_seconds=self.any_seconds * k, by_op={op: v * k for op, v in self.by_op.items()},
+            by_class={op: {c: v * k for c, v in by.items()} for op, by in self.by_class.items()},
             empty_module_seconds=self.empty_module_seconds * k,
             modules={cls: v * k for cls, v in self.modules.items()},
             module_ops={cls: {ops: v * k for ops, v in by.items()} for cls, by in self.module_ops.items()},
             rnn={op: {shape: (c * k, t * k) for shape, (c, t) in fits.items()} for op, fits in self.rnn.items()},
         )
 
-    def floor(self, op: str, launches: bool, rnn: tuple[int, int, int] = ()) -> float:
+    def floor(self, op: str, launches: bool, rnn: tuple[int, int, int] = (), features: frozenset[str] = frozenset()) -> float:
         base = self.by_op[op] if op in self.by_op else self.kernel_seconds if launches else self.any_seconds
+        base = max([base, *(v for tokens, v in self.by_class.get(op, {}).items() if tokens <= features)])
         fits = self.rnn.get(op, {})
         fit = fits.get(tuple(rnn[1:]), fits.get((0, 0))) if rnn else None
         if fit is not None:  # measured with the initial state given (no zeros inside)
@@ -102,7 +109,7 @@ def host_floors(calls: Sequence[HostCall], floors: Floors) -> list[float]:
     initial states it makes), so it pays only what those ops' floors leave, and the module adds
     nothing. Placed at the call's last op: it delays only later ops, which run after the call
     returns."""
-    host = [floors.floor(c.op, c.launches, c.rnn) for c in calls]
+    host = [floors.floor(c.op, c.launches, c.rnn, c.features) for c in calls]
     last: dict[str, int] = {}
     kind: dict[str, str] = {}
     direct: dict[str, float] = {}
@@ -147,6 +154,7 @@ def floors_from_host(profile: HostProfile, lead_seconds: float | None = None) ->
         kernel_seconds=f.torch_eager_kernel_seconds,
         any_seconds=f.torch_eager_any_seconds,
         by_op=dict(f.torch_eager_op_seconds),
+        by_class={op: {frozenset(c.split()): v for c, v in by.items()} for op, by in f.torch_eager_class_seconds.items()},
         lead_seconds=f.timing_lead_seconds if lead_seconds is None else lead_seconds,
         empty_module_seconds=f.torch_empty_module_seconds or 0.0,
         modules=dict(f.torch_module_seconds),
@@ -187,12 +195,15 @@ class EagerHost:
     lead_seconds: float
     modules: int = 0  # nn.Module calls charged
     host: str = ""  # the host profile of the floors ("": given by --dispatch-us)
+    classed: int = 0  # calls whose floor an argument class raised
 
     def describe(self) -> str:
         whose = f"host profile {self.host}" if self.host else "dispatch floor given"
         return (
             f"eager_host: {whose}, {self.ops} eager op{'' if self.ops == 1 else 's'} as PyTorch runs them ({self.views} without a kernel) in "
-            f"{self.modules} nn.Module calls; host head start {self.lead_seconds * 1e6:.1f} us; {self.source}"
+            f"{self.modules} nn.Module calls"
+            + (f", {self.classed} priced by their argument class" if self.classed else "")
+            + f"; host head start {self.lead_seconds * 1e6:.1f} us; {self.source}"
         )
 
 
@@ -237,7 +248,8 @@ def eager_stages(
             d = max(row.seconds, device_floors.get(row.instance, 0.0))  # type: ignore[arg-type]
         ops.append(call.op)
         launches.append(row is not None and row.launch_seconds > 0)
-        hosts.append(HostCall(call.op, launches[-1], getattr(call, "modules", ()), getattr(call, "rnn", ())))
+        hosts.append(HostCall(call.op, launches[-1], getattr(call, "modules", ()), getattr(call, "rnn", ()),
+                              getattr(call, "features", frozenset())))
         device.append(d)
     rest = [op for op in analysis.ops if op.instance is None or op.instance not in used]
     front = sum(max(op.seconds, device_floors.get(op.instance, 0.0) if op.instance is not None else 0.0) for op in rest)
@@ -268,5 +280,6 @@ def eager_host(
         binding_unit=u.binding_unit,
     )
     modules = len({key for c in stages.calls for key, _ in c.modules})
+    classed = sum(floors.floor(c.op, c.launches, c.rnn, c.features) > floors.floor(c.op, c.launches, c.rnn) for c in stages.calls)
     return EagerHost(bound, len(host) - 1, views, sum(host), device_total, floors.source, floors.lead_seconds, modules,
-                     floors.host)
+                     floors.host, classed)

@@ -39,12 +39,15 @@ class RnnFloor(_Strict):
 
 class HostFloors(_Strict):
     """The floors themselves (docs/BOUNDS.md §17): per ATen op (as exported before decomposition),
-    for an op that launches a kernel and has no entry, for any op (views and no-kernel ops), per
+    per op and argument class (solar.frontends.argclass: a class's floor applies to a call
+    whose tokens include the class's; it never lowers the op's own), for an op that launches a
+    kernel and has no entry, for any op (views and no-kernel ops), per
     nn.Module call (an empty module's; leaf modules by class, with their ops, and by class and
     exact op sequence where a class's measured variants run different ops), per recurrent op
     (by hidden size and batch), a JAX dispatch, and the timing protocol's host head start."""
 
     torch_eager_op_seconds: dict[str, Seconds]
+    torch_eager_class_seconds: dict[str, dict[str, Seconds]] = {}
     torch_eager_kernel_seconds: Seconds
     torch_eager_any_seconds: Seconds
     torch_empty_module_seconds: Seconds | None = None

@@ -17,6 +17,7 @@ import yaml
 from solar.hardware import get_spec
 from solar.hardware.host import DEFAULT_HOST, HOST_DIR, list_hosts
 from solar.hardware.spec import SPEC_DIR
+from solar.validate.argsweep import class_floors, sweep, with_classes
 from solar.validate.device import detect_spec, environment, query_device, require_cuda
 from solar.validate.dispatch import measure_dispatch, tiny_kernel_graph
 from solar.validate.timing import event_seconds
@@ -89,15 +90,20 @@ def _scaled(value: object, k: float) -> object:
     return None if value is None else value * k  # type: ignore[operator]
 
 
-def host_profile(dispatch: dict, name: str, gpu: str, cuda: str = "") -> dict:
+def host_profile(dispatch: dict, name: str, gpu: str, cuda: str = "", classes: dict | None = None) -> dict:
     """A host profile (solar.hardware.host.HostProfile) from one dispatch calibration: every floor the
-    least margin of the committed host profiles (their run-to-run spread) times this run's."""
+    least margin of the committed host profiles (their run-to-run spread) times this run's; the
+    argument classes of its sweep (`classes`: op -> class -> least seconds,
+    solar.validate.argsweep.class_floors) where they raise their op's floor."""
     hosts = [h for h in list_hosts() if h.name != DEFAULT_HOST]
     margin = min((h.margin for h in hosts), default=0.5)
     floors = {k: _scaled(dispatch[k], margin) for k in HOST_KEYS if dispatch.get(k) not in (None, {})}
+    floors = with_classes(floors, _scaled(classes or {}, margin))  # type: ignore[arg-type]
     floors["timing_lead_seconds"] = dispatch["timing_lead_seconds"]
     rule = f"{margin:g} x this host's one calibration of {dispatch['date']} (solar calibrate --dispatch-only)"
     sources = {k: rule for k in floors if k != "timing_lead_seconds"}
+    if "torch_eager_class_seconds" in floors:
+        sources["torch_eager_class_seconds"] = f"{rule}: the least swept call of each argument class (solar.validate.argsweep)"
     sources["timing_lead_seconds"] = "the largest head start seen by this calibration (not scaled)"
     return {
         "name": name, "description": f"a host calibrated with {gpu}", "host_cpu": dispatch["host_cpu"], "gpu": gpu,
@@ -131,16 +137,22 @@ def calibrate(
     with a `calibrated` and a `device_floors` section, and the host profile `host`
     (hardware_specs/hosts/<host>.yaml). Returns the measurements. `dispatch_only`: measure the
     dispatch floors alone and write only the host profile (to `out` where given). `raw`: also
-    write the dispatch measurements there as JSON (the input of benchmarks/host_profiles.py)."""
+    write the dispatch measurements there as JSON and the argument-class sweep beside it as
+    `dispatch_shapes_<name>.jsonl` (the inputs of benchmarks/host_profiles.py)."""
     import json
 
+    torch = require_cuda()
     info = query_device()
     spec = detect_spec(info) if arch is None else get_spec(arch)
     dispatch = measure_dispatch(info.l2_bytes, info.sm_count)
+    shapes = sweep(torch, "cuda")
     if raw:
         Path(raw).write_text(json.dumps({"gpu": info.name, **dispatch}, indent=2) + "\n")
+        swept = Path(raw).with_name(f"dispatch_shapes_{Path(raw).stem.removeprefix('dispatch_')}.jsonl")
+        swept.write_text("".join(json.dumps(r) + "\n" for r in shapes))
     env = environment()
-    profile = host_profile(dispatch, host, str(env.get("gpu") or info.name), str(env.get("cuda") or ""))
+    profile = host_profile(dispatch, host, str(env.get("gpu") or info.name), str(env.get("cuda") or ""),
+                           class_floors([shapes]))
     host_path = Path(out) if dispatch_only and out else HOST_DIR / f"{host}.yaml"
     host_path.parent.mkdir(parents=True, exist_ok=True)
     host_path.write_text(

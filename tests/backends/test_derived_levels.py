@@ -199,3 +199,37 @@ def test_dispatch_us_must_be_positive(bad, tmp_path, capsys):
 
     assert main(["analyze", "x.py", "--dispatch-us", bad]) == 2
     assert "dispatch-us" in capsys.readouterr().err
+
+
+def test_argument_classes_raise_the_host_floors_of_their_calls(tmp_path, capsys):
+    """A training-mode batch norm and a 64-channel float32 3x3 convolution (classes of the H100 host's
+    profile): with that profile their floors are their classes', the assumption says how many calls a
+    class priced, and the bound exceeds the same program under the op floors alone."""
+    from solar.backends.dispatch import floors_from_host
+    from solar.cli import main
+    from solar.hardware.host import get_host
+
+    model = tmp_path / "convbn.py"
+    model.write_text(
+        "import torch\n"
+        "class Model(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = torch.nn.Conv2d(64, 64, 3, padding=1, bias=False)\n"
+        "        self.bn = torch.nn.BatchNorm2d(64)\n"
+        "    def forward(self, x):\n"
+        "        return self.bn(self.conv(x))\n"
+        "def get_inputs():\n    return [torch.randn(1, 64, 8, 8)]\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    assert main(["analyze", str(model), "--arch", "H100-SXM", "--json", "--host", "h100-host"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    line = next(a for a in out["assumptions"] if a.startswith("eager_host: host profile h100-host"))
+    assert "2 priced by their argument class" in line
+    floors = floors_from_host(get_host("h100-host"))
+    classes = floors.by_class
+    conv = classes["aten.conv2d.default"][frozenset("cin>=64 dense float32 kernel3x3 nchw undilated".split())]
+    bn = classes["aten.batch_norm.default"][frozenset("affine float32 rank4 stats train".split())]
+    assert min(conv - floors.by_op["aten.conv2d.default"], bn - floors.by_op["aten.batch_norm.default"]) > 0
+    assert main(["analyze", str(model), "--arch", "H100-SXM", "--json"]) == 0  # the default profile: no classes
+    assert not any("argument class" in a for a in json.loads(capsys.readouterr().out)["assumptions"])

@@ -284,3 +284,32 @@ def test_warm_slope_warms_three_calls_then_times():
     slope = warm_slope(lambda: calls.append(len(syncs)), lambda: syncs.append(len(calls)))
     assert calls[:3] == [0, 0, 0] and syncs[0] == 3  # three calls, then a sync, then the timed runs
     assert len(calls) == 3 + RUNS * (SHORT + LONG) and isinstance(slope, float)
+
+
+def test_an_argument_class_raises_its_ops_floor_never_lowers_it():
+    half, big = frozenset({"half"}), frozenset({"cin>=64", "float32"})
+    floors = Floors("test", kernel_seconds=9 * US, by_op={"aten.conv2d.default": 10 * US},
+                    by_class={"aten.conv2d.default": {half: 20 * US, big: 17 * US, frozenset({"bias"}): 4 * US},
+                              "aten.batch_norm.default": {half: 16 * US}})
+    conv = "aten.conv2d.default"
+    assert floors.floor(conv, True) == 10 * US  # no tokens: the op's floor
+    assert floors.floor(conv, True, features=frozenset({"half", "kernel3x3"})) == 20 * US  # a superset of a class
+    assert floors.floor(conv, True, features=frozenset({"half", "cin>=64", "float32", "bias"})) == 20 * US  # the largest
+    assert floors.floor(conv, True, features=frozenset({"float32"})) == 10 * US  # no class's tokens all present
+    assert floors.floor(conv, True, features=frozenset({"bias"})) == 10 * US  # a class below the op floor: the op's
+    assert floors.floor("aten.batch_norm.default", True, features=half) == 16 * US  # above the kernel floor
+    assert floors.scaled(0.5).floor(conv, True, features=half) == pytest.approx(10 * US)
+    calls = [HostCall(conv, True, features=half), HostCall(conv, True)]
+    assert host_floors(calls, floors) == pytest.approx([20 * US, 10 * US])
+
+
+def test_a_host_profiles_argument_classes_reach_the_floors():
+    from solar.backends.dispatch import floors_from_host
+    from solar.hardware.host import get_host
+
+    profile = get_host("h100-host")
+    floors = floors_from_host(profile)
+    assert floors.by_class and all(isinstance(tokens, frozenset) for by in floors.by_class.values() for tokens in by)
+    for op, by in profile.floors.torch_eager_class_seconds.items():
+        for written, seconds in by.items():
+            assert floors.floor(op, True, features=frozenset(written.split()) | {"extra"}) == seconds

@@ -125,3 +125,83 @@ def test_kernel_spans_and_the_in_graph_interval_from_floors_files(tmp_path):
     assert list(spans) == ["H100-SXM"] and spans["H100-SXM"][0] == pytest.approx(1.2 * US)
     assert device_floors([a, b])["H100-SXM"]["cuda_graph_kernel_seconds"]["value"] == pytest.approx(0.8 * US)
     assert b.cuda() == "12.8"
+
+
+def _sweep(rows):
+    return "\n".join(json.dumps({"op": op, "case": "c", "features": f, "host_us": us, **({"empty_us": e} if e is not None else {})})
+                     for op, f, us, e in rows) + "\n"
+
+
+BN_TRAIN = "affine float32 rank4 stats train"
+
+
+def test_argument_class_floors_from_the_sweeps_of_two_starts(tmp_path):
+    from solar.validate.argsweep import CLASSES
+
+    assert BN_TRAIN in CLASSES["aten.batch_norm.default"]
+    a, b = _hosts(tmp_path)
+    ops = {"aten.add.Tensor": 8, "aten.relu.default": 5, "aten.batch_norm.default": 9}
+    (tmp_path / "b" / "dispatch2.json").write_text(json.dumps(_run("NVIDIA H100 80GB HBM3", ops, 4)))
+    conv = "cin>=64 dense float32 kernel3x3 nchw undilated"
+    (tmp_path / "b" / "dispatch_shapes_start1.jsonl").write_text(_sweep([
+        ("batch_norm", f"{BN_TRAIN} x", 20.0, 0.5),  # a member (its tokens include the class's): 19.5
+        ("batch_norm", "affine eval float32 rank4 stats", 11.0, 0.5),  # not a member
+        ("conv2d", conv, 30.0, 0.5),  # a class swept on one start only: not taken
+        ("relu", "", 6.0, 0.5),
+    ]))
+    (tmp_path / "b" / "dispatch_shapes_start2.jsonl").write_text(_sweep([
+        ("batch_norm", BN_TRAIN, 18.0, None),  # no empty call recorded: the calibrations' largest (none here: 0)
+    ]))
+    b = Host(tmp_path / "b")
+    assert b.class_floors() == {"aten.batch_norm.default": {BN_TRAIN: pytest.approx(18.0 * US)}}
+    pb = HostProfile.model_validate(host_profile(b, [a, b]))
+    assert pb.floors.torch_eager_class_seconds == {"aten.batch_norm.default": {BN_TRAIN: pytest.approx(pb.margin * 18.0 * US)}}
+    assert "dispatch_shapes_start2.jsonl" in pb.sources["torch_eager_class_seconds"]
+    assert any(f.endswith("dispatch_shapes_start1.jsonl") for f in pb.derived_from)
+    # the default takes a class only where every host swept it: host a swept none
+    assert HostProfile.model_validate(default_profile([a, b])).floors.torch_eager_class_seconds == {}
+    # a class floor at or below its op's own floor is left out
+    (tmp_path / "b" / "dispatch_shapes_start2.jsonl").write_text(_sweep([("batch_norm", BN_TRAIN, 1.0, 0.0)]))
+    assert "torch_eager_class_seconds" not in host_profile(Host(tmp_path / "b"), [a, b])["floors"]
+
+
+def test_calibrate_takes_the_argument_classes_of_its_sweep_above_their_op_floors():
+    from solar.validate.calibrate import host_profile as from_one_run
+
+    run = _run("NVIDIA H100 80GB HBM3", {"aten.add.Tensor": 10, "aten.conv2d.default": 10}, 6)
+    conv = "aten.conv2d.default"
+    classes = {conv: {"bias dense kernel3x3 nchw undilated": 20 * US, "cin>=64 dense float32 kernel3x3 nchw undilated": 9 * US},
+               "aten.batch_norm.default": {BN_TRAIN: 16 * US}}  # no op floor: above the kernel floor (6) stays
+    profile = HostProfile.model_validate(from_one_run(run, "mine", "NVIDIA H100", classes=classes))
+    assert profile.floors.torch_eager_class_seconds == {
+        conv: {"bias dense kernel3x3 nchw undilated": pytest.approx(14 * US)},  # 0.7 x 20; 0.7 x 9 < the op's 7: left out
+        "aten.batch_norm.default": {BN_TRAIN: pytest.approx(11.2 * US)},
+    }
+    assert "argument class" in profile.sources["torch_eager_class_seconds"]
+    assert "torch_eager_class_seconds" not in from_one_run(run, "mine", "NVIDIA H100")["floors"]
+
+
+def test_calibrate_dispatch_only_writes_the_profile_with_classes_and_the_sweep_beside_the_raw_file(tmp_path, monkeypatch):
+    """`solar calibrate --dispatch-only --raw` end to end with the device parts stood in for (no GPU
+    here): the sweep's class floors reach the written profile, and the sweep lands beside the raw
+    file under the name benchmarks/host_profiles.py reads."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from solar.validate import calibrate as cal
+
+    run = _run("NVIDIA H100 80GB HBM3", {"aten.batch_norm.default": 9}, 6)
+    swept = [{"op": "batch_norm", "case": "c", "features": BN_TRAIN, "empty_us": 0.0, "host_us": 20.0},
+             {"op": "relu", "case": "r", "features": "", "empty_us": 0.0, "host_us": 7.0}]
+    monkeypatch.setattr(cal, "require_cuda", lambda: torch)
+    monkeypatch.setattr(cal, "query_device", lambda: SimpleNamespace(name="NVIDIA H100 80GB HBM3", l2_bytes=50 << 20, sm_count=132))
+    monkeypatch.setattr(cal, "measure_dispatch", lambda l2, sms: dict(run))
+    monkeypatch.setattr(cal, "sweep", lambda torch, dev: [dict(r) for r in swept])
+    monkeypatch.setattr(cal, "environment", lambda: {"gpu": "NVIDIA H100 80GB HBM3", "cuda": "13.0"})
+    out, raw = tmp_path / "mine.yaml", tmp_path / "dispatch_run9.json"
+    cal.calibrate(out, "H100-SXM", dispatch_only=True, raw=raw, host="mine")
+    profile = HostProfile.model_validate(yaml.safe_load(out.read_text()))
+    assert profile.floors.torch_eager_class_seconds == {"aten.batch_norm.default": {BN_TRAIN: pytest.approx(14 * US)}}  # 0.7 x 20
+    assert [json.loads(line) for line in (tmp_path / "dispatch_shapes_run9.jsonl").read_text().splitlines()] == swept
+    assert json.loads(raw.read_text())["gpu"] == "NVIDIA H100 80GB HBM3"

@@ -135,9 +135,11 @@ def test_dispatch_shapes_rows(tmp_path) -> None:
     """benchmarks/dispatch_shapes.py on the CPU: one row per (op, argument class); the classes span
     the calibration's tiny instance to a batch-8 stage in both dtypes."""
     from benchmarks import dispatch_shapes as ds
+    from solar.validate.argsweep import DTYPES, SIZES
 
     out = tmp_path / "ds.jsonl"
     assert ds.main(["--out", str(out), "--device", "cpu", "--only", "relu"]) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["case"] for r in rows] == [f"{d} {s}" for d in ds.DTYPES for s in ds.SIZES]
-    assert all(r["op"] == "relu" and r["host_us"] > 0 and r["device_us"] is None for r in rows)
+    assert [r["case"] for r in rows] == [f"{d} {s}" for d in DTYPES for s in SIZES]
+    assert all(r["op"] == "relu" and r["host_us"] > 0 and r["device_us"] is None and r["features"] == "" for r in rows)
+    assert all(r["environment"]["gpu"] == "none (cpu)" for r in rows)

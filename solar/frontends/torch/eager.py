@@ -3,7 +3,8 @@ before decomposition (recorded by the loader), each mapped to the op instance it
 form (`convert.instance_numbers`), whether its schema makes it a view (no kernel of its own), the
 nn.Module calls it ran inside (outermost first; torch.export's `nn_module_stack`: one key per call,
 `@N` for the N-th further call of one module) and, for a recurrent net's op, its steps x layers x
-directions (the host floor of a cuDNN RNN call grows with them, docs/BOUNDS.md §17)."""
+directions (the host floor of a cuDNN RNN call grows with them, docs/BOUNDS.md §17) and its argument
+class (the tokens of solar.frontends.argclass, read from the nodes' recorded values)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from solar.frontends.argclass import features
 from solar.frontends.torch.convert import SHOWN_AS, instance_numbers
 
 # Nodes torch.export adds that eager never dispatches (shape guards, symbolic sizes), and `alias`,
@@ -33,6 +35,7 @@ class PreCall:
     view: bool
     modules: Modules = ()
     rnn: tuple[int, int, int] = ()  # a recurrent op's (steps x layers x directions, hidden, batch)
+    features: frozenset[str] = frozenset()  # its argument class (solar.frontends.argclass)
 
     @property
     def module(self) -> str:
@@ -54,6 +57,7 @@ class EagerCall:
     view: bool
     modules: Modules = ()
     rnn: tuple[int, int, int] = ()
+    features: frozenset[str] = frozenset()
 
 
 def _rnn(node: torch.fx.Node) -> tuple[int, int, int]:
@@ -70,6 +74,12 @@ def _rnn(node: torch.fx.Node) -> tuple[int, int, int]:
     steps = xv.shape[1] if batch_first and xv.dim() == 3 else xv.shape[0]
     h = hv.shape
     return int(steps) * int(layers) * (2 if bidirectional else 1), int(h[-1]), int(h[-2]) if len(h) == 3 else 1
+
+
+def _features(op: str, node: torch.fx.Node) -> frozenset[str]:
+    """The argument class of a call (argclass.features) from its arguments' recorded values."""
+    val = lambda a: a.meta.get("val") if isinstance(a, torch.fx.Node) else a  # noqa: E731
+    return features(op, [val(a) for a in node.args], {k: val(a) for k, a in node.kwargs.items()})
 
 
 def _modules(node: torch.fx.Node) -> Modules:
@@ -95,7 +105,7 @@ def pre_decomposition_calls(graph: torch.fx.Graph) -> tuple[PreCall, ...]:
         if not isinstance(node.target, torch._ops.OpOverload) or any(k in op for k in _NOT_EAGER):
             continue
         op = SHOWN_AS.get(op, op)
-        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn(node)))
+        calls.append(PreCall(node.name, op, _is_view(node.target), _modules(node), _rnn(node), _features(op, node)))
     return tuple(calls)
 
 
@@ -108,4 +118,4 @@ def eager_calls(traced: object) -> tuple[EagerCall, ...]:
     if not pre:
         return ()
     numbers = instance_numbers(traced.exported)  # type: ignore[attr-defined]
-    return tuple(EagerCall(c.op, numbers.get(c.name), c.view, c.modules, c.rnn) for c in pre)
+    return tuple(EagerCall(c.op, numbers.get(c.name), c.view, c.modules, c.rnn, c.features) for c in pre)
