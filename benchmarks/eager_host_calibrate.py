@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from solar.validate.dispatch import (  # noqa: E402  (the measurements live with the other floors)
-    adds_host_and_timed, module_floors, rnn_calls, rnn_fit,
+    adds_host_and_timed, grid_barrier, module_floors, rnn_calls, rnn_fit,
 )
 
 
@@ -35,35 +35,6 @@ def sync_start_lead(torch: Any, l2_bytes: int) -> dict[str, float]:
     """Host time of 200 tiny adds minus their time_cuda(sync_start=True) minimum (head start seen)."""
     host, t = adds_host_and_timed(torch, l2_bytes, sync_start=True)
     return {"adds200_host_seconds": host, "adds200_sync_start_min_seconds": t, "observed_lead_seconds": host - t}
-
-
-def atomic_barrier(torch: Any, sms: int) -> dict[str, Any]:
-    """Seconds per grid-wide barrier of solar.validate.barrier.counter_barrier (slope between 100 and
-    1100 barriers, least of 10 runs); the error where it does not build or a spin hit its cap."""
-    try:
-        from solar.validate.barrier import counter_barrier
-        from solar.validate.dispatch import _least_event_seconds
-    except ImportError as exc:
-        return {"error": f"ImportError: {exc}"}
-    cap = 20000  # spins of one step (tens of milliseconds): a barrier that works needs a handful
-    stuck = torch.zeros(1, dtype=torch.int32, device="cuda")
-
-    def run(steps: int) -> Callable[[], object]:
-        def go() -> None:
-            count = torch.zeros(1, dtype=torch.int32, device="cuda")
-            counter_barrier[(sms,)](count, steps, cap, stuck, N=sms, num_warps=1)
-        return go
-
-    try:
-        run(10)()  # a short probe first: a barrier that cannot complete is caught before long runs
-        torch.cuda.synchronize()
-        if int(stuck.item()) >= cap:
-            return {"error": "spin cap reached in the probe (not every program resident?)", "cap": cap}
-        short, long_ = (_least_event_seconds(run(n), 10) for n in (100, 1100))
-    except Exception as exc:
-        return {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"}
-    return {"barrier_seconds": (long_ - short) / 1000, "max_spins": int(stuck.item()), "cap": cap,
-            "valid": int(stuck.item()) < cap}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
         info = query_device()
         out["sync_start_lead"] = sync_start_lead(torch, info.l2_bytes)
-        out["atomic_barrier"] = atomic_barrier(torch, torch.cuda.get_device_properties(0).multi_processor_count)
+        out["atomic_barrier"] = grid_barrier(torch, torch.cuda.get_device_properties(0).multi_processor_count)
         print(f"lead/barrier {time.time() - t0:.1f}s", out["sync_start_lead"], out["atomic_barrier"], flush=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import statistics
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -21,6 +22,11 @@ from solar.validate.argsweep import class_floors, sweep, with_classes
 from solar.validate.device import detect_spec, environment, query_device, require_cuda
 from solar.validate.dispatch import measure_dispatch, tiny_kernel_graph
 from solar.validate.timing import event_seconds
+
+
+def say(line: str) -> None:
+    """A progress line on stderr (the results go to stdout and files)."""
+    print(f"calibrate: {line}", file=sys.stderr, flush=True)
 
 
 def _median_seconds(fn: Callable[[], object], reps: int = 10, warmup: int = 3) -> float:
@@ -144,12 +150,23 @@ def calibrate(
     torch = require_cuda()
     info = query_device()
     spec = detect_spec(info) if arch is None else get_spec(arch)
+    say(f"measuring host dispatch floors on {info.name} (a few minutes; keep the machine otherwise idle)")
     dispatch = measure_dispatch(info.l2_bytes, info.sm_count)
-    shapes = sweep(torch, "cuda")
+    swept = None
     if raw:
         Path(raw).write_text(json.dumps({"gpu": info.name, **dispatch}, indent=2) + "\n")
         swept = Path(raw).with_name(f"dispatch_shapes_{Path(raw).stem.removeprefix('dispatch_')}.jsonl")
-        swept.write_text("".join(json.dumps(r) + "\n" for r in shapes))
+        swept.write_text("")
+        say(f"wrote {raw}; sweeping argument classes into {swept}")
+    else:
+        say("sweeping argument classes")
+
+    def keep(row: dict) -> None:  # each row as measured: a run cut off keeps what it swept
+        if swept is not None:
+            with swept.open("a") as f:
+                f.write(json.dumps(row) + "\n")
+
+    shapes = sweep(torch, "cuda", on_row=keep)
     env = environment()
     profile = host_profile(dispatch, host, str(env.get("gpu") or info.name), str(env.get("cuda") or ""),
                            class_floors([shapes]))
@@ -159,6 +176,7 @@ def calibrate(
         "# Host dispatch floors (docs/BOUNDS.md §17) written by `solar calibrate`.\n"
         + yaml.safe_dump(profile, sort_keys=False, width=120)
     )
+    say(f"wrote host profile {host_path}")
     if dispatch_only:
         return {"dispatch": dispatch}
     when = _dt.date.today().isoformat()

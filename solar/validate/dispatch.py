@@ -13,6 +13,7 @@ import platform
 import time
 from typing import Any, Callable
 
+from solar.errors import message_line
 from solar.validate.timing import event_seconds, time_cuda
 
 # Calls per timed run (two lengths: the slope removes the loop's fixed cost) and runs per op. The
@@ -437,32 +438,40 @@ def adds_host_and_timed(torch: Any, l2_bytes: int, sync_start: bool = False) -> 
     return host, time_cuda(adds, l2_bytes, reps=30, sync_start=sync_start).min_seconds
 
 
-def measure_grid_barrier(torch: Any, sms: int) -> float | None:
+def grid_barrier(torch: Any, sms: int, cap: int = 20000) -> dict[str, Any]:
     """Seconds per grid-wide barrier of a persistent Triton kernel with one program per SM
-    (solar/validate/barrier.py): slope between 100 and 1100 barriers, least of 10 runs each. None
-    without Triton, or when a spin hit its cap (not every program was resident)."""
+    (solar.validate.barrier.counter_barrier): slope between 100 and 1100 barriers, least of 10 runs
+    each, after a short probe (a barrier that cannot complete is caught before the long runs).
+    {"barrier_seconds", "max_spins", "cap", "valid"}, or {"error"} where Triton is missing, the
+    kernel does not build, or a spin hit its `cap` (not every program was resident)."""
     try:
-        from solar.validate.barrier import barrier_kernel
-    except ImportError:
-        return None
-
-    np2 = 1 << (sms - 1).bit_length()
+        from solar.validate.barrier import counter_barrier
+    except ImportError as exc:
+        return {"error": f"ImportError: {exc}"}
     stuck = torch.zeros(1, dtype=torch.int32, device="cuda")
-    cap = 2000  # spins of one step (about a millisecond): a barrier that works needs a handful
 
     def run(steps: int) -> Callable[[], object]:
         def go() -> None:
-            flags = torch.zeros(sms, dtype=torch.int32, device="cuda")
-            barrier_kernel[(sms,)](flags, steps, cap, stuck, NP=np2, N=sms, num_warps=1)
+            count = torch.zeros(1, dtype=torch.int32, device="cuda")
+            counter_barrier[(sms,)](count, steps, cap, stuck, N=sms, num_warps=1)
         return go
 
     try:
+        run(10)()
+        torch.cuda.synchronize()
+        if int(stuck.item()) >= cap:
+            return {"error": "spin cap reached in the probe (not every program resident?)", "cap": cap}
         short, long_ = (_least_event_seconds(run(n), 10) for n in (100, 1100))
-    except Exception:
-        return None
-    if int(stuck.item()) >= cap:
-        return None
-    return (long_ - short) / 1000
+    except Exception as exc:  # noqa: BLE001  (a kernel the installed Triton cannot build is a result)
+        return {"error": f"{type(exc).__name__}: {message_line(exc)}"[:300]}
+    spins = int(stuck.item())
+    return {"barrier_seconds": (long_ - short) / 1000, "max_spins": spins, "cap": cap, "valid": spins < cap}
+
+
+def measure_grid_barrier(torch: Any, sms: int) -> float | None:
+    """Seconds per grid-wide barrier (grid_barrier); None where it was not measured."""
+    got = grid_barrier(torch, sms)
+    return got["barrier_seconds"] if got.get("valid") else None
 
 
 def measure_jax_dispatch() -> tuple[float | None, str]:

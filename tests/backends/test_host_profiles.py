@@ -181,7 +181,7 @@ def test_calibrate_takes_the_argument_classes_of_its_sweep_above_their_op_floors
     assert "torch_eager_class_seconds" not in from_one_run(run, "mine", "NVIDIA H100")["floors"]
 
 
-def test_calibrate_dispatch_only_writes_the_profile_with_classes_and_the_sweep_beside_the_raw_file(tmp_path, monkeypatch):
+def test_calibrate_dispatch_only_writes_the_profile_with_classes_and_the_sweep_beside_the_raw_file(tmp_path, monkeypatch, capsys):
     """`solar calibrate --dispatch-only --raw` end to end with the device parts stood in for (no GPU
     here): the sweep's class floors reach the written profile, and the sweep lands beside the raw
     file under the name benchmarks/host_profiles.py reads."""
@@ -197,7 +197,7 @@ def test_calibrate_dispatch_only_writes_the_profile_with_classes_and_the_sweep_b
     monkeypatch.setattr(cal, "require_cuda", lambda: torch)
     monkeypatch.setattr(cal, "query_device", lambda: SimpleNamespace(name="NVIDIA H100 80GB HBM3", l2_bytes=50 << 20, sm_count=132))
     monkeypatch.setattr(cal, "measure_dispatch", lambda l2, sms: dict(run))
-    monkeypatch.setattr(cal, "sweep", lambda torch, dev: [dict(r) for r in swept])
+    monkeypatch.setattr(cal, "sweep", lambda torch, dev, on_row: [on_row(dict(r)) or dict(r) for r in swept])
     monkeypatch.setattr(cal, "environment", lambda: {"gpu": "NVIDIA H100 80GB HBM3", "cuda": "13.0"})
     out, raw = tmp_path / "mine.yaml", tmp_path / "dispatch_run9.json"
     cal.calibrate(out, "H100-SXM", dispatch_only=True, raw=raw, host="mine")
@@ -205,3 +205,6 @@ def test_calibrate_dispatch_only_writes_the_profile_with_classes_and_the_sweep_b
     assert profile.floors.torch_eager_class_seconds == {"aten.batch_norm.default": {BN_TRAIN: pytest.approx(14 * US)}}  # 0.7 x 20
     assert [json.loads(line) for line in (tmp_path / "dispatch_shapes_run9.jsonl").read_text().splitlines()] == swept
     assert json.loads(raw.read_text())["gpu"] == "NVIDIA H100 80GB HBM3"
+    progress = capsys.readouterr().err.splitlines()
+    assert progress[0].startswith("calibrate: measuring host dispatch floors on NVIDIA H100")
+    assert progress[-1] == f"calibrate: wrote host profile {out}"
