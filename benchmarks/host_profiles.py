@@ -75,6 +75,18 @@ def spread(runs: list[dict[str, float]]) -> tuple[float, str]:
     return worst
 
 
+def one_run(runs: list[dict[str, float]]) -> tuple[float, str]:
+    """(least / one run's value, key) minimised over the runs and the keys at least two runs measured
+    whose least is at least SPREAD_FROM_SECONDS: how far above the host's least a single run's floor
+    may sit; (1.0, "") with no pair."""
+    worst = (1.0, "")
+    for key in sorted({k for r in runs for k in r}):
+        values = [r[key] for r in runs if r.get(key)]
+        if len(values) >= 2 and min(values) >= SPREAD_FROM_SECONDS:
+            worst = min(worst, (min(values) / max(values), key))
+    return worst
+
+
 def scaled(value: Any, k: float) -> Any:
     """Every floor in a (nested) floors value times k."""
     if isinstance(value, dict):
@@ -103,6 +115,7 @@ class Host:
         op_runs = [r["torch_eager_op_seconds"] for r in self.dispatch_runs + self.cal_runs]
         module_runs = [r["module_seconds"] for r in self.cal_runs]
         self.factor, self.factor_key = min(spread(op_runs), spread(module_runs))
+        self.single, self.single_key = min(one_run(op_runs), one_run(module_runs))
         self.runs = len(op_runs)
 
     @property
@@ -141,17 +154,26 @@ class Host:
         return f"{tag[:-1]}.{tag[-1]}" if tag.isdigit() and len(tag) >= 2 else ""
 
 
+def one_run_margin(h: Host) -> float:
+    """What one calibration of this host would need: how far a single run sat above the least of
+    its runs times the run-to-run factor (how far a further run may fall below that least),
+    rounded down (docs/BOUNDS.md §17)."""
+    return round_down(h.single * h.factor)
+
+
 def host_margin(h: Host, hosts: list[Host]) -> tuple[float, str]:
     """(margin, why) of one host: its run-to-run factor rounded down; with fewer than two dispatch
     calibrations (its runs from one machine start, the floors only that run measures unrepeated)
-    at most the least margin of the hosts calibrated twice (docs/BOUNDS.md §17)."""
+    at most the least one-run margin of the hosts calibrated twice, as `solar calibrate` applies
+    to one run (docs/BOUNDS.md §17)."""
     own = round_down(h.factor)
-    twice = [round_down(o.factor) for o in hosts if len(o.dispatch_runs) >= 2]
-    if len(h.dispatch_runs) >= 2 or not twice or own <= min(twice):
+    twice = [o for o in hosts if len(o.dispatch_runs) >= 2]
+    cap = min((one_run_margin(o) for o in twice), default=own)
+    if len(h.dispatch_runs) >= 2 or own <= cap:
         return own, ""
-    return min(twice), (
-        f"; one dispatch calibration: capped at {min(twice):g}, the least margin of the hosts calibrated twice "
-        f"({', '.join(o.name for o in hosts if len(o.dispatch_runs) >= 2)}), as `solar calibrate` does for one run"
+    return cap, (
+        f"; one dispatch calibration: capped at {cap:g}, the least one-run margin of the hosts calibrated twice "
+        f"({', '.join(o.name for o in twice)}), as `solar calibrate` applies to one run"
     )
 
 
@@ -187,6 +209,10 @@ def host_profile(h: Host, hosts: list[Host]) -> dict[str, Any]:
             f"({h.factor_key or 'no pair'}); rounded down to {STEP:g}: a faster rerun of this host beating the least "
             "by as much as the fastest run beat the next stays above these floors" + capped
         ),
+        **({"one_run_margin": one_run_margin(h), "one_run_margin_source": (
+            f"one calibration's floors sat as far as 1 / {h.single:.3f} above the least of {h.runs} ({h.single_key}); "
+            f"{h.single:.3f} x the run-to-run factor {h.factor:.3f}, rounded down to {STEP:g}: "
+            "what `solar calibrate --dispatch-only` applies to a host's one run")} if len(h.dispatch_runs) >= 2 else {}),
         "derived_from": h.files + [rel(p) for p in h.shape_files],
         "sources": sources,
         "floors": floors,
@@ -384,7 +410,8 @@ def outputs(results: Path) -> dict[Path, str]:
         print(f"{gpu}: shortest kernel span {t * 1e6:.3f} us ({where}); min_kernel_seconds at "
               f"{DEVICE_MARGIN:g} x: {DEVICE_MARGIN * t:.4g} s (edit hardware_specs/{gpu}.yaml)")
     for h in hosts:
-        print(f"{h.name}: {h.runs} runs, run-to-run factor {h.factor:.3f} ({h.factor_key}), margin {host_margin(h, hosts)[0]:g}")
+        print(f"{h.name}: {h.runs} runs, run-to-run factor {h.factor:.3f} ({h.factor_key}), margin {host_margin(h, hosts)[0]:g}; "
+              f"one run at least {h.single:.3f} x the least ({h.single_key}), one-run margin {one_run_margin(h):g}")
     return files
 
 

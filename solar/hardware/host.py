@@ -75,6 +75,11 @@ class HostProfile(_Strict):
     method: Annotated[str, Field(min_length=1)]
     margin: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
     margin_source: Annotated[str, Field(min_length=1)]
+    # The margin one calibration of this host would need (a single run sits further above the
+    # host's least than the least of many does), with its reason; what `solar calibrate` applies
+    # to a host calibrated once. None: not derived (one run, or a derived profile).
+    one_run_margin: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] | None = None
+    one_run_margin_source: str = ""
     derived_from: tuple[str, ...] = ()
     sources: dict[str, str]
     floors: HostFloors
@@ -86,6 +91,8 @@ class HostProfile(_Strict):
 
     @model_validator(mode="after")
     def _every_floor_sourced(self) -> HostProfile:
+        if self.one_run_margin is not None and not self.one_run_margin_source.strip():
+            raise ValueError("one_run_margin has no one_run_margin_source; say how it was derived")
         given = {k for k, v in self.floors if v not in (None, {}, 0.0)}
         missing = sorted(given - set(self.sources))
         if missing:

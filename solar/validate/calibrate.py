@@ -98,11 +98,12 @@ def _scaled(value: object, k: float) -> object:
 
 def host_profile(dispatch: dict, name: str, gpu: str, cuda: str = "", classes: dict | None = None) -> dict:
     """A host profile (solar.hardware.host.HostProfile) from one dispatch calibration: every floor the
-    least margin of the committed host profiles (their run-to-run spread) times this run's; the
+    least one-run margin of the committed host profiles (how far one run of theirs sat above their
+    least, times their run-to-run spread; their margin where they state none) times this run's; the
     argument classes of its sweep (`classes`: op -> class -> least seconds,
     solar.validate.argsweep.class_floors) where they raise their op's floor."""
     hosts = [h for h in list_hosts() if h.name != DEFAULT_HOST]
-    margin = min((h.margin for h in hosts), default=0.5)
+    margin = min((h.one_run_margin or h.margin for h in hosts), default=0.4)
     floors = {k: _scaled(dispatch[k], margin) for k in HOST_KEYS if dispatch.get(k) not in (None, {})}
     floors = with_classes(floors, _scaled(classes or {}, margin))  # type: ignore[arg-type]
     floors["timing_lead_seconds"] = dispatch["timing_lead_seconds"]
@@ -116,9 +117,9 @@ def host_profile(dispatch: dict, name: str, gpu: str, cuda: str = "", classes: d
         "torch": dispatch["torch"], "cuda": cuda, "jax": dispatch.get("jax", ""), "date": dispatch["date"],
         "method": dispatch["method"], "margin": margin,
         "margin_source": (
-            "one calibration: the least margin of the committed host profiles (" + ", ".join(h.name for h in hosts)
-            + "; each from its run-to-run spread); calibrate twice, commit the raw files under benchmarks/results/ and "
-            "run benchmarks/host_profiles.py for this host's own"
+            "one calibration: the least one-run margin of the committed host profiles (" + ", ".join(h.name for h in hosts)
+            + "; each from how far one run sat above that host's least and its run-to-run spread); calibrate on several "
+            "machine starts, commit the raw files under benchmarks/results/ and run benchmarks/host_profiles.py for this host's own"
         ),
         "derived_from": [], "sources": sources, "floors": floors,
     }

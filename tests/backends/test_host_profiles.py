@@ -9,7 +9,7 @@ import json
 import pytest
 import yaml
 
-from benchmarks.host_profiles import Host, default_profile, host_margin, host_profile, round_down, spread
+from benchmarks.host_profiles import Host, default_profile, host_margin, host_profile, one_run, round_down, spread
 from solar.hardware.host import HostProfile
 
 US = 1e-6
@@ -24,6 +24,17 @@ US = 1e-6
 ])
 def test_spread(runs, expected):
     ratio, key = spread(runs)
+    assert (pytest.approx(ratio, rel=1e-12), key) == expected
+
+
+@pytest.mark.parametrize("runs,expected", [
+    ([{"a": 10e-6}, {"a": 8e-6}, {"a": 9e-6}], (0.8, "a")),  # the slowest run against the least
+    ([{"a": 10e-6, "b": 6e-6}, {"a": 9e-6, "b": 3e-6}], (0.5, "b")),
+    ([{"a": 10e-6}], (1.0, "")),  # one run: nothing to compare
+    ([{"v": 1e-6}, {"v": 3e-6}], (1.0, "")),  # least below 3 us (a view): not read
+])
+def test_one_run(runs, expected):
+    ratio, key = one_run(runs)
     assert (pytest.approx(ratio, rel=1e-12), key) == expected
 
 
@@ -64,6 +75,7 @@ def test_two_hosts_give_their_profiles_and_a_default_below_both(tmp_path):
     assert (pa.name, pa.margin) == ("a-host", 0.8)
     assert pa.floors.torch_eager_op_seconds == pytest.approx({"aten.add.Tensor": 6.4 * US, "aten.relu.default": 4.0 * US})
     assert pa.floors.timing_lead_seconds == 150 * US  # the largest, not scaled
+    assert pa.one_run_margin == 0.6 and "1 / 0.800 above the least of 2 (aten.add.Tensor)" in pa.one_run_margin_source
     d = HostProfile.model_validate(default_profile([a, b]))
     # host-to-host: add 8 (a) vs 12 (b) -> 0.667; default margin 0.8 x 0.667 = 0.533 -> 0.5
     assert d.margin == 0.5
@@ -74,28 +86,31 @@ def test_two_hosts_give_their_profiles_and_a_default_below_both(tmp_path):
         assert all(d.floors.torch_eager_op_seconds[op] < h.op_floor(op) for op in h.least["torch_eager_op_seconds"])
 
 
-def test_one_dispatch_calibration_takes_at_most_the_least_margin_of_the_hosts_calibrated_twice(tmp_path):
-    a, b = _hosts(tmp_path)  # both calibrated twice, margin 0.8
+def test_one_dispatch_calibration_takes_at_most_the_least_one_run_margin_of_the_hosts_calibrated_twice(tmp_path):
+    a, b = _hosts(tmp_path)  # both calibrated twice, margin 0.8; one run 0.8 x their least: one-run margin 0.64 -> 0.6
     (tmp_path / "c").mkdir()  # one dispatch run plus two further op runs, spread 9 / 10 -> 0.9
     (tmp_path / "c" / "dispatch1.json").write_text(json.dumps(_run("NVIDIA H100 80GB HBM3", {"aten.add.Tensor": 10}, 6)))
     c = Host(tmp_path / "c")
     c.factor, c.factor_key = 0.9, "aten.add.Tensor"
     assert host_margin(a, [a, b, c]) == (0.8, "")
     m, why = host_margin(c, [a, b, c])
-    assert m == 0.8 and "one dispatch calibration: capped at 0.8" in why and "(a-host, b-host)" in why
+    assert m == 0.6 and "one dispatch calibration: capped at 0.6, the least one-run margin" in why and "(a-host, b-host)" in why
     assert host_margin(c, [c]) == (0.9, "")  # no host calibrated twice: its own spread
-    c.factor = 0.62
-    assert host_margin(c, [a, b, c]) == (0.6, "")  # its own spread when lower
-    assert HostProfile.model_validate(host_profile(c, [a, b, c])).margin == 0.6
+    c.factor = 0.57
+    assert host_margin(c, [a, b, c]) == (0.55, "")  # its own spread when lower
+    profile = HostProfile.model_validate(host_profile(c, [a, b, c]))
+    assert (profile.margin, profile.one_run_margin) == (0.55, None)  # one run: no one-run spread of its own
 
 
 def test_calibrate_writes_a_profile_from_one_run():
     from solar.validate.calibrate import host_profile as from_one_run
 
     profile = HostProfile.model_validate(from_one_run(_run("NVIDIA H100 80GB HBM3", {"aten.add.Tensor": 10}, 6), "mine", "NVIDIA H100"))
-    assert (profile.name, profile.margin) == ("mine", 0.7)  # the least committed host margin
-    assert profile.floors.torch_eager_op_seconds["aten.add.Tensor"] == pytest.approx(7 * US)
-    assert profile.floors.torch_eager_kernel_seconds == pytest.approx(4.2 * US)
+    # the least one-run margin of the committed hosts: h200-host's 0.35 (one run sat 1 / 0.524 above its least)
+    assert (profile.name, profile.margin) == ("mine", 0.35)
+    assert "least one-run margin of the committed host profiles" in profile.margin_source
+    assert profile.floors.torch_eager_op_seconds["aten.add.Tensor"] == pytest.approx(3.5 * US)
+    assert profile.floors.torch_eager_kernel_seconds == pytest.approx(2.1 * US)
     yaml.safe_dump(profile.model_dump())  # writable as YAML
 
 
@@ -174,8 +189,8 @@ def test_calibrate_takes_the_argument_classes_of_its_sweep_above_their_op_floors
                "aten.batch_norm.default": {BN_TRAIN: 16 * US}}  # no op floor: above the kernel floor (6) stays
     profile = HostProfile.model_validate(from_one_run(run, "mine", "NVIDIA H100", classes=classes))
     assert profile.floors.torch_eager_class_seconds == {
-        conv: {"bias dense kernel3x3 nchw undilated": pytest.approx(14 * US)},  # 0.7 x 20; 0.7 x 9 < the op's 7: left out
-        "aten.batch_norm.default": {BN_TRAIN: pytest.approx(11.2 * US)},
+        conv: {"bias dense kernel3x3 nchw undilated": pytest.approx(7 * US)},  # 0.35 x 20; 0.35 x 9 < the op's 3.5: left out
+        "aten.batch_norm.default": {BN_TRAIN: pytest.approx(5.6 * US)},
     }
     assert "argument class" in profile.sources["torch_eager_class_seconds"]
     assert "torch_eager_class_seconds" not in from_one_run(run, "mine", "NVIDIA H100")["floors"]
@@ -202,7 +217,7 @@ def test_calibrate_dispatch_only_writes_the_profile_with_classes_and_the_sweep_b
     out, raw = tmp_path / "mine.yaml", tmp_path / "dispatch_run9.json"
     cal.calibrate(out, "H100-SXM", dispatch_only=True, raw=raw, host="mine")
     profile = HostProfile.model_validate(yaml.safe_load(out.read_text()))
-    assert profile.floors.torch_eager_class_seconds == {"aten.batch_norm.default": {BN_TRAIN: pytest.approx(14 * US)}}  # 0.7 x 20
+    assert profile.floors.torch_eager_class_seconds == {"aten.batch_norm.default": {BN_TRAIN: pytest.approx(7 * US)}}  # 0.35 x 20
     assert [json.loads(line) for line in (tmp_path / "dispatch_shapes_run9.jsonl").read_text().splitlines()] == swept
     assert json.loads(raw.read_text())["gpu"] == "NVIDIA H100 80GB HBM3"
     progress = capsys.readouterr().err.splitlines()
