@@ -4,6 +4,8 @@
 #   bash benchmarks/device_session.sh STEP...   STEP: soundness | train | gap | flax | corpus | corpus_eager | files_c | dispatch | floors | graphed | rank0 | kb1 | kb23 | kb2c | perops
 #   ARCH: the spec of the GPU at hand (default: H200-SXM or H100-SXM, from nvidia-smi); RUN: a suffix for
 #   calibration files (default 1)
+#   dispatch: three runs of solar calibrate --dispatch-only (about 40 s each on an H100's host; the sweeps
+#   joined as dispatch_shapes_start$RUN.jsonl, one machine start) and benchmarks/eager_host_calibrate.py
 #   rank0: each sharded example's rank-0 program alone (benchmarks/multigpu_measure.py --rank0 8)
 #   floors: shortest kernel spans (benchmarks/device_floors.py); graphed: eager (sync start) and CUDA-graph
 #   replay times of $GRAPHED (files or timed steps FAMILY:SCENARIO; default, the eager-class validation set:
@@ -43,8 +45,11 @@ for step in "$@"; do
             timeout 360 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models.jsonl --compile --reps 20 --budget-s 320 ;;
     corpus_eager) ls benchmarks/models/*.py | grep -v -e 70b -e mixtral | grep -v -f <(sed -n 's/.*"problem": "\([^"]*\)".*/\1/p' ${MEASURED:-/dev/null}) > /tmp/corpus.txt
             timeout 150 python3 benchmarks/measure_files.py $(cat /tmp/corpus.txt) --out $OUT/models_eager.jsonl --reps 20 --budget-s 120 ;;
-    dispatch) XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 330 python3 -m solar.cli calibrate --dispatch-only --arch $ARCH \
-                --out $OUT/$ARCH.yaml --raw $OUT/dispatch_run$RUN.json
+    dispatch) for k in 1 2 3; do  # three calibrations of this start; their sweeps in one file (one start)
+                XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 150 python3 -m solar.cli calibrate --dispatch-only --arch $ARCH \
+                  --out $OUT/${ARCH}_$k.yaml --raw $OUT/dispatch_run${RUN}_$k.json
+              done
+              cat $OUT/dispatch_shapes_run${RUN}_*.jsonl > $OUT/dispatch_shapes_start$RUN.jsonl && rm -f $OUT/dispatch_shapes_run${RUN}_*.jsonl
               timeout 200 python3 benchmarks/eager_host_calibrate.py --out $OUT/eager_host_cal$RUN.json ;;
     floors) timeout 120 python3 benchmarks/device_floors.py --out $OUT/floors_run$RUN.json ;;
     graphed) end=$((SECONDS + ${GRAPHED_S:-300}))
