@@ -188,6 +188,7 @@ def calibrate(
         if value:
             measured[key] = {"value": float(value), "source": f"measured {when} on {where}: {method}"}
 
+    say("measuring ceilings: DRAM copy, dense GEMM per dtype, the shortest kernel")
     put("dram_copy_bytes_per_s", measure_copy(), "torch copy_ of a 4 GiB fp32 tensor, bytes read + written, median of 10 (CUDA events)")
     for kind in ("fp32", "tf32", "fp16", "bf16", "fp8", "int8"):
         put(f"gemm_{kind}_flops_per_s", measure_gemm(kind), f"8192^3 {kind} GEMM on random data through PyTorch (cuBLAS), median of 10")
@@ -207,4 +208,5 @@ def _write(data: dict, name: str, out: str | Path | None, measured: dict) -> dic
         "# `device_floors`: floors measured on this GPU model (recurrence and graphed levels, docs/BOUNDS.md).\n"
     )
     path.write_text(header + yaml.safe_dump(data, sort_keys=False, width=120))
+    say(f"wrote calibrated spec {path}")
     return measured
