@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 
 from rich.table import Table
 
 from solar.commands.args import add_train_flags, check_gpus, check_loss, count, new_file
+from solar.errors import UsageError
 from solar.frontends.detect import framework_of
 from solar.report import render
 from solar.validate.device import check_cuda_driver
@@ -29,8 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cal.add_argument("--out", type=new_file, default=None, help="output YAML (default: hardware_specs/calibrated/NAME.yaml)")
     cal.add_argument("--arch", default=None, metavar="NAME", help="spec to extend (default: detected)")
     cal.add_argument("--dispatch-only", action="store_true", help="measure the host dispatch floors only and write the host profile (--out: its path)")
-    cal.add_argument("--host-name", default="local", type=host_name, metavar="NAME",
-                     help="name of the host profile written to hardware_specs/hosts/NAME.yaml (default: local); pass it to analyze --host")
+    cal.add_argument("--host-name", default=None, type=host_name, metavar="NAME",
+                     help="name of the host profile written to hardware_specs/hosts/NAME.yaml (default: local; with "
+                          "--dispatch-only --out FILE: FILE's name); pass it to analyze --host")
     cal.add_argument("--raw", type=new_file, default=None, metavar="FILE", help="also write the dispatch measurements as JSON")
     cal.set_defaults(fn=cmd_calibrate, check=check_calibrate)
 
@@ -54,9 +57,29 @@ def check_validate(args: argparse.Namespace) -> None:
 
 
 def check_calibrate(args: argparse.Namespace) -> None:
-    """Before torch is imported: --arch names a GPU and this machine may have a CUDA device."""
+    """Before torch is imported: the profile's name fits the file it goes to, --arch names a GPU and
+    this machine may have a CUDA device."""
+    args.host_name = profile_name(args)
     check_gpus(args)
     check_cuda_driver()
+
+
+def profile_name(args: argparse.Namespace) -> str:
+    """The host profile's name: a profile is read back (`--host FILE`) only under its file's name, so
+    with --dispatch-only --out FILE it is FILE's name (and --host-name, where given, must be it);
+    else --host-name or `local`."""
+    if not (args.dispatch_only and args.out):
+        return args.host_name or "local"
+    stem = Path(args.out).stem
+    if args.host_name is None:
+        try:
+            return host_name(stem)
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"--out {args.out}: the profile is named after its file, and {exc}; rename the file") from None
+    if args.host_name != stem:
+        raise UsageError(f"--host-name {args.host_name} differs from --out {args.out}: a host profile is named after its "
+                         f"file; pass --out {Path(args.out).with_name(args.host_name + '.yaml')} or drop --host-name")
+    return stem
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

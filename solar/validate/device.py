@@ -26,7 +26,7 @@ class DeviceInfo:
 
 #: what `validate` and `calibrate` say on a machine without a CUDA device.
 NO_CUDA = (
-    "no CUDA GPU here: solar validate times real kernels and needs one "
+    "no CUDA GPU here: solar validate and calibrate time real kernels and need one "
     "(solar analyze does not); run it on a machine with an NVIDIA GPU"
 )
 

@@ -223,3 +223,18 @@ def test_calibrate_dispatch_only_writes_the_profile_with_classes_and_the_sweep_b
     progress = capsys.readouterr().err.splitlines()
     assert progress[0].startswith("calibrate: measuring host dispatch floors on NVIDIA H100")
     assert progress[-1] == f"calibrate: wrote host profile {out}"
+
+
+@pytest.mark.parametrize("dispatch_only,out,given,expected", [
+    (True, "results/box-7.yaml", None, "box-7"),  # named after the file it is written to
+    (True, "results/box-7.yaml", "box-7", "box-7"),
+    (True, None, "box", "box"),  # written to hardware_specs/hosts/box.yaml
+    (True, None, None, "local"),
+    (False, "specs/H100-SXM.yaml", None, "local"),  # --out is the calibrated spec; the profile goes to hosts/
+])
+def test_calibrate_names_the_profile_after_the_file_it_writes(dispatch_only, out, given, expected):
+    from argparse import Namespace
+
+    from solar.commands.validate import profile_name
+
+    assert profile_name(Namespace(dispatch_only=dispatch_only, out=out, host_name=given)) == expected
