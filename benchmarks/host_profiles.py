@@ -6,7 +6,8 @@ benchmarks/results/<host>/ (docs/BOUNDS.md §17, §19): per host folder, the dis
 benchmarks/dispatch_shapes.py, one file per machine start). Writes
 
   hardware_specs/hosts/<host>-host.yaml  every floor HOST margin x the least measured on that host,
-                                         the margin from the run-to-run spread of that host's runs;
+                                         the margin from the run-to-run spread of that host's runs,
+                                         and the one-run margin `solar calibrate` applies to one run;
   hardware_specs/hosts/default.yaml      every floor below every host's least by the product of the
                                          least run-to-run factor and the host-to-host factor;
   hardware_specs/calibrated/<GPU>.yaml   its `device_floors` section (in-graph kernel interval, grid
