@@ -8,7 +8,9 @@ else the dtype's name) and, per op, the facts of a binding table: for a convolut
 (`kernel3x3`), `dense` (one group), `bias`, `nchw` (the input contiguous in the default memory
 format), `undilated` and the input channels (`cin>=16`, `cin>=64`); for a batch norm `train` or
 `eval`, the input's rank (`rank4`), `affine`, `stats` (running statistics given) and `params_half`
-(half-precision parameters). A class floor applies to a call whose tokens include all of its own.
+(half-precision parameters); for a concatenation the first input's rank and the number of inputs
+(`inputs>=4`, `inputs>=8`, `inputs>=32`). A class floor applies to a call whose tokens include all
+of its own.
 Only duck-typed tensor reads (dtype, shape, is_contiguous): no allocation, no import of torch."""
 
 from __future__ import annotations
@@ -18,16 +20,23 @@ from typing import Any
 
 HALF = ("torch.float16", "torch.bfloat16")
 CHANNEL_STEPS = (16, 64)  # `cin>=N` tokens
+INPUT_STEPS = (4, 8, 32)  # `inputs>=N` tokens of a concatenation
 
 # Positional parameter names of each op as the frontend (ATen, before decomposition) and the
 # calibration (torch.nn.functional) call it.
 _CONV = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
 _BN_ATEN = ("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps", "cudnn_enabled")
 _BN_F = ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")
+_CAT = ("input", "dim")
 
 
 def _dtype(t: Any) -> str:
+    """The dtype token of a tensor (of a sequence of tensors: its first's)."""
+    if isinstance(t, (list, tuple)):
+        t = t[0]
     name = str(getattr(t, "dtype", ""))
+    if not name:
+        raise TypeError("not a tensor")
     return "half" if name in HALF else name.removeprefix("torch.")
 
 
@@ -63,6 +72,11 @@ def _batch_norm(a: Mapping[str, Any]) -> set[str]:
     return tokens
 
 
+def _cat(a: Mapping[str, Any]) -> set[str]:
+    tensors = list(a["input"])
+    return {f"rank{len(tensors[0].shape)}"} | {f"inputs>={n}" for n in INPUT_STEPS if len(tensors) >= n}
+
+
 # op -> (positional parameter names, the op's tokens from its bound arguments)
 BINDINGS: dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], set[str]]]] = {
     "aten.conv2d.default": (_CONV, _conv),
@@ -70,12 +84,14 @@ BINDINGS: dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], set[str
     "torch.conv2d": (_CONV, _conv),
     "aten.batch_norm.default": (_BN_ATEN, _batch_norm),
     "torch.nn.functional.batch_norm": (_BN_F, _batch_norm),
+    "aten.cat.default": (_CAT, _cat),
+    "torch.cat": (_CAT, _cat),
 }
 
 
 # The ATen op (as the frontend names it) of each binding's name as Python calls it.
 ATEN_OF = {"torch.nn.functional.conv2d": "aten.conv2d.default", "torch.conv2d": "aten.conv2d.default",
-           "torch.nn.functional.batch_norm": "aten.batch_norm.default"}
+           "torch.nn.functional.batch_norm": "aten.batch_norm.default", "torch.cat": "aten.cat.default"}
 
 
 def features(op: str, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None) -> frozenset[str]:

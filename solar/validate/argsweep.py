@@ -1,8 +1,9 @@
 """The argument-class sweep (docs/BOUNDS.md §17, *Argument classes*): the hot-loop host time of one
 call (warm_slope, as the op floors are measured) of the ops whose host time depends on their
-arguments (conv2d, batch_norm; linear, relu and add_ beside them), from the calibration's tiny
+arguments (conv2d, batch_norm, cat; linear, relu and add_ beside them), from the calibration's tiny
 instance up to a batch-8 ResNet stage, in float32, float16 and bfloat16, with the argument variants
-(bias, stride and widening, kernel size, groups, memory format, batch-norm mode and rank) and the
+(bias, stride and widening, kernel size, groups, memory format, batch-norm mode and rank, the number
+of concatenated inputs) and the
 cuDNN settings a user may change; each row carries its argument class (the tokens of
 solar.frontends.argclass, read from its tensors as the frontend reads them from a graph). And
 the class floors such sweeps give: per op and class of CLASSES, the least host time of a swept
@@ -79,6 +80,10 @@ def cases(torch: Any, dev: str, sizes: dict[str, tuple[int, int, int]] = SIZES,
                 ("relu", f"{k}"): (lambda x=x: F.relu(x), frozenset(), {}),
                 ("add_", f"{k}"): (lambda x=x: x.add_(x), frozenset(), {}),
             }
+            for t, n in ((x, 2), (x, 4), (m, 8), (m, 32)):  # along the channels, as CNN blocks join branches
+                parts = [t] * n
+                out[("cat", f"{k} rank{t.dim()} x{n}")] = (lambda parts=parts: torch.cat(parts, 1),
+                                                            features("torch.cat", (parts, 1)), {})
     return out
 
 
@@ -91,7 +96,7 @@ CLASSES = {
                             "bias dense kernel3x3 nchw undilated", "bias cin>=64 dense float32 kernel3x3 nchw undilated",
                             "bias cin>=16 dense half kernel3x3 nchw undilated", "cin>=16 dense half kernel7x7 nchw undilated"),
 }
-SWEPT_OP = {"conv2d": "aten.conv2d.default", "batch_norm": "aten.batch_norm.default"}  # a row's op -> its ATen op
+SWEPT_OP = {"conv2d": "aten.conv2d.default", "batch_norm": "aten.batch_norm.default", "cat": "aten.cat.default"}  # a row's op -> its ATen op
 
 
 def sweep(torch: Any, dev: str, only: Iterable[str] | None = None, sizes: dict[str, tuple[int, int, int]] = SIZES,

@@ -20,7 +20,7 @@ from solar.hardware.host import get_host
 
 H100 = ROOT / "benchmarks" / "results" / "h100"
 OP_KEY = {"conv2d": "aten.conv2d.default", "batch_norm": "aten.batch_norm.default", "linear": "aten.linear.default",
-          "relu": "aten.relu.default", "add_": "aten.add_.Tensor"}
+          "relu": "aten.relu.default", "add_": "aten.add_.Tensor", "cat": "aten.cat.default"}
 
 
 def shapes(start: int) -> list[dict]:

@@ -38,6 +38,10 @@ c64 = t(64)
             t(8, dtype=torch.float16), t(8, dtype=torch.float16)), {}, "affine eval half params_half rank3 stats"),
     (BN_F, (t(2, 8, 4, dtype=torch.float16), c64, c64, c64, c64), {}, "affine eval half rank3 stats"),  # mixed precision
     (BN_ATEN, (t(2, 8, 4, 4), c64, c64, c64, c64, False, 0.1, 1e-5, True), {}, "affine eval float32 rank4 stats"),
+    ("aten.cat.default", ([t(1, 8, 4, 4), t(1, 8, 4, 4)], 1), {}, "float32 rank4"),
+    ("torch.cat", ([t(2, 8, dtype=torch.bfloat16)] * 8,), {"dim": 1}, "half inputs>=4 inputs>=8 rank2"),
+    ("aten.cat.default", ([t(3)] * 32, 0), {}, "float32 inputs>=32 inputs>=4 inputs>=8 rank1"),
+    ("aten.cat.default", ([], 0), {}, ""),  # nothing to read: no class
     ("aten.relu.default", (t(2, 8),), {}, ""),  # no binding: no class, the op floor applies
     (CONV, ("not a tensor", t(8, 8, 3, 3)), {}, ""),  # unreadable arguments: no class
     (CONV, (), {}, ""),
@@ -80,6 +84,18 @@ def test_an_exported_graph_gives_each_call_its_class(train, half, bn):
     assert got["aten.conv2d.default"] == f"cin>=16 cin>=64 dense {dtype} kernel3x3 nchw undilated"
     assert got["aten.batch_norm.default"] == bn
     assert got["aten.relu.default"] == ""
+
+
+def test_an_exported_concatenation_gives_its_inputs_class():
+    """cat's inputs are a list of nodes: each read from its recorded value (an Inception-style join
+    of four branches)."""
+    class Join(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.cat([x, x + 1, x * 2, torch.relu(x)], 1)
+
+    graph = torch.export.export(Join(), (torch.randn(1, 8, 4, 4),)).graph
+    got = {c.op: text(c.features) for c in pre_decomposition_calls(graph)}
+    assert got["aten.cat.default"] == "float32 inputs>=4 rank4"
 
 
 def test_a_size_that_cannot_be_read_gives_no_class():

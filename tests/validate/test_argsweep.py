@@ -36,6 +36,17 @@ def test_a_cpu_sweep_gives_rows_with_classes_and_floors():
     assert "cin>=16 dense half kernel3x3 nchw undilated" not in floors["aten.conv2d.default"]  # no half case swept
 
 
+def test_concatenations_are_swept_with_their_input_counts():
+    """cat is swept (2 and 4 four-dimensional inputs, 8 and 32 matrices) and its rows carry the class
+    the frontend reads (tests/frontends/test_argclass.py), ready for a class once sweeps show one."""
+    rows = sweep(torch, "cpu", only=["cat"], sizes={"tiny": (2, 8, 8)}, dtypes=("float16",))
+    assert {r["case"]: r["features"] for r in rows} == {
+        "float16 tiny rank4 x2": "half rank4", "float16 tiny rank4 x4": "half inputs>=4 rank4",
+        "float16 tiny rank2 x8": "half inputs>=4 inputs>=8 rank2",
+        "float16 tiny rank2 x32": "half inputs>=32 inputs>=4 inputs>=8 rank2"}
+    assert all(r["host_us"] > 0 for r in rows)
+
+
 @pytest.mark.parametrize("sweeps, min_sweeps, expected", [
     ([[{"op": "batch_norm", "features": BN_TRAIN, "host_us": 20.0, "empty_us": 1.0}],
       [{"op": "batch_norm", "features": f"{BN_TRAIN} extra", "host_us": 15.0}]], 2, 14.5),  # 15 less the fallback 0.5

@@ -78,7 +78,11 @@ def _rnn(node: torch.fx.Node) -> tuple[int, int, int]:
 
 def _features(op: str, node: torch.fx.Node) -> frozenset[str]:
     """The argument class of a call (argclass.features) from its arguments' recorded values."""
-    val = lambda a: a.meta.get("val") if isinstance(a, torch.fx.Node) else a  # noqa: E731
+    def val(a: object) -> object:  # a node's recorded value; a list of nodes (cat's inputs) element-wise
+        if isinstance(a, (list, tuple)):
+            return [val(x) for x in a]
+        return a.meta.get("val") if isinstance(a, torch.fx.Node) else a
+
     return features(op, [val(a) for a in node.args], {k: val(a) for k, a in node.kwargs.items()})
 
 
