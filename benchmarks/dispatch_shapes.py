@@ -1,5 +1,5 @@
 """What an op's host time depends on: the argument-class sweep (solar.validate.argsweep: the hot-loop
-host time of one call of conv2d, batch_norm, linear, relu and add_ across sizes, dtypes, argument
+host time of one call of conv2d, batch_norm, cat, linear, relu and add_ across sizes, dtypes, argument
 variants and cuDNN settings, each with its argument class) on one machine start, with the device time
 per call beside it (CUDA events over the same loop), so a case whose device time exceeds its host time
 is marked. The committed files are the raw input of the host profiles' class floors

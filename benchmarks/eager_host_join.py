@@ -58,10 +58,11 @@ class Joined:
 def host_calls(row: dict) -> list:
     """The row's calls as solar.backends.dispatch.HostCall (rows without module data: none)."""
     from solar.backends.dispatch import HostCall
+    from solar.frontends.argclass import parse
 
     modules = [tuple(m) for m in row.get("modules", [])]
     return [HostCall(c[0], c[1], tuple(modules[k] for k in c[4]) if len(c) > 4 else (), tuple(c[5]) if len(c) > 5 else (),
-                     frozenset(c[6].split()) if len(c) > 6 else frozenset())
+                     parse(c[6]) if len(c) > 6 else frozenset())
             for c in row["calls"]]
 
 

@@ -70,6 +70,7 @@ def row(path: Path, arch: str) -> dict:
     from solar.backends.compute import compute_time
     from solar.backends.recurrence import _depends, find_chains
     from solar.backends.work import graph_work, total
+    from solar.frontends.argclass import text
     from solar.hardware import get_spec
     from solar.lift import lift
 
@@ -92,7 +93,7 @@ def row(path: Path, arch: str) -> dict:
         stack = [modules.setdefault(m, len(modules)) for m in call.modules]
         calls.append([call.op, launches, 0.0 if op is None else op.seconds,
                       chain_of.get(call.instance, -1) if op is not None else -1, stack, list(call.rnn),
-                      " ".join(sorted(call.features))])
+                      text(call.features)])
     rest = [op.seconds for op in analysis.ops if op.instance is None or op.instance not in used]
     front = sum(rest) + analysis.unfused.seconds - sum(op.seconds for op in analysis.ops)
     return {

@@ -28,7 +28,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 from solar.hardware.host import DEFAULT_HOST, HOST_DIR
 from solar.hardware.spec import CALIBRATED_DIR, SPEC_DIR, calibrated_spec, get_spec
 from solar.validate.argsweep import class_floors, with_classes
+from solar.validate.calibrate import scaled
 from solar.validate.dispatch import calibration_run, merge
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -65,36 +66,26 @@ def round_down(x: float) -> float:
     return round(math.floor(x / STEP + 1e-9) * STEP, 2)
 
 
-def spread(runs: list[dict[str, float]]) -> tuple[float, str]:
-    """(least / next-least, key) minimised over the keys at least two runs measured whose least is at
-    least SPREAD_FROM_SECONDS: how far the fastest run fell below the next; (1.0, "") with no pair."""
+def _least_ratio(runs: list[dict[str, float]], ratio: Callable[[list[float]], float]) -> tuple[float, str]:
+    """(ratio(values sorted), key) minimised over the keys at least two runs measured whose least is
+    at least SPREAD_FROM_SECONDS; (1.0, "") with no such key."""
     worst = (1.0, "")
     for key in sorted({k for r in runs for k in r}):
         values = sorted(r[key] for r in runs if r.get(key))
         if len(values) >= 2 and values[0] >= SPREAD_FROM_SECONDS:
-            worst = min(worst, (values[0] / values[1], key))
+            worst = min(worst, (ratio(values), key))
     return worst
+
+
+def spread(runs: list[dict[str, float]]) -> tuple[float, str]:
+    """(least / next-least, key), the least over the keys: how far the fastest run fell below the next."""
+    return _least_ratio(runs, lambda v: v[0] / v[1])
 
 
 def one_run(runs: list[dict[str, float]]) -> tuple[float, str]:
-    """(least / one run's value, key) minimised over the runs and the keys at least two runs measured
-    whose least is at least SPREAD_FROM_SECONDS: how far above the host's least a single run's floor
-    may sit; (1.0, "") with no pair."""
-    worst = (1.0, "")
-    for key in sorted({k for r in runs for k in r}):
-        values = [r[key] for r in runs if r.get(key)]
-        if len(values) >= 2 and min(values) >= SPREAD_FROM_SECONDS:
-            worst = min(worst, (min(values) / max(values), key))
-    return worst
-
-
-def scaled(value: Any, k: float) -> Any:
-    """Every floor in a (nested) floors value times k."""
-    if isinstance(value, dict):
-        return {key: scaled(v, k) if key not in ("hidden", "batch") else v for key, v in value.items()}
-    if isinstance(value, list):
-        return [scaled(v, k) for v in value]
-    return None if value is None else value * k
+    """(least / most, key), the least over the keys: how far above the host's least a single run's
+    floor may sit."""
+    return _least_ratio(runs, lambda v: v[0] / v[-1])
 
 
 class Host:

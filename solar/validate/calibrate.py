@@ -88,11 +88,12 @@ HOST_KEYS = ("torch_eager_op_seconds", "torch_eager_kernel_seconds", "torch_eage
              "jax_dispatch_seconds")
 
 
-def _scaled(value: object, k: float) -> object:
+def scaled(value: object, k: float) -> object:
+    """Every floor in a (nested) floors value times k (a recurrent fit's shape keys kept)."""
     if isinstance(value, dict):
-        return {key: v if key in ("hidden", "batch") else _scaled(v, k) for key, v in value.items()}
+        return {key: v if key in ("hidden", "batch") else scaled(v, k) for key, v in value.items()}
     if isinstance(value, list):
-        return [_scaled(v, k) for v in value]
+        return [scaled(v, k) for v in value]
     return None if value is None else value * k  # type: ignore[operator]
 
 
@@ -104,8 +105,8 @@ def host_profile(dispatch: dict, name: str, gpu: str, cuda: str = "", classes: d
     solar.validate.argsweep.class_floors) where they raise their op's floor."""
     hosts = [h for h in list_hosts() if h.name != DEFAULT_HOST]
     margin = min((h.one_run_margin or h.margin for h in hosts), default=0.4)
-    floors = {k: _scaled(dispatch[k], margin) for k in HOST_KEYS if dispatch.get(k) not in (None, {})}
-    floors = with_classes(floors, _scaled(classes or {}, margin))  # type: ignore[arg-type]
+    floors = {k: scaled(dispatch[k], margin) for k in HOST_KEYS if dispatch.get(k) not in (None, {})}
+    floors = with_classes(floors, scaled(classes or {}, margin))  # type: ignore[arg-type]
     floors["timing_lead_seconds"] = dispatch["timing_lead_seconds"]
     rule = f"{margin:g} x this host's one calibration of {dispatch['date']} (solar calibrate --dispatch-only)"
     sources = {k: rule for k in floors if k != "timing_lead_seconds"}
@@ -151,7 +152,7 @@ def calibrate(
     torch = require_cuda()
     info = query_device()
     spec = detect_spec(info) if arch is None else get_spec(arch)
-    say(f"measuring host dispatch floors on {info.name} (a few minutes; keep the machine otherwise idle)")
+    say(f"measuring host dispatch floors on {info.name} (under a minute on an H100's host; keep the machine otherwise idle)")
     dispatch = measure_dispatch(info.l2_bytes, info.sm_count)
     swept = None
     if raw:
