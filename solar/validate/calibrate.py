@@ -146,7 +146,8 @@ def calibrate(
     (hardware_specs/hosts/<host>.yaml). Returns the measurements. `dispatch_only`: measure the
     dispatch floors alone and write only the host profile (to `out` where given). `raw`: also
     write the dispatch measurements there as JSON and the argument-class sweep beside it as
-    `dispatch_shapes_<name>.jsonl` (the inputs of benchmarks/host_profiles.py)."""
+    `dispatch_shapes_<name>.jsonl`, each row naming its run (the stem of `raw`) and environment
+    (the inputs of benchmarks/host_profiles.py)."""
     import json
 
     torch = require_cuda()
@@ -163,13 +164,14 @@ def calibrate(
     else:
         say("sweeping argument classes")
 
-    def keep(row: dict) -> None:  # each row as measured: a run cut off keeps what it swept
+    env = environment()
+
+    def keep(row: dict) -> None:  # each row as measured, with its run and environment: a run cut off keeps what it swept
         if swept is not None:
             with swept.open("a") as f:
-                f.write(json.dumps(row) + "\n")
+                f.write(json.dumps({**row, "run": Path(raw).stem, "environment": env}) + "\n")
 
     shapes = sweep(torch, "cuda", on_row=keep)
-    env = environment()
     profile = host_profile(dispatch, host, str(env.get("gpu") or info.name), str(env.get("cuda") or ""),
                            class_floors([shapes]))
     host_path = Path(out) if dispatch_only and out else HOST_DIR / f"{host}.yaml"

@@ -218,7 +218,9 @@ def test_calibrate_dispatch_only_writes_the_profile_with_classes_and_the_sweep_b
     cal.calibrate(out, "H100-SXM", dispatch_only=True, raw=raw, host="mine")
     profile = HostProfile.model_validate(yaml.safe_load(out.read_text()))
     assert profile.floors.torch_eager_class_seconds == {"aten.batch_norm.default": {BN_TRAIN: pytest.approx(7 * US)}}  # 0.35 x 20
-    assert [json.loads(line) for line in (tmp_path / "dispatch_shapes_run9.jsonl").read_text().splitlines()] == swept
+    env = {"gpu": "NVIDIA H100 80GB HBM3", "cuda": "13.0"}  # each row names its run and environment
+    assert [json.loads(line) for line in (tmp_path / "dispatch_shapes_run9.jsonl").read_text().splitlines()] == [
+        {**r, "run": "dispatch_run9", "environment": env} for r in swept]
     assert json.loads(raw.read_text())["gpu"] == "NVIDIA H100 80GB HBM3"
     progress = capsys.readouterr().err.splitlines()
     assert progress[0].startswith("calibrate: measuring host dispatch floors on NVIDIA H100")
