@@ -80,7 +80,7 @@ def cases(torch: Any, dev: str, sizes: dict[str, tuple[int, int, int]] = SIZES,
                 ("relu", f"{k}"): (lambda x=x: F.relu(x), frozenset(), {}),
                 ("add_", f"{k}"): (lambda x=x: x.add_(x), frozenset(), {}),
             }
-            for t, n in ((x, 2), (x, 4), (m, 8), (m, 32)):  # along the channels, as CNN blocks join branches
+            for t, n in ((x, 2), (x, 4), (x, 8), (x, 32), (m, 8), (m, 32)):  # along the channels, as CNN blocks join branches
                 parts = [t] * n
                 out[("cat", f"{k} rank{t.dim()} x{n}")] = (lambda parts=parts: torch.cat(parts, 1),
                                                             features("torch.cat", (parts, 1)), {})
@@ -95,6 +95,7 @@ CLASSES = {
     "aten.conv2d.default": ("cin>=64 dense float32 kernel3x3 nchw undilated", "cin>=16 dense half kernel3x3 nchw undilated",
                             "bias dense kernel3x3 nchw undilated", "bias cin>=64 dense float32 kernel3x3 nchw undilated",
                             "bias cin>=16 dense half kernel3x3 nchw undilated", "cin>=16 dense half kernel7x7 nchw undilated"),
+    "aten.cat.default": ("inputs>=8", "inputs>=32"),  # a DenseNet block joins up to 48 four-dimensional inputs
 }
 SWEPT_OP = {"conv2d": "aten.conv2d.default", "batch_norm": "aten.batch_norm.default", "cat": "aten.cat.default"}  # a row's op -> its ATen op
 

@@ -37,11 +37,13 @@ def test_a_cpu_sweep_gives_rows_with_classes_and_floors():
 
 
 def test_concatenations_are_swept_with_their_input_counts():
-    """cat is swept (2 and 4 four-dimensional inputs, 8 and 32 matrices) and its rows carry the class
-    the frontend reads (tests/frontends/test_argclass.py), ready for a class once sweeps show one."""
+    """cat is swept (2, 4, 8 and 32 four-dimensional inputs, 8 and 32 matrices) and its rows carry the
+    class the frontend reads (tests/frontends/test_argclass.py)."""
     rows = sweep(torch, "cpu", only=["cat"], sizes={"tiny": (2, 8, 8)}, dtypes=("float16",))
     assert {r["case"]: r["features"] for r in rows} == {
         "float16 tiny rank4 x2": "half rank4", "float16 tiny rank4 x4": "half inputs>=4 rank4",
+        "float16 tiny rank4 x8": "half inputs>=4 inputs>=8 rank4",
+        "float16 tiny rank4 x32": "half inputs>=32 inputs>=4 inputs>=8 rank4",
         "float16 tiny rank2 x8": "half inputs>=4 inputs>=8 rank2",
         "float16 tiny rank2 x32": "half inputs>=32 inputs>=4 inputs>=8 rank2"}
     assert all(r["host_us"] > 0 for r in rows)
