@@ -18,7 +18,8 @@
 #   perops: per-op kernel times (torch.profiler) of benchmarks/per_op_files.txt
 #   gap: where each eager call's host time goes (benchmarks/eager_host_gap.py) for $GAP (default:
 #   benchmarks/dispatch/*.py .kb/level3/*.py), $GAP_S seconds (default 240)
-# Wheels for packages the device image lacks travel in .whl/ (README of the device tool).
+# Wheels for packages the device image lacks travel in .whl/ (README of the device tool). Back here, file
+# what came back with `python benchmarks/device_ingest.py OUT_DIR h100|h200 --run $RUN`.
 set -u
 case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
   *H200*) DETECTED=H200-SXM ;; *) DETECTED=H100-SXM ;;
@@ -34,6 +35,8 @@ else
   export PYTHONPATH=$PWD
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > $OUT/nvidia_smi.csv
+# the host of this machine start (CPU, Python, torch, CUDA, GPU, driver), filed with its results
+(lscpu; echo; python3 -c 'import sys, torch; print(sys.version, torch.__version__, torch.version.cuda)'; cat $OUT/nvidia_smi.csv) > $OUT/host_start$RUN.txt 2>&1
 for step in "$@"; do
   echo "== $step $(date -u +%T)"
   case $step in
