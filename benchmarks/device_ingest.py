@@ -28,7 +28,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.rows import read_rows  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"  # one folder per host
 SUITES = {"dispatch": "dispatch_sync_start", "models": "models_sync_start", "level3": "kernelbench_level3_sync_start"}
 NAMED = "hf_timed_sync_start"  # a timed transformers step, FAMILY:SCENARIO
 
@@ -62,8 +66,7 @@ def plan(out: Path, folder: Path, run: str) -> list[tuple[str, str | list[dict]]
         renamed[src.stem] = Path(add(free(folder, "dispatch_run{}.json", 2, taken), src.name)).stem
     sweep = out / f"dispatch_shapes_start{run}.jsonl"
     if sweep.is_file():
-        rows = [json.loads(line) for line in sweep.read_text().splitlines() if line.strip()]
-        add(sweep.name, [{**r, "run": renamed.get(r.get("run", ""), r.get("run"))} for r in rows])
+        add(sweep.name, [{**r, "run": renamed.get(r.get("run", ""), r.get("run"))} for r in read_rows(sweep)])
     for stem in ("floors_run", "eager_host_cal"):
         if (out / f"{stem}{run}.json").is_file():
             add(free(folder, stem + "{}.json", 1, taken), f"{stem}{run}.json")
@@ -71,10 +74,8 @@ def plan(out: Path, folder: Path, run: str) -> list[tuple[str, str | list[dict]]
         add(f"host_start{run}.txt", f"host_start{run}.txt")
     if (out / "graphed.jsonl").is_file():
         by_suite: dict[str, list[dict]] = {}
-        for line in (out / "graphed.jsonl").read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                by_suite.setdefault(suite_of(row["problem"]), []).append(row)
+        for row in read_rows(out / "graphed.jsonl"):
+            by_suite.setdefault(suite_of(row["problem"]), []).append(row)
         for base, rows in by_suite.items():
             name = f"{base}.jsonl" if not (folder / f"{base}.jsonl").exists() else free(folder, base + "_run{}.jsonl", 2, taken)
             add(name, rows)

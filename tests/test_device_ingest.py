@@ -9,14 +9,11 @@ import json
 import pytest
 
 from benchmarks.device_ingest import main
+from benchmarks.rows import read_rows
 
 
 def _jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-
-def _read(path):
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 @pytest.fixture
@@ -44,13 +41,13 @@ def test_files_land_under_the_next_free_names(call):
     out, host = call
     assert main([str(out), "h100", "--run", "12", "--results", str(host.parent)]) == 0
     assert [json.loads((host / f"dispatch_run{n}.json").read_text())["k"] for n in (3, 4, 5)] == [1, 2, 3]
-    assert [r["run"] for r in _read(host / "dispatch_shapes_start12.jsonl")] == ["dispatch_run3", "dispatch_run4", "dispatch_run5"]
+    assert [r["run"] for r in read_rows(host / "dispatch_shapes_start12.jsonl")] == ["dispatch_run3", "dispatch_run4", "dispatch_run5"]
     assert (host / "floors_run2.json").is_file() and (host / "eager_host_cal1.json").is_file()
     assert (host / "host_start12.txt").read_text() == "lscpu"
-    assert [r["problem"] for r in _read(host / "dispatch_sync_start_run3.jsonl")] == ["dispatch/a.py", "dispatch/b_b1.py"]
-    assert [r["problem"] for r in _read(host / "models_sync_start.jsonl")] == ["models/m.py"]
-    assert [r["problem"] for r in _read(host / "kernelbench_level3_sync_start_run2.jsonl")] == ["level3/1_MLP.py"]
-    assert [r["problem"] for r in _read(host / "hf_timed_sync_start.jsonl")] == ["llama3_8b:decode"]
+    assert [r["problem"] for r in read_rows(host / "dispatch_sync_start_run3.jsonl")] == ["dispatch/a.py", "dispatch/b_b1.py"]
+    assert [r["problem"] for r in read_rows(host / "models_sync_start.jsonl")] == ["models/m.py"]
+    assert [r["problem"] for r in read_rows(host / "kernelbench_level3_sync_start_run2.jsonl")] == ["level3/1_MLP.py"]
+    assert [r["problem"] for r in read_rows(host / "hf_timed_sync_start.jsonl")] == ["llama3_8b:decode"]
 
 
 def test_dry_run_writes_nothing(call, capsys):
