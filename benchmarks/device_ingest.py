@@ -56,7 +56,7 @@ def plan(out: Path, folder: Path, run: str) -> list[tuple[str, str | list[dict]]
 
     def add(name: str, what: str | list[dict]) -> str:
         if (folder / name).exists() or name in taken:
-            raise SystemExit(f"device_ingest: {folder / name} exists; a start number names one machine start (pass another --run)")
+            raise FileExistsError(f"{folder / name} exists; a start number names one machine start (pass another --run)")
         taken.add(name)
         steps.append((name, what))
         return name
@@ -94,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     if not a.out.is_dir() or not folder.is_dir():
         print(f"device_ingest: {a.out if not a.out.is_dir() else folder} is not a folder", file=sys.stderr)
         return 2
-    steps = plan(a.out, folder, a.run)
+    try:
+        steps = plan(a.out, folder, a.run)
+    except FileExistsError as exc:
+        print(f"device_ingest: {exc}", file=sys.stderr)
+        return 2
     for name, what in steps:
         print(f"{what if isinstance(what, str) else f'{len(what)} rows'} -> {folder / name}")
         if a.dry_run:

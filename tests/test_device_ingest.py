@@ -58,11 +58,15 @@ def test_dry_run_writes_nothing(call, capsys):
     assert "3 rows -> " in capsys.readouterr().out
 
 
-def test_a_start_filed_twice_is_refused(call):
+def test_a_start_filed_twice_is_refused(call, capsys):
+    """One line, exit 2, and nothing written."""
     out, host = call
     (host / "host_start12.txt").write_text("")
-    with pytest.raises(SystemExit, match="host_start12.txt exists"):
-        main([str(out), "h100", "--run", "12", "--results", str(host.parent)])
+    before = sorted(p.name for p in host.iterdir())
+    assert main([str(out), "h100", "--run", "12", "--results", str(host.parent)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("device_ingest: ") and "host_start12.txt exists" in err and err.count("\n") == 1
+    assert sorted(p.name for p in host.iterdir()) == before
 
 
 @pytest.mark.parametrize("args", [["missing", "h100", "--run", "1"], ["empty", "h100", "--run", "12"], ["out", "h200", "--run", "12"]])
